@@ -1,0 +1,46 @@
+import { z } from 'zod';
+
+export const AdminUser = z
+  .object({
+    id: z.string(),
+    email: z.string().nullable(),
+    name: z.string().nullable(),
+    plan: z.string(),
+    created_at: z.string(),
+    disabled: z.boolean(),
+  })
+  .meta({ id: 'AdminUser' });
+
+export const AdminApiKey = z
+  .object({
+    id: z.string(),
+    user_id: z.string(),
+    name: z.string().nullable(),
+    prefix: z.string().describe('The first characters of the key, for recognising it.'),
+    kind: z.enum(['standard', 'stable']),
+    created_at: z.string(),
+    last_used_at: z.string().nullable(),
+    revoked_at: z.string().nullable(),
+  })
+  .meta({ id: 'AdminApiKey' });
+
+export const AdminCreatedApiKey = AdminApiKey.extend({
+  key: z.string().describe('The plaintext key. Shown once; only its hash is stored.'),
+}).meta({ id: 'AdminCreatedApiKey' });
+
+export const CreateUserBody = z.object({
+  email: z.string().email(),
+  name: z.string().min(1).optional(),
+  plan: z.string().min(1).optional().describe('Plan id; default: the configured default plan.'),
+});
+
+export const SetPlanBody = z.object({ plan: z.string().min(1) });
+
+export const CreateKeyBody = z.object({
+  user: z.string().min(1).describe('User id or email.'),
+  name: z.string().min(1).optional(),
+});
+
+export const UserRef = z.object({ user: z.string().min(1).describe('User id or email.') });
+export const KeyRef = z.object({ id: z.string().min(1) });
+export const KeyListQuery = z.object({ user: z.string().optional().describe('Only this user’s keys (id or email).') });

@@ -1,0 +1,363 @@
+// The single source of truth for the HTTP interface: every route of the spec (part 4), the admin API
+// behind the CLI and dashboard, and the operator endpoints. The OpenAPI document and the TypeScript
+// client are generated from this file (npm run generate).
+import { initContract } from '@ts-rest/core';
+import { z } from 'zod';
+import * as admin from './admin.ts';
+import * as audio from './audio.ts';
+import { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from './chat.ts';
+import { EmbeddingsRequest, EmbeddingsResponse, ModerationRequest, ModerationResponse } from './embeddings.ts';
+import { ErrorBody, OAuthErrorBody, errorResponses, inferenceErrors } from './errors.ts';
+import { ImageGenerationRequest, ImagesResponse } from './images.ts';
+import { Job, JobIdParams } from './jobs.ts';
+import { MessagesRequest, MessagesResponse, MessagesStreamEvent } from './messages.ts';
+import { ModelList, ModelStatusList, ModelStatusQuery } from './models.ts';
+import * as oauth from './oauth.ts';
+import { ResponseObject, ResponsesRequest, ResponsesStreamEvent } from './responses.ts';
+import { UsageQuery, UsageReport } from './usage.ts';
+
+export * from './errors.ts';
+
+const c = initContract();
+
+export type AuthScheme = 'none' | 'bearer' | 'bearer-or-x-api-key' | 'admin' | 'oauth-client';
+
+/** Route facts the OpenAPI generator and the server both read. */
+export type RouteMeta = {
+  auth: AuthScheme;
+  tag: string;
+  /** The SSE event schema sent instead of the JSON body when the request has `stream: true`. */
+  stream?: z.ZodType;
+  /** Non-JSON bodies by status: content type → description. */
+  raw?: Record<number, Record<string, string>>;
+};
+const meta = (m: RouteMeta) => ({ metadata: m });
+
+const jobErrors = errorResponses(401, 403, 404, 500);
+
+const inference = c.router({
+  chatCompletions: {
+    method: 'POST',
+    path: '/v1/chat/completions',
+    body: ChatCompletionRequest,
+    responses: { 200: ChatCompletion, ...inferenceErrors, 524: ErrorBody },
+    summary: 'Create a chat completion',
+    description: 'Chat-completions format for every text model of the catalog; `stream: true` answers with SSE chunks (spec 2.12, 6).',
+    ...meta({ auth: 'bearer', tag: 'Text', stream: ChatCompletionChunk }),
+  },
+  messages: {
+    method: 'POST',
+    path: '/v1/messages',
+    body: MessagesRequest,
+    headers: z.looseObject({
+      'anthropic-version': z.string().optional().describe('Date-formatted version string sent by native clients; accepted and ignored.'),
+    }),
+    responses: { 200: MessagesResponse, ...inferenceErrors, 524: ErrorBody },
+    summary: 'Create a message (Messages format)',
+    description: 'Authenticates with `x-api-key` or `Authorization: Bearer`.',
+    ...meta({ auth: 'bearer-or-x-api-key', tag: 'Text', stream: MessagesStreamEvent }),
+  },
+  responses: {
+    method: 'POST',
+    path: '/v1/responses',
+    body: ResponsesRequest,
+    responses: { 200: ResponseObject, ...inferenceErrors, 524: ErrorBody },
+    summary: 'Create a response (Responses format)',
+    ...meta({ auth: 'bearer', tag: 'Text', stream: ResponsesStreamEvent }),
+  },
+  imageGenerations: {
+    method: 'POST',
+    path: '/v1/images/generations',
+    body: ImageGenerationRequest,
+    responses: { 200: ImagesResponse, 202: Job, ...inferenceErrors },
+    summary: 'Generate or edit an image, or start a video',
+    description: 'Sync image models answer 200 with `data[]`; `sync: false` and video models answer 202 with a job.',
+    ...meta({ auth: 'bearer', tag: 'Images' }),
+  },
+  imageJob: {
+    method: 'GET',
+    path: '/v1/images/generations/:id',
+    pathParams: JobIdParams,
+    responses: { 200: Job, ...jobErrors },
+    summary: 'Poll an image or video job',
+    ...meta({ auth: 'bearer', tag: 'Images' }),
+  },
+  speech: {
+    method: 'POST',
+    path: '/v1/audio/speech',
+    body: audio.SpeechRequest,
+    responses: {
+      200: c.otherResponse({ contentType: 'audio/mpeg', body: z.unknown() }),
+      ...inferenceErrors,
+      524: ErrorBody,
+    },
+    summary: 'Text to speech',
+    description:
+      'Audio bytes (family A: the requested format; B: audio/mpeg; C: audio/wav), or JSON `SpeechWithTimestamps` for family B with `with-timestamps`. ' +
+      'Skipped phoneme rules are named in the `X-Service-Pronunciation-Warnings` header.',
+    ...meta({
+      auth: 'bearer',
+      tag: 'Audio',
+      raw: {
+        200: {
+          'audio/mpeg': 'mp3',
+          'audio/opus': 'opus',
+          'audio/aac': 'aac',
+          'audio/flac': 'flac',
+          'audio/wav': '24 kHz mono PCM in a WAV container (family C)',
+        },
+      },
+    }),
+  },
+  speechJobCreate: {
+    method: 'POST',
+    path: '/v1/audio/speech/jobs',
+    body: audio.SpeechRequest,
+    responses: { 202: Job, ...inferenceErrors },
+    summary: 'Submit an async speech job',
+    description: 'Same body as POST /v1/audio/speech; answers 202 with the job at once.',
+    ...meta({ auth: 'bearer', tag: 'Audio' }),
+  },
+  speechJobStatus: {
+    method: 'GET',
+    path: '/v1/audio/speech/jobs/:id/status',
+    pathParams: JobIdParams,
+    responses: { 200: Job, ...jobErrors },
+    summary: 'Poll an async speech job',
+    ...meta({ auth: 'bearer', tag: 'Audio' }),
+  },
+  speechJobDownload: {
+    method: 'GET',
+    path: '/v1/audio/speech/jobs/:id/download',
+    pathParams: JobIdParams,
+    responses: { 200: c.otherResponse({ contentType: 'audio/mpeg', body: z.unknown() }), 409: ErrorBody, ...jobErrors },
+    summary: 'Download the audio of a finished speech job',
+    description: '409 job_not_ready until the job is done.',
+    ...meta({ auth: 'bearer', tag: 'Audio', raw: { 200: { 'audio/mpeg': 'audio (content type of the model family)' } } }),
+  },
+  transcriptions: {
+    method: 'POST',
+    path: '/v1/audio/transcriptions',
+    contentType: 'multipart/form-data',
+    body: audio.TranscriptionRequest,
+    responses: {
+      200: audio.TranscriptionVerbose.or(audio.Transcription),
+      ...inferenceErrors,
+      415: ErrorBody,
+    },
+    summary: 'Speech to text',
+    description: 'json and verbose_json answer JSON; text, srt and vtt answer text/plain (text/vtt for vtt).',
+    ...meta({ auth: 'bearer', tag: 'Audio', raw: { 200: { 'text/plain': 'text or srt', 'text/vtt': 'WebVTT' } } }),
+  },
+  transcriptionJobCreate: {
+    method: 'POST',
+    path: '/v1/audio/transcriptions/jobs',
+    contentType: 'multipart/form-data',
+    body: audio.TranscriptionRequest,
+    responses: { 202: Job, ...inferenceErrors, 415: ErrorBody },
+    summary: 'Submit an async transcription job',
+    ...meta({ auth: 'bearer', tag: 'Audio' }),
+  },
+  transcriptionJobStatus: {
+    method: 'GET',
+    path: '/v1/audio/transcriptions/jobs/:id/status',
+    pathParams: JobIdParams,
+    responses: { 200: Job, ...jobErrors },
+    summary: 'Poll an async transcription job',
+    ...meta({ auth: 'bearer', tag: 'Audio' }),
+  },
+  transcriptionJobDownload: {
+    method: 'GET',
+    path: '/v1/audio/transcriptions/jobs/:id/download',
+    pathParams: JobIdParams,
+    responses: { 200: audio.TranscriptionVerbose.or(audio.Transcription), 409: ErrorBody, ...jobErrors },
+    summary: 'Download a finished transcription',
+    description: 'In the job’s response_format: JSON for json/verbose_json, text for text/srt/vtt. 409 job_not_ready until done.',
+    ...meta({ auth: 'bearer', tag: 'Audio', raw: { 200: { 'text/plain': 'text or srt', 'text/vtt': 'WebVTT' } } }),
+  },
+  embeddings: {
+    method: 'POST',
+    path: '/v1/embeddings',
+    body: EmbeddingsRequest,
+    responses: { 200: EmbeddingsResponse, ...inferenceErrors },
+    summary: 'Create embeddings',
+    ...meta({ auth: 'bearer', tag: 'Embeddings and moderation' }),
+  },
+  moderations: {
+    method: 'POST',
+    path: '/v1/moderations',
+    body: ModerationRequest,
+    responses: { 200: ModerationResponse, ...inferenceErrors },
+    summary: 'Classify text for policy violations',
+    ...meta({ auth: 'bearer', tag: 'Embeddings and moderation' }),
+  },
+});
+
+const metadataRoutes = c.router({
+  listModels: {
+    method: 'GET',
+    path: '/v1/models',
+    responses: { 200: ModelList, ...errorResponses(500) },
+    summary: 'The model catalog',
+    description: 'No authentication. Every field of spec 2.6; unknown values are null.',
+    ...meta({ auth: 'none', tag: 'Models' }),
+  },
+  modelStatus: {
+    method: 'GET',
+    path: '/v1/models/status',
+    query: ModelStatusQuery,
+    responses: { 200: ModelStatusList, ...errorResponses(400, 500, 501) },
+    summary: 'Per-model health history',
+    description: 'No authentication (like a public status page).',
+    ...meta({ auth: 'none', tag: 'Models' }),
+  },
+  usage: {
+    method: 'GET',
+    path: '/v1/usage',
+    query: UsageQuery,
+    responses: { 200: UsageReport, ...errorResponses(400, 401, 500, 501) },
+    summary: 'Usage statistics and limit state',
+    ...meta({ auth: 'bearer', tag: 'Usage' }),
+  },
+});
+
+const oauthErrors = { 400: OAuthErrorBody, 401: OAuthErrorBody, 500: OAuthErrorBody, 501: ErrorBody };
+
+const oauthRoutes = c.router({
+  authorize: {
+    method: 'GET',
+    path: '/v1/oauth/authorize',
+    query: oauth.AuthorizeQuery,
+    responses: {
+      302: c.noBody(),
+      400: c.otherResponse({ contentType: 'text/html', body: z.string() }),
+      501: ErrorBody,
+    },
+    summary: 'Start the authorization-code flow (browser)',
+    description:
+      'Signs the user in if needed, shows the consent page, then redirects to redirect_uri with `code` and `state` (or `error=access_denied`). ' +
+      'An unknown client or a redirect_uri that is not registered shows an error page and never redirects.',
+    ...meta({ auth: 'none', tag: 'OAuth', raw: { 400: { 'text/html': 'error page' } } }),
+  },
+  token: {
+    method: 'POST',
+    path: '/v1/oauth/token',
+    contentType: 'application/x-www-form-urlencoded',
+    body: oauth.TokenRequest,
+    responses: { 200: oauth.TokenResponse, ...oauthErrors },
+    summary: 'Exchange a code or a refresh token',
+    description: 'Client authentication by body fields or HTTP Basic. Each refresh rotates both tokens. Errors use the RFC 6749 body.',
+    ...meta({ auth: 'oauth-client', tag: 'OAuth' }),
+  },
+  me: {
+    method: 'GET',
+    path: '/v1/oauth/me',
+    responses: { 200: oauth.UserInfo, ...oauthErrors },
+    summary: 'The signed-in user, gated by scope',
+    description: '`Authorization: Bearer <ACCESS_TOKEN>`.',
+    ...meta({ auth: 'bearer', tag: 'OAuth' }),
+  },
+  revoke: {
+    method: 'POST',
+    path: '/v1/oauth/revoke',
+    body: oauth.RevokeRequest,
+    responses: { 200: z.object({}), ...oauthErrors },
+    summary: 'Revoke a grant by one of its tokens',
+    description: 'Access or refresh token; the whole grant (both tokens) dies. Answers 200 for unknown tokens too (RFC 7009).',
+    ...meta({ auth: 'none', tag: 'OAuth' }),
+  },
+});
+
+const adminErrors = errorResponses(400, 401, 404, 500);
+const adminRoutes = c.router({
+  listUsers: {
+    method: 'GET',
+    path: '/admin/v1/users',
+    responses: { 200: z.object({ data: z.array(admin.AdminUser) }), ...adminErrors },
+    summary: 'List users',
+    ...meta({ auth: 'admin', tag: 'Admin' }),
+  },
+  createUser: {
+    method: 'POST',
+    path: '/admin/v1/users',
+    body: admin.CreateUserBody,
+    responses: { 201: admin.AdminUser, 409: ErrorBody, ...adminErrors },
+    summary: 'Create a user',
+    ...meta({ auth: 'admin', tag: 'Admin' }),
+  },
+  setUserPlan: {
+    method: 'PATCH',
+    path: '/admin/v1/users/:user',
+    pathParams: admin.UserRef,
+    body: admin.SetPlanBody,
+    responses: { 200: admin.AdminUser, ...adminErrors },
+    summary: "Change a user's plan",
+    ...meta({ auth: 'admin', tag: 'Admin' }),
+  },
+  listKeys: {
+    method: 'GET',
+    path: '/admin/v1/keys',
+    query: admin.KeyListQuery,
+    responses: { 200: z.object({ data: z.array(admin.AdminApiKey) }), ...adminErrors },
+    summary: 'List API keys (never the keys themselves)',
+    ...meta({ auth: 'admin', tag: 'Admin' }),
+  },
+  createKey: {
+    method: 'POST',
+    path: '/admin/v1/keys',
+    body: admin.CreateKeyBody,
+    responses: { 201: admin.AdminCreatedApiKey, ...adminErrors },
+    summary: 'Create an API key (plaintext returned once)',
+    ...meta({ auth: 'admin', tag: 'Admin' }),
+  },
+  revokeKey: {
+    method: 'POST',
+    path: '/admin/v1/keys/:id/revoke',
+    pathParams: admin.KeyRef,
+    body: c.noBody(),
+    responses: { 200: admin.AdminApiKey, ...adminErrors },
+    summary: 'Revoke an API key',
+    description: 'Running gateways stop accepting it within the key-cache TTL (5 s by default).',
+    ...meta({ auth: 'admin', tag: 'Admin' }),
+  },
+});
+
+const Health = z.object({ status: z.enum(['ok', 'unavailable']), checks: z.record(z.string(), z.string()).optional() });
+const operatorRoutes = c.router({
+  healthz: {
+    method: 'GET',
+    path: '/healthz',
+    responses: { 200: Health },
+    summary: 'Liveness: the process is up',
+    ...meta({ auth: 'none', tag: 'Operations' }),
+  },
+  readyz: {
+    method: 'GET',
+    path: '/readyz',
+    responses: { 200: Health, 503: Health },
+    summary: 'Readiness: the database and the counter store answer',
+    ...meta({ auth: 'none', tag: 'Operations' }),
+  },
+  metrics: {
+    method: 'GET',
+    path: '/metrics',
+    responses: { 200: c.otherResponse({ contentType: 'text/plain', body: z.string() }) },
+    summary: 'Prometheus metrics',
+    ...meta({ auth: 'none', tag: 'Operations', raw: { 200: { 'text/plain; version=0.0.4': 'Prometheus text format' } } }),
+  },
+});
+
+export const contract = c.router({
+  inference,
+  metadata: metadataRoutes,
+  oauth: oauthRoutes,
+  admin: adminRoutes,
+  operator: operatorRoutes,
+});
+export type Contract = typeof contract;
+
+export { ChatCompletionRequest, MessagesRequest, ResponsesRequest };
+export { chatStrippedFields } from './chat.ts';
+export { responsesStrippedFields, builtInTools } from './responses.ts';
+export { CatalogEntry, ModelList } from './models.ts';
+export * as schemas from './schemas.ts';

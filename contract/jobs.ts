@@ -1,0 +1,41 @@
+import { z } from 'zod';
+import { ErrorObject } from './errors.ts';
+
+export const JobStatus = z
+  .enum(['queued', 'in_progress', 'done', 'failed', 'cancelled', 'expired'])
+  .meta({
+    id: 'JobStatus',
+    description:
+      'queued → in_progress → done | failed. `cancelled` when the gateway gave up on the job (shutdown after retries); ' +
+      '`expired` once outputs were deleted (after `expires_at` polling answers 404 job_not_found). Downloads need `done`.',
+  });
+
+export const JobId = z.string().regex(/^job_[A-Za-z0-9]+$/, { message: 'not a job id' });
+export const JobIdParams = z.object({ id: JobId });
+
+/**
+ * The job object shared by image/video, speech and transcription jobs. Shape follows the
+ * familiar batch/video-job objects: an id, an `object` naming the kind, a status and timestamps.
+ */
+export const Job = z
+  .object({
+    id: z.string().describe('`job_` + random; bound to the API key that created it.'),
+    object: z.enum(['image.generation.job', 'audio.speech.job', 'audio.transcription.job']),
+    status: JobStatus,
+    model: z.string(),
+    created_at: z.number().int().describe('Unix seconds'),
+    started_at: z.number().int().nullable(),
+    completed_at: z.number().int().nullable(),
+    expires_at: z.number().int().describe('Unix seconds after which the job and its outputs are deleted.'),
+    error: ErrorObject.nullable().describe('Set when status is failed.'),
+    pronunciation_warnings: z
+      .array(z.string())
+      .describe('Speech jobs: why pronunciation rules were skipped (e.g. phoneme rules on a model without phoneme support). Empty otherwise.'),
+    result: z
+      .unknown()
+      .nullable()
+      .describe('Image jobs: the images response (`{created, data[]}`); speech and transcription jobs: null (use the download URL).'),
+    download_url: z.string().nullable().describe('Speech and transcription jobs: where to GET the output once done.'),
+  })
+  .meta({ id: 'Job' });
+export type Job = z.infer<typeof Job>;

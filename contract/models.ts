@@ -1,0 +1,89 @@
+import { z } from 'zod';
+
+const flag = z.boolean().nullable();
+
+export const ModelPricing = z
+  .object({
+    prompt: z.string().nullable(),
+    completion: z.string().nullable(),
+    image: z.string().nullable(),
+    request: z.string().nullable(),
+  })
+  .meta({ id: 'ModelPricing', description: 'USD as decimal strings: per token (prompt, completion), per image, per request. null = unknown.' });
+
+export const ModelEndpoint = z
+  .enum(['chat', 'messages', 'responses', 'images', 'video', 'speech', 'transcription', 'embeddings', 'moderation'])
+  .meta({ id: 'ModelEndpoint', description: 'The API surface a model works with. Text models (chat/messages/responses) are served by all three text endpoints.' });
+
+export const CatalogEntry = z
+  .object({
+    id: z.string(),
+    object: z.literal('model'),
+    created: z.number().int().describe('Unix seconds; the time the gateway loaded its configuration.'),
+    owned_by: z.string().describe('Provider name (the first upstream).'),
+    endpoint: ModelEndpoint,
+    token_multiplier: z.number(),
+    premium: z.boolean(),
+    required_plan: z.string(),
+    context_window: z.number().int().nullable(),
+    max_output_tokens: z.number().int().nullable(),
+    supports_vision: flag,
+    supports_tools: flag,
+    supports_function_calling: flag.describe('Same value as supports_tools.'),
+    supports_reasoning: flag,
+    supports_json_mode: flag,
+    supports_audio_input: flag,
+    supports_image_output: flag,
+    supports_streaming: flag,
+    input_modalities: z.array(z.string()).nullable(),
+    output_modalities: z.array(z.string()).nullable(),
+    modality: z.string().nullable(),
+    tokenizer: z.string().nullable(),
+    description: z.string().nullable(),
+    pricing: ModelPricing.nullable(),
+    metadata_source: z.enum(['openrouter', 'poe']).nullable(),
+    metadata_status: z.enum(['known', 'unknown']),
+  })
+  .meta({ id: 'CatalogEntry', description: 'Spec 2.6. Unknown values are null, never 0 or false.' });
+export type CatalogEntry = z.infer<typeof CatalogEntry>;
+
+export const ModelList = z.object({ object: z.literal('list'), data: z.array(CatalogEntry) }).meta({ id: 'ModelList' });
+
+export const ModelStatusQuery = z.object({
+  model: z.string().optional().describe('Only this model.'),
+  window: z.enum(['1h', '24h', '7d', '30d']).default('24h').describe('How far back the history goes.'),
+});
+
+const HealthBucket = z.object({
+  start: z.string().describe('ISO 8601 start of the bucket'),
+  requests: z.number().int(),
+  errors: z.number().int(),
+  availability: z.number().nullable().describe('Successful / all attempts in the bucket, 0–1; null without traffic.'),
+  latency_ms_avg: z.number().nullable(),
+});
+
+export const ModelStatus = z
+  .object({
+    model: z.string(),
+    status: z.enum(['operational', 'degraded', 'down', 'unknown']).describe('From the last 15 minutes: ≥ 99% → operational, ≥ 50% → degraded, else down; unknown without traffic.'),
+    availability: z.number().nullable().describe('Over the whole window, 0–1.'),
+    error_rate: z.number().nullable(),
+    requests: z.number().int(),
+    errors: z.number().int(),
+    latency_ms_avg: z.number().nullable(),
+    last_success_at: z.string().nullable(),
+    last_error_at: z.string().nullable(),
+    upstreams: z.array(
+      z.object({ provider: z.string(), requests: z.number().int(), errors: z.number().int(), availability: z.number().nullable() }),
+    ),
+    history: z.array(HealthBucket).describe('Hourly buckets for 1h/24h, daily for 7d/30d, oldest first.'),
+  })
+  .meta({ id: 'ModelStatus' });
+
+export const ModelStatusList = z
+  .object({
+    object: z.literal('list'),
+    window: z.object({ start: z.string(), end: z.string(), bucket_seconds: z.number().int() }),
+    data: z.array(ModelStatus),
+  })
+  .meta({ id: 'ModelStatusList', description: 'Spec 2.7: rolling availability and error-rate history per model, from the gateway’s own upstream attempts. No authentication needed.' });
