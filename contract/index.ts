@@ -20,7 +20,7 @@ export * from './errors.ts';
 
 const c = initContract();
 
-export type AuthScheme = 'none' | 'bearer' | 'bearer-or-x-api-key' | 'admin' | 'oauth-client';
+export type AuthScheme = 'none' | 'bearer' | 'bearer-or-x-api-key' | 'admin' | 'oauth-client' | 'oauth-token';
 
 /** Route facts the OpenAPI generator and the server both read. */
 export type RouteMeta = {
@@ -255,7 +255,7 @@ const oauthRoutes = c.router({
     responses: { 200: oauth.UserInfo, ...oauthErrors },
     summary: 'The signed-in user, gated by scope',
     description: '`Authorization: Bearer <ACCESS_TOKEN>`.',
-    ...meta({ auth: 'bearer', tag: 'OAuth' }),
+    ...meta({ auth: 'oauth-token', tag: 'OAuth' }),
   },
   revoke: {
     method: 'POST',

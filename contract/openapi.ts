@@ -63,6 +63,7 @@ const securitySchemes = {
   xApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'API key, Messages endpoint only.' },
   admin: { type: 'http', scheme: 'bearer', description: 'Admin token (GATEWAY_ADMIN_TOKEN or DATA_DIR/admin-token).' },
   oauthClient: { type: 'http', scheme: 'basic', description: 'OAuth client id and secret (or body fields).' },
+  oauthAccessToken: { type: 'http', scheme: 'bearer', description: 'OAuth access token.' },
 } as const;
 
 const securityFor: Record<RouteMeta['auth'], Record<string, string[]>[]> = {
@@ -71,6 +72,7 @@ const securityFor: Record<RouteMeta['auth'], Record<string, string[]>[]> = {
   'bearer-or-x-api-key': [{ bearer: [] }, { xApiKey: [] }],
   admin: [{ admin: [] }],
   'oauth-client': [{ oauthClient: [] }, {}],
+  'oauth-token': [{ oauthAccessToken: [] }],
 };
 
 export function buildOpenApiDocument(version = '0.1.0') {

@@ -1,0 +1,109 @@
+// User and key administration, shared by the admin API and the CLI's direct-database mode.
+import type { z } from 'zod';
+import type { AdminApiKey, AdminCreatedApiKey, AdminUser } from '../../contract/admin.ts';
+import type { ResolvedConfig } from '../config/schema.ts';
+import type { PrismaClient } from '../db/client.ts';
+import { GatewayError, errors } from '../http/errors.ts';
+import { displayPrefix, hashSecret, newApiKey, newId } from '../auth/secrets.ts';
+
+type User = z.infer<typeof AdminUser>;
+type Key = z.infer<typeof AdminApiKey>;
+
+const userView = (u: { id: string; email: string | null; name: string | null; planId: string; createdAt: Date; disabledAt: Date | null }): User => ({
+  id: u.id,
+  email: u.email,
+  name: u.name,
+  plan: u.planId,
+  created_at: u.createdAt.toISOString(),
+  disabled: u.disabledAt !== null,
+});
+
+const keyView = (k: {
+  id: string;
+  userId: string;
+  name: string | null;
+  prefix: string;
+  kind: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}): Key => ({
+  id: k.id,
+  user_id: k.userId,
+  name: k.name,
+  prefix: k.prefix,
+  kind: k.kind === 'stable' ? 'stable' : 'standard',
+  created_at: k.createdAt.toISOString(),
+  last_used_at: k.lastUsedAt?.toISOString() ?? null,
+  revoked_at: k.revokedAt?.toISOString() ?? null,
+});
+
+export class AccountService {
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly config: Pick<ResolvedConfig, 'plans' | 'defaultPlan'>,
+  ) {}
+
+  private checkPlan(plan: string): string {
+    if (!this.config.plans.some((p) => p.id === plan)) {
+      throw errors.invalid(`Unknown plan '${plan}'. Plans: ${this.config.plans.map((p) => p.id).join(', ')}.`, 'plan');
+    }
+    return plan;
+  }
+
+  private async findUser(ref: string) {
+    const user = await this.prisma.user.findFirst({ where: ref.includes('@') ? { email: ref.toLowerCase() } : { id: ref } });
+    if (!user) throw errors.notFound(`No user '${ref}'.`, 'user_not_found', 'user');
+    return user;
+  }
+
+  async createUser(input: { email: string; name?: string; plan?: string }): Promise<User> {
+    const plan = this.checkPlan(input.plan ?? this.config.defaultPlan);
+    const email = input.email.toLowerCase();
+    if (await this.prisma.user.findUnique({ where: { email } })) {
+      throw errors.conflict(`A user with email '${email}' already exists.`, 'user_exists', 'email');
+    }
+    try {
+      const user = await this.prisma.user.create({ data: { id: newId('usr'), email, name: input.name ?? null, planId: plan } });
+      return userView(user);
+    } catch (err) {
+      if ((err as { code?: string }).code === 'P2002') throw errors.conflict(`A user with email '${email}' already exists.`, 'user_exists', 'email');
+      throw err;
+    }
+  }
+
+  async listUsers(): Promise<User[]> {
+    const users = await this.prisma.user.findMany({ orderBy: { createdAt: 'asc' } });
+    return users.map(userView);
+  }
+
+  async setPlan(ref: string, plan: string): Promise<User> {
+    this.checkPlan(plan);
+    const user = await this.findUser(ref);
+    return userView(await this.prisma.user.update({ where: { id: user.id }, data: { planId: plan } }));
+  }
+
+  async createKey(input: { user: string; name?: string }): Promise<z.infer<typeof AdminCreatedApiKey>> {
+    const user = await this.findUser(input.user);
+    const key = newApiKey();
+    const row = await this.prisma.apiKey.create({
+      data: { id: newId('key'), userId: user.id, name: input.name ?? null, prefix: displayPrefix(key), hash: hashSecret(key) },
+    });
+    return { ...keyView(row), key };
+  }
+
+  async listKeys(userRef?: string): Promise<Key[]> {
+    const where = userRef ? { userId: (await this.findUser(userRef)).id } : {};
+    const keys = await this.prisma.apiKey.findMany({ where, orderBy: { createdAt: 'asc' } });
+    return keys.map(keyView);
+  }
+
+  async revokeKey(id: string): Promise<Key> {
+    const key = await this.prisma.apiKey.findUnique({ where: { id } });
+    if (!key) throw errors.notFound(`No API key '${id}'.`, 'key_not_found', 'id');
+    if (key.revokedAt) return keyView(key);
+    return keyView(await this.prisma.apiKey.update({ where: { id }, data: { revokedAt: new Date() } }));
+  }
+}
+
+export { GatewayError };

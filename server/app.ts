@@ -1,0 +1,108 @@
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { initServer } from '@ts-rest/fastify';
+import { contract } from '../contract/index.ts';
+import { buildOpenApiDocument } from '../contract/openapi.ts';
+import { authHook } from './http/auth-hook.ts';
+import { GatewayError, errors, validationError } from './http/errors.ts';
+import { buildRouter } from './endpoints/router.ts';
+import { notImplementedHook } from './endpoints/not-implemented.ts';
+import { randomToken } from './auth/secrets.ts';
+import type { Services } from './services.ts';
+
+export type AppOptions = {
+  /** A pino logger; none: silent. */
+  logger?: FastifyServerOptions['loggerInstance'];
+  /** Largest JSON body in bytes (images inline as base64 make chat bodies large). */
+  bodyLimit?: number;
+};
+
+/** Headers never logged: credentials of every kind the gateway accepts. */
+export const redactedPaths = ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'];
+
+function toGatewayError(err: FastifyError | GatewayError): GatewayError {
+  if (err instanceof GatewayError) return err;
+  const status = err.statusCode ?? 500;
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return errors.tooLarge('The request body is larger than this endpoint accepts.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new GatewayError(415, 'invalid_request_error', 'unsupported_media_type', `Unsupported Content-Type for this endpoint.`);
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return errors.invalid('The request body is empty; a JSON object is expected.', null, 'invalid_json');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return errors.invalid(`The request body is not valid JSON: ${err.message}`, null, 'invalid_json');
+  }
+  if (err instanceof SyntaxError && status === 400) return errors.invalid(`The request body is not valid JSON: ${err.message}`, null, 'invalid_json');
+  if (status >= 400 && status < 500) return errors.invalid(err.message);
+  return errors.internal();
+}
+
+export async function buildApp(services: Services, opts: AppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
+    bodyLimit: opts.bodyLimit ?? 20 * 1024 * 1024,
+    requestIdHeader: 'x-request-id',
+    genReqId: () => `req_${randomToken(20)}`,
+    trustProxy: true,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const gw = toGatewayError(err);
+    if (gw.status >= 500 && gw.code === 'internal_error') request.log.error({ err }, 'unhandled error');
+    for (const [k, v] of Object.entries(gw.headers)) reply.header(k, v);
+    return reply.status(gw.status).send(gw.toBody());
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0];
+    reply.status(404).send(errors.notFound(`Unknown route: ${request.method} ${path}.`, 'not_found').toBody());
+  });
+
+  // RFC 6749 token requests are form-encoded.
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(body as string)));
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    services.metrics.requests.inc({ method: request.method, route, status: reply.statusCode });
+    services.metrics.latency.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+  });
+
+  const document = buildOpenApiDocument(services.version);
+  app.get('/openapi.json', { logLevel: 'warn' }, async () => document);
+  await app.register(swagger, { mode: 'static', specification: { document: document as never } });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true, tryItOutEnabled: true } });
+
+  // The contract's routes in a child scope: its hooks apply to them alone.
+  await app.register(async (scope) => {
+    scope.addHook('onRequest', authHook(services));
+    scope.addHook('onRequest', notImplementedHook);
+    initServer().registerRouter(contract, buildRouter(services), scope, {
+      logInitialization: false,
+      responseValidation: false,
+      requestValidationErrorHandler: (err, _request, reply) => {
+        const [issues, where] = err.body
+          ? [err.body.issues, 'body' as const]
+          : err.query
+            ? [err.query.issues, 'query' as const]
+            : err.pathParams
+              ? [err.pathParams.issues, 'path' as const]
+              : [err.headers?.issues ?? [], 'headers' as const];
+        const gw = validationError(issues as never, where);
+        if (where === 'path' && gw.param === 'id') {
+          return reply.status(404).send(errors.notFound('No such job.', 'job_not_found', 'id').toBody());
+        }
+        return reply.status(gw.status).send(gw.toBody());
+      },
+    });
+  });
+
+  return app;
+}

@@ -1,0 +1,37 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** Random base62 text; `length` 43 carries ~256 bits. */
+export function randomToken(length: number): string {
+  // Rejection sampling keeps every character uniform (256 is not a multiple of 62).
+  let out = '';
+  while (out.length < length) {
+    for (const b of randomBytes(length * 2)) {
+      if (b < 248 && out.length < length) out += ALPHABET[b % 62];
+    }
+  }
+  return out;
+}
+
+export const newId = (prefix: string) => `${prefix}_${randomToken(20)}`;
+
+/** SHA-256 is right for high-entropy secrets: no brute force to slow down, and lookups stay indexable. */
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+export function constantTimeEqualHex(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'hex');
+  const y = Buffer.from(b, 'hex');
+  return x.length === y.length && x.length > 0 && timingSafeEqual(x, y);
+}
+
+/** Compares two secrets of any length without leaking where they differ or their lengths. */
+export function constantTimeEqual(a: string, b: string): boolean {
+  return constantTimeEqualHex(hashSecret(a), hashSecret(b));
+}
+
+export const API_KEY_PREFIX = 'mg-';
+export const newApiKey = () => API_KEY_PREFIX + randomToken(43);
+export const displayPrefix = (key: string) => key.slice(0, API_KEY_PREFIX.length + 6);

@@ -1,0 +1,268 @@
+// The operator CLI. With a server running on the embedded database it goes through the server's
+// admin API (the database can be opened by one process only); otherwise it opens the database itself.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Command, Option } from 'commander';
+import { initClient } from '@ts-rest/core';
+import { contract } from '../contract/index.ts';
+import { AccountService } from './accounts/service.ts';
+import { ConfigError, loadConfig, parseConfig } from './config/load.ts';
+import { openDatabase } from './db/client.ts';
+import { applyMigrations } from './db/migrate.ts';
+import { GatewayError } from './http/errors.ts';
+import { serve, version } from './main.ts';
+import { acquireEmbeddedLock, adminToken, dataDirOf, embeddedLockHolder, readServerInfo } from './runtime/data-dir.ts';
+
+type Admin = Pick<AccountService, 'listUsers' | 'createUser' | 'setPlan' | 'listKeys' | 'createKey' | 'revokeKey'> & {
+  via: string;
+  close(): Promise<void>;
+};
+
+class CliError extends Error {}
+
+function apiBackend(baseUrl: string, token: string | null): Admin {
+  if (!token) throw new CliError('no admin token: set GATEWAY_ADMIN_TOKEN (or run where DATA_DIR/admin-token is readable)');
+  const client = initClient(contract.admin, { baseUrl, baseHeaders: { authorization: `Bearer ${token}` }, throwOnUnknownStatus: false });
+  const ok = <T>(r: { status: number; body: unknown }, expected: number): T => {
+    if (r.status === expected) return r.body as T;
+    const e = (r.body as { error?: { message?: string } })?.error;
+    throw new CliError(`${baseUrl} answered ${r.status}: ${e?.message ?? JSON.stringify(r.body)}`);
+  };
+  return {
+    via: `admin API at ${baseUrl}`,
+    listUsers: async () => ok<{ data: never }>(await client.listUsers(), 200).data,
+    createUser: async (body) => ok(await client.createUser({ body }), 201),
+    setPlan: async (user, plan) => ok(await client.setUserPlan({ params: { user }, body: { plan } }), 200),
+    listKeys: async (user) => ok<{ data: never }>(await client.listKeys({ query: { user } }), 200).data,
+    createKey: async (body) => ok(await client.createKey({ body }), 201),
+    revokeKey: async (id) => ok(await client.revokeKey({ params: { id } }), 200),
+    close: async () => {},
+  };
+}
+
+async function directBackend(env: NodeJS.ProcessEnv): Promise<Admin> {
+  const { config } = loadConfig(env);
+  const dataDir = dataDirOf(env);
+  const lock = env.DATABASE_URL ? null : acquireEmbeddedLock(dataDir);
+  try {
+    const db = await openDatabase({ databaseUrl: env.DATABASE_URL, dataDir });
+    const svc = new AccountService(db.prisma, config);
+    return {
+      via: `database ${db.location}`,
+      listUsers: () => svc.listUsers(),
+      createUser: (b) => svc.createUser(b),
+      setPlan: (u, p) => svc.setPlan(u, p),
+      listKeys: (u) => svc.listKeys(u),
+      createKey: (b) => svc.createKey(b),
+      revokeKey: (id) => svc.revokeKey(id),
+      close: async () => {
+        await db.close();
+        lock?.release();
+      },
+    };
+  } catch (err) {
+    lock?.release();
+    throw err;
+  }
+}
+
+/** GATEWAY_URL, else the running server holding the embedded database, else the database itself. */
+async function admin(env: NodeJS.ProcessEnv): Promise<Admin> {
+  if (env.GATEWAY_URL) return apiBackend(env.GATEWAY_URL.replace(/\/$/, ''), adminToken(env, false));
+  if (!env.DATABASE_URL) {
+    const dir = dataDirOf(env);
+    const holder = embeddedLockHolder(dir);
+    if (holder) {
+      const info = readServerInfo(dir);
+      if (!info) throw new CliError(`process ${holder} holds the embedded database in ${dir} but is not serving yet; try again in a moment`);
+      return apiBackend(info.url, adminToken(env, false));
+    }
+  }
+  return directBackend(env);
+}
+
+type Printer = { json: boolean };
+function print(out: Printer, value: unknown, human: () => string) {
+  process.stdout.write(out.json ? JSON.stringify(value, null, 2) + '\n' : human() + '\n');
+}
+
+function table(rows: Record<string, unknown>[], columns: string[]): string {
+  if (!rows.length) return '(none)';
+  const cells = rows.map((r) => columns.map((c) => (r[c] === null || r[c] === undefined ? '-' : String(r[c]))));
+  const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i]!.length)));
+  const line = (vals: string[]) => vals.map((v, i) => v.padEnd(widths[i]!)).join('  ').trimEnd();
+  return [line(columns), ...cells.map(line)].join('\n');
+}
+
+async function withAdmin<T>(cmd: Command, fn: (a: Admin, out: Printer) => Promise<T>) {
+  const out = { json: Boolean(cmd.optsWithGlobals().json) };
+  const a = await admin(process.env);
+  try {
+    await fn(a, out);
+  } finally {
+    await a.close();
+  }
+}
+
+export function buildCli(): Command {
+  const program = new Command('model-gateway')
+    .description('Model Gateway: many model providers behind one /v1 API.')
+    .version(version)
+    .addOption(new Option('--json', 'machine-readable JSON output'))
+    .showHelpAfterError()
+    .addHelpText(
+      'after',
+      `
+Environment:
+  PORT, HOST            where to listen (8080, 0.0.0.0)
+  DATABASE_URL          PostgreSQL URL; unset: the embedded database under DATA_DIR (./data)
+  REDIS_URL             Redis for counters; unset: in-process
+  GATEWAY_CONFIG        config file (default ./gateway.config.yaml when present)
+  GATEWAY_ADMIN_TOKEN   admin API token (default: DATA_DIR/admin-token)
+  GATEWAY_URL           CLI: manage a gateway at this URL through its admin API`,
+    );
+
+  program
+    .command('serve')
+    .description('run the gateway (what `npm start` does)')
+    .action(async () => serve(process.env));
+
+  program
+    .command('migrate')
+    .description('apply database migrations (the server also applies them at start-up)')
+    .action(async (_o, cmd: Command) => {
+      const out = { json: Boolean(cmd.optsWithGlobals().json) };
+      const env = process.env;
+      const dir = dataDirOf(env);
+      if (!env.DATABASE_URL && embeddedLockHolder(dir)) {
+        print(out, { applied: [], note: 'server running' }, () => `a running gateway holds ${dir}; it applied the migrations at start-up`);
+        return;
+      }
+      const lock = env.DATABASE_URL ? null : acquireEmbeddedLock(dir);
+      try {
+        const db = await openDatabase({ databaseUrl: env.DATABASE_URL, dataDir: dir, migrate: false });
+        try {
+          const applied = await applyMigrations(db.sql);
+          print(out, { applied, database: db.location }, () =>
+            applied.length ? `applied ${applied.length} migration(s) to ${db.location}:\n  ${applied.join('\n  ')}` : `${db.location} is up to date`,
+          );
+        } finally {
+          await db.close();
+        }
+      } finally {
+        lock?.release();
+      }
+    });
+
+  const users = program.command('users').description('manage users');
+  users
+    .command('create')
+    .description('create a user')
+    .requiredOption('--email <email>', 'email address (unique)')
+    .option('--name <name>', 'display name')
+    .option('--plan <plan>', 'plan id (default: the configured default plan)')
+    .action(async (o: { email: string; name?: string; plan?: string }, cmd: Command) =>
+      withAdmin(cmd, async (a, out) => {
+        const u = await a.createUser({ email: o.email, name: o.name, plan: o.plan });
+        print(out, u, () => `created user ${u.id} <${u.email}> on plan ${u.plan}`);
+      }),
+    );
+  users
+    .command('list')
+    .description('list users')
+    .action(async (_o, cmd: Command) =>
+      withAdmin(cmd, async (a, out) => {
+        const list = await a.listUsers();
+        print(out, list, () => table(list, ['id', 'email', 'name', 'plan', 'created_at']));
+      }),
+    );
+  users
+    .command('set-plan')
+    .description("change a user's plan")
+    .argument('<user>', 'user id or email')
+    .argument('<plan>', 'plan id')
+    .action(async (user: string, plan: string, _o, cmd: Command) =>
+      withAdmin(cmd, async (a, out) => {
+        const u = await a.setPlan(user, plan);
+        print(out, u, () => `user ${u.id} is now on plan ${u.plan} (running gateways apply it within seconds)`);
+      }),
+    );
+
+  const keys = program.command('keys').description('manage API keys');
+  keys
+    .command('create')
+    .description('create an API key; the key is printed once and only its hash is stored')
+    .requiredOption('--user <user>', 'user id or email')
+    .option('--name <name>', 'a label for the key')
+    .action(async (o: { user: string; name?: string }, cmd: Command) =>
+      withAdmin(cmd, async (a, out) => {
+        const k = await a.createKey({ user: o.user, name: o.name });
+        print(out, k, () => `${k.key}\n\nkey ${k.id} for user ${k.user_id}. Store it now: it cannot be shown again.`);
+      }),
+    );
+  keys
+    .command('list')
+    .description('list API keys (prefixes only)')
+    .option('--user <user>', 'only this user (id or email)')
+    .action(async (o: { user?: string }, cmd: Command) =>
+      withAdmin(cmd, async (a, out) => {
+        const list = await a.listKeys(o.user);
+        print(out, list, () => table(list, ['id', 'user_id', 'name', 'prefix', 'created_at', 'last_used_at', 'revoked_at']));
+      }),
+    );
+  keys
+    .command('revoke')
+    .description('revoke an API key (running gateways refuse it within seconds)')
+    .argument('<id>', 'key id (key_…)')
+    .action(async (id: string, _o, cmd: Command) =>
+      withAdmin(cmd, async (a, out) => {
+        const k = await a.revokeKey(id);
+        print(out, k, () => `revoked ${k.id} at ${k.revoked_at}`);
+      }),
+    );
+
+  const config = program.command('config').description('configuration');
+  config
+    .command('check')
+    .description('validate the configuration file (GATEWAY_CONFIG or ./gateway.config.yaml)')
+    .option('--file <path>', 'check this file instead')
+    .action(async (o: { file?: string }, cmd: Command) => {
+      const out = { json: Boolean(cmd.optsWithGlobals().json) };
+      const cfg = o.file ? parseConfig(readFileSync(o.file, 'utf8'), path.resolve(o.file)) : loadConfig(process.env).config;
+      const summary = {
+        valid: true,
+        source: cfg.source,
+        providers: cfg.providers.map((p) => p.id),
+        models: cfg.models.map((m) => m.id),
+        plans: cfg.plans.map((p) => p.id),
+        default_plan: cfg.defaultPlan,
+      };
+      print(out, summary, () =>
+        [`${cfg.source}: valid`, `  providers: ${summary.providers.join(', ') || '(none)'}`, `  models: ${summary.models.length}`, `  plans: ${summary.plans.join(', ')} (default ${cfg.defaultPlan})`].join('\n'),
+      );
+    });
+
+  return program;
+}
+
+export async function runCli(argv: string[]): Promise<void> {
+  const program = buildCli();
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    const json = argv.includes('--json');
+    const message =
+      err instanceof ConfigError || err instanceof CliError
+        ? err.message
+        : err instanceof GatewayError
+          ? `${err.message} (${err.code})`
+          : `error: ${(err as Error).message}`;
+    if (json) {
+      const body = err instanceof GatewayError ? err.toBody() : { error: { message, type: 'cli_error' } };
+      process.stderr.write(JSON.stringify(body) + '\n');
+    } else {
+      process.stderr.write(message + '\n');
+    }
+    process.exitCode = err instanceof ConfigError ? 2 : 1;
+  }
+}

@@ -1,0 +1,111 @@
+import { z } from 'zod';
+import { ModelEndpoint } from '../../contract/models.ts';
+
+export const ProviderType = z.enum(['openai', 'anthropic', 'gemini', 'elevenlabs', 'openai-compatible']);
+export type ProviderType = z.infer<typeof ProviderType>;
+
+const id = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]*$/, { message: 'use letters, digits and . _ : / -' });
+
+export const ProviderConfig = z.strictObject({
+  id,
+  type: ProviderType,
+  base_url: z.url({ protocol: /^https?$/ }).optional(),
+  api_key: z.string().optional(),
+  headers: z.record(z.string(), z.string()).optional(),
+  timeout_ms: z.number().int().positive().default(600_000),
+});
+export type ProviderConfig = z.infer<typeof ProviderConfig>;
+
+const price = z.union([z.string().regex(/^-?\d+(\.\d+)?(e-?\d+)?$/i), z.number().transform(String)]).nullable();
+
+export const ModelConfig = z.strictObject({
+  id: z.string().min(1),
+  endpoint: ModelEndpoint,
+  token_multiplier: z.number().positive().default(1),
+  premium: z.boolean().default(false),
+  required_plan: z.string().optional(),
+  upstreams: z.array(z.strictObject({ provider: z.string(), model: z.string().min(1) })).min(1),
+  metadata_id: z.string().optional(),
+  description: z.string().nullable().optional(),
+  context_window: z.number().int().positive().nullable().optional(),
+  max_output_tokens: z.number().int().positive().nullable().optional(),
+  supports_vision: z.boolean().nullable().optional(),
+  supports_tools: z.boolean().nullable().optional(),
+  supports_function_calling: z.boolean().nullable().optional(),
+  supports_reasoning: z.boolean().nullable().optional(),
+  supports_json_mode: z.boolean().nullable().optional(),
+  supports_audio_input: z.boolean().nullable().optional(),
+  supports_image_output: z.boolean().nullable().optional(),
+  supports_streaming: z.boolean().nullable().optional(),
+  input_modalities: z.array(z.string()).nullable().optional(),
+  output_modalities: z.array(z.string()).nullable().optional(),
+  modality: z.string().nullable().optional(),
+  tokenizer: z.string().nullable().optional(),
+  pricing: z
+    .strictObject({ prompt: price.optional(), completion: price.optional(), image: price.optional(), request: price.optional() })
+    .nullable()
+    .optional(),
+});
+export type ModelConfig = z.infer<typeof ModelConfig>;
+
+export const PlanConfig = z.strictObject({
+  id,
+  rank: z.number().int().min(0),
+  daily_tokens: z.number().int().min(0),
+  requests_per_minute: z.number().int().min(0),
+  max_concurrent_jobs: z.number().int().min(0).default(2),
+});
+export type PlanConfig = z.infer<typeof PlanConfig>;
+
+export const GatewayConfig = z
+  .strictObject({
+    providers: z.array(ProviderConfig).default([]),
+    models: z.array(ModelConfig).default([]),
+    plans: z.array(PlanConfig).min(1).optional(),
+    default_plan: z.string().optional().describe('Plan of new users; default: the lowest-ranked plan.'),
+    key_cache_ttl_ms: z.number().int().min(0).max(60_000).default(5_000),
+  })
+  .superRefine((cfg, ctx) => {
+    const dup = (list: { id: string }[], key: string) => {
+      const seen = new Set<string>();
+      list.forEach((item, i) => {
+        if (seen.has(item.id)) ctx.addIssue({ code: 'custom', path: [key, i, 'id'], message: `duplicate ${key.slice(0, -1)} id "${item.id}"` });
+        seen.add(item.id);
+      });
+    };
+    dup(cfg.providers, 'providers');
+    dup(cfg.models, 'models');
+    if (cfg.plans) dup(cfg.plans, 'plans');
+    const providers = new Set(cfg.providers.map((p) => p.id));
+    const plans = new Set((cfg.plans ?? defaultPlans).map((p) => p.id));
+    cfg.models.forEach((m, i) => {
+      m.upstreams.forEach((u, j) => {
+        if (!providers.has(u.provider)) {
+          ctx.addIssue({ code: 'custom', path: ['models', i, 'upstreams', j, 'provider'], message: `unknown provider "${u.provider}" (known: ${[...providers].join(', ') || 'none'})` });
+        }
+      });
+      if (m.required_plan !== undefined && !plans.has(m.required_plan)) {
+        ctx.addIssue({ code: 'custom', path: ['models', i, 'required_plan'], message: `unknown plan "${m.required_plan}"` });
+      }
+    });
+    if (cfg.default_plan !== undefined && !plans.has(cfg.default_plan)) {
+      ctx.addIssue({ code: 'custom', path: ['default_plan'], message: `unknown plan "${cfg.default_plan}"` });
+    }
+  });
+export type GatewayConfigInput = z.input<typeof GatewayConfig>;
+
+export const defaultPlans: PlanConfig[] = [
+  { id: 'free', rank: 0, daily_tokens: 200_000, requests_per_minute: 20, max_concurrent_jobs: 2 },
+  { id: 'pro', rank: 1, daily_tokens: 5_000_000, requests_per_minute: 300, max_concurrent_jobs: 10 },
+];
+
+/** The configuration after validation and defaults: what the rest of the server reads. */
+export type ResolvedConfig = {
+  providers: ProviderConfig[];
+  models: (ModelConfig & { required_plan: string })[];
+  plans: PlanConfig[];
+  defaultPlan: string;
+  keyCacheTtlMs: number;
+  /** Where it came from, for start-up messages. */
+  source: string;
+};

@@ -1,0 +1,41 @@
+import type { FastifyRequest } from 'fastify';
+import { errors } from '../http/errors.ts';
+
+/**
+ * Routes of the contract whose capability lands in a later release. They authenticate like the real
+ * endpoint, then answer 501 server_error/not_implemented — never a fake success. Listed in the README.
+ */
+export const notImplemented: Record<string, string> = {
+  '/v1/chat/completions': 'Chat completions',
+  '/v1/messages': 'The Messages endpoint',
+  '/v1/responses': 'The Responses endpoint',
+  '/v1/images/generations': 'Image and video generation',
+  '/v1/images/generations/:id': 'Image and video jobs',
+  '/v1/audio/speech': 'Text to speech',
+  '/v1/audio/speech/jobs': 'Async speech jobs',
+  '/v1/audio/speech/jobs/:id/status': 'Async speech jobs',
+  '/v1/audio/speech/jobs/:id/download': 'Async speech jobs',
+  '/v1/audio/transcriptions': 'Speech to text',
+  '/v1/audio/transcriptions/jobs': 'Async transcription jobs',
+  '/v1/audio/transcriptions/jobs/:id/status': 'Async transcription jobs',
+  '/v1/audio/transcriptions/jobs/:id/download': 'Async transcription jobs',
+  '/v1/embeddings': 'Embeddings',
+  '/v1/moderations': 'Moderation',
+  '/v1/models/status': 'Model health history',
+  '/v1/usage': 'Usage reporting',
+  '/v1/oauth/authorize': 'The OAuth authorization endpoint',
+  '/v1/oauth/token': 'The OAuth token endpoint',
+  '/v1/oauth/me': 'The OAuth userinfo endpoint',
+  '/v1/oauth/revoke': 'OAuth token revocation',
+};
+
+/** Runs after authentication: a 501 before the body is parsed or validated. */
+export async function notImplementedHook(request: FastifyRequest): Promise<void> {
+  const what = notImplemented[request.routeOptions.url ?? ''];
+  if (what) throw errors.notImplemented(what);
+}
+
+/** The handler of such a route; never reached because the hook answers first. */
+export const notImplementedHandler = async (): Promise<never> => {
+  throw errors.internal();
+};

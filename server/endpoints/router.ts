@@ -1,0 +1,67 @@
+import { initServer } from '@ts-rest/fastify';
+import { contract } from '../../contract/index.ts';
+import type { Services } from '../services.ts';
+import { notImplementedHandler as todo } from './not-implemented.ts';
+
+const s = initServer();
+
+export function buildRouter(services: Services) {
+  const { accounts, catalog, db, counters, metrics, keys } = services;
+  // Admin changes invalidate this instance's key cache at once; others follow within the TTL.
+  const changed = <T>(value: T): T => {
+    keys.invalidateAll();
+    return value;
+  };
+
+  return s.router(contract, {
+    inference: {
+      chatCompletions: todo,
+      messages: todo,
+      responses: todo,
+      imageGenerations: todo,
+      imageJob: todo,
+      speech: todo,
+      speechJobCreate: todo,
+      speechJobStatus: todo,
+      speechJobDownload: todo,
+      transcriptions: todo,
+      transcriptionJobCreate: todo,
+      transcriptionJobStatus: todo,
+      transcriptionJobDownload: todo,
+      embeddings: todo,
+      moderations: todo,
+    },
+    metadata: {
+      listModels: async () => ({ status: 200, body: { object: 'list', data: catalog.entries } }),
+      modelStatus: todo,
+      usage: todo,
+    },
+    oauth: { authorize: todo, token: todo, me: todo, revoke: todo },
+    admin: {
+      listUsers: async () => ({ status: 200, body: { data: await accounts.listUsers() } }),
+      createUser: async ({ body }) => ({ status: 201, body: changed(await accounts.createUser(body)) }),
+      setUserPlan: async ({ params, body }) => ({ status: 200, body: changed(await accounts.setPlan(params.user, body.plan)) }),
+      listKeys: async ({ query }) => ({ status: 200, body: { data: await accounts.listKeys(query.user) } }),
+      createKey: async ({ body }) => ({ status: 201, body: await accounts.createKey(body) }),
+      revokeKey: async ({ params }) => ({ status: 200, body: changed(await accounts.revokeKey(params.id)) }),
+    },
+    operator: {
+      healthz: async () => ({ status: 200, body: { status: 'ok' } }),
+      readyz: async () => {
+        const checks: Record<string, string> = {};
+        const probe = async (name: string, fn: () => Promise<void>) => {
+          try {
+            await Promise.race([fn(), new Promise((_, reject) => setTimeout(() => reject(new Error('timed out')), 2000).unref())]);
+            checks[name] = 'ok';
+          } catch (err) {
+            checks[name] = `unavailable: ${(err as Error).message}`;
+          }
+        };
+        await Promise.all([probe(`database (${db.kind})`, () => db.ping()), probe(`counters (${counters.kind})`, () => counters.ping())]);
+        const ok = Object.values(checks).every((v) => v === 'ok');
+        return ok ? { status: 200, body: { status: 'ok', checks } } : { status: 503, body: { status: 'unavailable', checks } };
+      },
+      metrics: async () => ({ status: 200, body: await metrics.registry.metrics() }),
+    },
+  });
+}

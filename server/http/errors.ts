@@ -1,0 +1,82 @@
+import type { ErrorBody } from '../../contract/errors.ts';
+
+type ErrorType = ErrorBody['error']['type'];
+
+/** An error that leaves the gateway as the part-7 body with this status. */
+export class GatewayError extends Error {
+  constructor(
+    readonly status: number,
+    readonly type: ErrorType,
+    readonly code: string,
+    message: string,
+    readonly param: string | null = null,
+    readonly headers: Record<string, string> = {},
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = 'GatewayError';
+  }
+
+  toBody(): ErrorBody {
+    return { error: { message: this.message, type: this.type, code: this.code, param: this.param, ...this.extra } };
+  }
+}
+
+export const errors = {
+  invalid: (message: string, param: string | null = null, code = 'invalid_parameter') =>
+    new GatewayError(400, 'invalid_request_error', code, message, param),
+  missing: (param: string) =>
+    new GatewayError(400, 'invalid_request_error', 'missing_required_parameter', `Missing required parameter: '${param}'.`, param),
+  modelNotFound: (model: string) =>
+    new GatewayError(400, 'invalid_request_error', 'model_not_found', `The model '${model}' does not exist or is not served by this gateway.`, 'model'),
+  unauthenticated: (message = 'Missing or invalid API key. Send it as `Authorization: Bearer <API_KEY>`.') =>
+    new GatewayError(401, 'authentication_error', 'invalid_api_key', message),
+  forbidden: (code: string, message: string, param: string | null = null) => new GatewayError(403, 'permission_error', code, message, param),
+  notFound: (message: string, code = 'not_found', param: string | null = null) =>
+    new GatewayError(404, 'invalid_request_error', code, message, param),
+  conflict: (message: string, code: string, param: string | null = null) => new GatewayError(409, 'invalid_request_error', code, message, param),
+  tooLarge: (message: string) => new GatewayError(413, 'invalid_request_error', 'payload_too_large', message),
+  notImplemented: (what: string) =>
+    new GatewayError(501, 'server_error', 'not_implemented', `${what} is not implemented in this release of the gateway.`),
+  internal: () => new GatewayError(500, 'server_error', 'internal_error', 'Internal server error. The failure was logged with the request id.'),
+};
+
+type Issue = { code?: string; path?: readonly PropertyKey[]; message: string; input?: unknown; errors?: Issue[][]; expected?: string };
+
+/** `messages[0].content` from ['messages', 0, 'content']. */
+export function paramPath(path: readonly PropertyKey[]): string | null {
+  let out = '';
+  for (const p of path) out += typeof p === 'number' ? `[${p}]` : `${out ? '.' : ''}${String(p)}`;
+  return out || null;
+}
+
+// For a failed union, report the branch that got furthest: its issue says what is actually wrong.
+function mostSpecific(issue: Issue, prefix: readonly PropertyKey[]): { issue: Issue; path: PropertyKey[] } {
+  const path = [...prefix, ...(issue.path ?? [])];
+  if (issue.code === 'invalid_union' && issue.errors?.length) {
+    let best: { issue: Issue; path: PropertyKey[] } | null = null;
+    for (const branch of issue.errors) {
+      for (const inner of branch) {
+        const candidate = mostSpecific(inner, path);
+        if (!best || candidate.path.length > best.path.length) best = candidate;
+      }
+    }
+    if (best && best.path.length > path.length) return best;
+  }
+  return { issue, path };
+}
+
+/** The first validation issue as a 400 in the part-7 body. `where` prefixes the path (e.g. a query). */
+export function validationError(issues: readonly Issue[], where: 'body' | 'query' | 'path' | 'headers' = 'body'): GatewayError {
+  const first = issues[0];
+  if (!first) return errors.invalid('Invalid request.');
+  const { issue, path } = mostSpecific(first, []);
+  const param = paramPath(path);
+  const missing = issue.code === 'invalid_type' && issue.input === undefined;
+  if (missing && param) return errors.missing(param);
+  if (where === 'body' && !param && issue.code === 'invalid_type') {
+    return errors.invalid('The request body must be a JSON object.', null, 'invalid_json');
+  }
+  const message = param ? `Invalid '${param}': ${issue.message}.` : `Invalid request ${where}: ${issue.message}.`;
+  return errors.invalid(message.replace(/\.\.$/, '.'), param);
+}

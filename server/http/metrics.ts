@@ -1,0 +1,37 @@
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Prometheus metrics of one gateway process. */
+export function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'gateway_process_' });
+  return {
+    registry,
+    requests: new Counter({
+      name: 'gateway_http_requests_total',
+      help: 'HTTP requests answered, by route template, method and status.',
+      labelNames: ['method', 'route', 'status'] as const,
+      registers: [registry],
+    }),
+    latency: new Histogram({
+      name: 'gateway_http_request_duration_seconds',
+      help: 'Time from request to response, by route template.',
+      labelNames: ['method', 'route'] as const,
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300],
+      registers: [registry],
+    }),
+    upstreamAttempts: new Counter({
+      name: 'gateway_upstream_attempts_total',
+      help: 'Calls to upstream providers, by provider, model and outcome (ok, error, timeout).',
+      labelNames: ['provider', 'model', 'outcome'] as const,
+      registers: [registry],
+    }),
+    upstreamLatency: new Histogram({
+      name: 'gateway_upstream_duration_seconds',
+      help: 'Upstream call duration until the response (or first byte of a stream).',
+      labelNames: ['provider'] as const,
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120],
+      registers: [registry],
+    }),
+  };
+}
+export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,0 +1,114 @@
+// Process entry: config -> database (+ migrations) -> counters -> app -> listen, and a graceful stop.
+import { readFileSync } from 'node:fs';
+import pino, { type Logger } from 'pino';
+import { AccountService } from './accounts/service.ts';
+import { buildApp, redactedPaths } from './app.ts';
+import { KeyAuthenticator } from './auth/key-cache.ts';
+import { Catalog } from './catalog/catalog.ts';
+import { loadConfig } from './config/load.ts';
+import { openDatabase } from './db/client.ts';
+import { createMetrics } from './http/metrics.ts';
+import { acquireEmbeddedLock, adminToken, dataDirOf, writeServerInfo } from './runtime/data-dir.ts';
+import type { Services } from './services.ts';
+import { openCounterStore } from './stores/index.ts';
+
+export const version: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+
+export function createLogger(env: NodeJS.ProcessEnv): Logger {
+  return pino({ level: env.LOG_LEVEL ?? 'info', redact: { paths: redactedPaths, censor: '[redacted]' } });
+}
+
+export type RunningGateway = { url: string; services: Services; close(): Promise<void> };
+
+export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger: Logger = createLogger(env)): Promise<RunningGateway> {
+  const { config, enabledFromEnv } = loadConfig(env);
+  if (enabledFromEnv) {
+    logger.info(
+      enabledFromEnv.length
+        ? `no config file: enabled ${enabledFromEnv.join(', ')} from API keys in the environment (${config.models.length} models)`
+        : 'no config file and no provider API key in the environment (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, ELEVENLABS_API_KEY, OPENROUTER_API_KEY): the catalog is empty',
+    );
+  } else {
+    logger.info(`config ${config.source}: ${config.providers.length} providers, ${config.models.length} models, plans ${config.plans.map((p) => p.id).join(', ')}`);
+  }
+  for (const p of config.providers) {
+    if (!p.api_key && p.type !== 'openai-compatible') logger.warn(`provider ${p.id} has no api_key: its upstream will refuse requests`);
+  }
+
+  const dataDir = dataDirOf(env);
+  const lock = env.DATABASE_URL ? null : acquireEmbeddedLock(dataDir);
+  const cleanups: (() => Promise<void> | void)[] = [];
+  const cleanup = async () => {
+    for (const fn of cleanups.reverse()) await Promise.resolve(fn()).catch((err) => logger.error({ err }, 'shutdown step failed'));
+    cleanups.length = 0;
+  };
+  if (lock) cleanups.push(() => lock.release());
+  try {
+    const started = Date.now();
+    const db = await openDatabase({ databaseUrl: env.DATABASE_URL, dataDir });
+    cleanups.push(() => db.close());
+    logger.info(`database: ${db.kind} (${db.location}), migrations applied in ${Date.now() - started} ms`);
+
+    const counters = openCounterStore(env.REDIS_URL);
+    cleanups.push(() => counters.close());
+    logger.info(`counters: ${counters.kind === 'redis' ? 'Redis' : 'in-process'}`);
+
+    const keys = new KeyAuthenticator(db.prisma, config.keyCacheTtlMs);
+    cleanups.push(() => keys.close());
+    const services: Services = {
+      config,
+      db,
+      counters,
+      keys,
+      accounts: new AccountService(db.prisma, config),
+      catalog: new Catalog(config),
+      metrics: createMetrics(),
+      adminToken: adminToken(env, true)!,
+      version,
+    };
+    const app = await buildApp(services, { logger: logger as never });
+    cleanups.push(() => app.close());
+    const host = env.HOST ?? '0.0.0.0';
+    const port = Number(env.PORT ?? 8080);
+    const address = await app.listen({ host, port });
+    const url = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '[::1]');
+    cleanups.push(writeServerInfo(dataDir, { pid: process.pid, url, started_at: new Date().toISOString(), database: db.kind }));
+    logger.info(`model-gateway ${version} listening on ${address} — API ${url}/v1, reference ${url}/docs`);
+    logger.info(
+      env.GATEWAY_ADMIN_TOKEN ? 'admin API: token from GATEWAY_ADMIN_TOKEN' : `admin API: token in ${dataDir}/admin-token (the CLI reads it)`,
+    );
+    return { url, services, close: cleanup };
+  } catch (err) {
+    await cleanup();
+    throw err;
+  }
+}
+
+/** Runs until SIGTERM/SIGINT, then stops accepting, finishes in-flight requests and closes stores. */
+export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const logger = createLogger(env);
+  let gateway: RunningGateway;
+  try {
+    gateway = await startGateway(env, logger);
+  } catch (err) {
+    logger.fatal(`cannot start: ${(err as Error).message}`);
+    process.exitCode = 1;
+    return;
+  }
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info(`${signal}: shutting down gracefully`);
+    const force = setTimeout(() => {
+      logger.error('shutdown took longer than 30 s; exiting');
+      process.exit(1);
+    }, 30_000);
+    force.unref();
+    await gateway.close();
+    logger.info('stopped');
+    clearTimeout(force);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}

@@ -1,0 +1,20 @@
+import type { AccountService } from './accounts/service.ts';
+import type { KeyAuthenticator } from './auth/key-cache.ts';
+import type { Catalog } from './catalog/catalog.ts';
+import type { ResolvedConfig } from './config/schema.ts';
+import type { Database } from './db/client.ts';
+import type { Metrics } from './http/metrics.ts';
+import type { CounterStore } from './stores/index.ts';
+
+/** What the HTTP layer needs, built once by main.ts (or by a test). */
+export type Services = {
+  config: ResolvedConfig;
+  db: Database;
+  counters: CounterStore;
+  keys: KeyAuthenticator;
+  accounts: AccountService;
+  catalog: Catalog;
+  metrics: Metrics;
+  adminToken: string;
+  version: string;
+};
