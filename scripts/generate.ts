@@ -1,5 +1,5 @@
 // Regenerates the committed artefacts from the contract: openapi/openapi.json and the client's
-// types (clients/typescript/src/schema.d.ts). With --check, fails when a committed file is stale.
+// types (clients/typescript/src/schema.ts). With --check, fails when a committed file is stale.
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,7 +17,7 @@ const types = header + astToString(await openapiTS(doc as never, { alphabetize: 
 
 const outputs: [string, string][] = [
   ['openapi/openapi.json', openapiJson],
-  ['clients/typescript/src/schema.d.ts', types],
+  ['clients/typescript/src/schema.ts', types],
 ];
 
 let stale = 0;

@@ -2,8 +2,9 @@ import type { FastifyRequest } from 'fastify';
 import { errors } from '../http/errors.ts';
 
 /**
- * Routes of the contract whose capability lands in a later release. They authenticate like the real
- * endpoint, then answer 501 server_error/not_implemented — never a fake success. Listed in the README.
+ * Routes of the contract whose capability lands in a later release. They authenticate and validate
+ * like the real endpoint, then answer 501 server_error/not_implemented — never a fake success.
+ * Listed in the README.
  */
 export const notImplemented: Record<string, string> = {
   '/v1/chat/completions': 'Chat completions',
@@ -29,13 +30,17 @@ export const notImplemented: Record<string, string> = {
   '/v1/oauth/revoke': 'OAuth token revocation',
 };
 
-/** Runs after authentication: a 501 before the body is parsed or validated. */
+/**
+ * Multipart routes answer 501 right after authentication, before the upload is read.
+ * JSON routes validate their body first (so the contract's rules already hold), then answer 501.
+ */
 export async function notImplementedHook(request: FastifyRequest): Promise<void> {
+  const route = (request.routeOptions.config as { tsRestRoute?: { contentType?: string } }).tsRestRoute;
   const what = notImplemented[request.routeOptions.url ?? ''];
-  if (what) throw errors.notImplemented(what);
+  if (what && route?.contentType === 'multipart/form-data') throw errors.notImplemented(what);
 }
 
-/** The handler of such a route; never reached because the hook answers first. */
-export const notImplementedHandler = async (): Promise<never> => {
-  throw errors.internal();
+/** The handler of a route whose capability is not built yet. */
+export const notImplementedHandler = async ({ appRoute }: { appRoute: { path: string } }): Promise<never> => {
+  throw errors.notImplemented(notImplemented[appRoute.path] ?? appRoute.path);
 };
