@@ -33,8 +33,11 @@ function redactUrl(url: string): string {
 export async function openDatabase(opts: { databaseUrl?: string; dataDir: string; migrate?: boolean }): Promise<Database> {
   let db: Database;
   if (opts.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 4 });
-    const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: opts.databaseUrl }) });
+    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: Number(process.env.DATABASE_POOL_SIZE ?? 10) });
+    // An idle connection dropped by the server (restart, failover) must not crash the process:
+    // the pool replaces it and the next query reports any lasting failure.
+    pool.on('error', () => {});
+    const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
     db = {
       prisma,
       kind: 'postgresql',
