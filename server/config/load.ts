@@ -57,7 +57,13 @@ function resolve(raw: unknown, loc: Located, env: NodeJS.ProcessEnv): ResolvedCo
   const problems = envProblems.map(([p, m]) => `${where(loc, p)}: ${m}`);
   const parsed = GatewayConfig.safeParse(expanded);
   if (!parsed.success) {
-    problems.push(...parsed.error.issues.map((i: z.core.$ZodIssue) => `${where(loc, i.path)}: ${i.message}`));
+    const valueAt = (at: PropertyKey[]) => at.reduce<unknown>((v, k) => (v as Record<PropertyKey, unknown> | undefined)?.[k], expanded);
+    problems.push(
+      ...parsed.error.issues.map((i: z.core.$ZodIssue) => {
+        const missing = (i.code === 'invalid_type' || i.code === 'invalid_value') && valueAt(i.path) === undefined;
+        return `${where(loc, i.path)}: ${missing ? `required field missing (${i.message.replace(/^Invalid (input|option): /, '')})` : i.message}`;
+      }),
+    );
   }
   if (problems.length || !parsed.success) throw new ConfigError(`invalid configuration in ${loc.file}`, problems);
   const cfg = parsed.data;

@@ -1,0 +1,60 @@
+// The gateway on PostgreSQL + Redis, as N instances would run it.
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { AccountService } from '../../server/accounts/service.ts';
+import { openDatabase, type Database } from '../../server/db/client.ts';
+import { TEST_REDIS_URL, freshPostgres, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+
+let pg: Awaited<ReturnType<typeof freshPostgres>>;
+let a: TestGateway;
+let b: TestGateway;
+let operator: Database;
+
+beforeAll(async () => {
+  pg = await freshPostgres();
+  const env = { DATABASE_URL: pg.url, REDIS_URL: TEST_REDIS_URL };
+  [a, b] = await Promise.all([startTestGateway({ env }), startTestGateway({ env })]);
+  operator = await openDatabase({ databaseUrl: pg.url, dataDir: '/nonexistent', migrate: false });
+});
+afterAll(async () => {
+  await Promise.all([a?.close(), b?.close(), operator?.close()]);
+  await pg?.drop();
+});
+
+const chat = (gw: TestGateway, key: string) =>
+  gw.fetch('/v1/chat/completions', { method: 'POST', key, json: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] } });
+
+it('reports both stores in readyz', async () => {
+  const body: any = await (await a.fetch('/readyz')).json();
+  expect(body).toEqual({ status: 'ok', checks: { 'database (postgresql)': 'ok', 'counters (redis)': 'ok' } });
+});
+
+it('a key made on one instance authenticates on the other', async () => {
+  const key = await a.newKey();
+  expect((await chat(b, key)).status).toBe(501);
+});
+
+it('a key revoked elsewhere (another process, straight in the database) stops within the cache TTL', async () => {
+  const key = await a.newKey();
+  expect((await chat(a, key)).status).toBe(501);
+  expect((await chat(b, key)).status).toBe(501);
+  const accounts = new AccountService(operator.prisma, a.services.config);
+  const row = (await accounts.listKeys()).find((k) => key.startsWith(k.prefix) && !k.revoked_at)!;
+  await accounts.revokeKey(row.id);
+  const started = Date.now();
+  for (const gw of [a, b]) {
+    while ((await chat(gw, key)).status !== 401) {
+      expect(Date.now() - started).toBeLessThan(a.services.config.keyCacheTtlMs + 1000);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+});
+
+it('a plan change reaches cached principals within the TTL', async () => {
+  const key = await a.newKey('free');
+  await chat(a, key);
+  const principal = await a.services.keys.authenticate(key);
+  expect(principal!.planId).toBe('free');
+  await b.services.accounts.setPlan(principal!.userId, 'pro');
+  await new Promise((r) => setTimeout(r, a.services.config.keyCacheTtlMs + 50));
+  expect((await a.services.keys.authenticate(key))!.planId).toBe('pro');
+});
