@@ -40,23 +40,19 @@ export const SpeechRequest = z
   })
   .meta({ id: 'SpeechRequest' });
 
+const CharacterAlignment = z
+  .object({
+    characters: z.array(z.string()),
+    character_start_times_seconds: z.array(z.number()),
+    character_end_times_seconds: z.array(z.number()),
+  })
+  .meta({ id: 'CharacterAlignment', description: 'Three equal-length arrays, one entry per character (spaces included), in seconds.' });
+
 export const SpeechWithTimestamps = z
   .object({
     audio_base64: z.string(),
-    alignment: z
-      .object({
-        characters: z.array(z.string()),
-        character_start_times_seconds: z.array(z.number()),
-        character_end_times_seconds: z.array(z.number()),
-      })
-      .nullable(),
-    normalized_alignment: z
-      .object({
-        characters: z.array(z.string()),
-        character_start_times_seconds: z.array(z.number()),
-        character_end_times_seconds: z.array(z.number()),
-      })
-      .nullable(),
+    alignment: CharacterAlignment.nullable(),
+    normalized_alignment: CharacterAlignment.nullable(),
     pronunciation_warnings: z.array(z.string()),
   })
   .meta({ id: 'SpeechWithTimestamps' });

@@ -28,8 +28,8 @@ export type RouteMeta = {
   tag: string;
   /** The SSE event schema sent instead of the JSON body when the request has `stream: true`. */
   stream?: z.ZodType;
-  /** Non-JSON bodies by status: content type → description. */
-  raw?: Record<number, Record<string, string>>;
+  /** Bodies by status beyond the route's own: content type → description of raw bytes, or a schema. */
+  raw?: Record<number, Record<string, string | z.ZodType>>;
 };
 const meta = (m: RouteMeta) => ({ metadata: m });
 
@@ -105,6 +105,7 @@ const inference = c.router({
           'audio/aac': 'aac',
           'audio/flac': 'flac',
           'audio/wav': '24 kHz mono PCM in a WAV container (family C)',
+          'application/json': audio.SpeechWithTimestamps,
         },
       },
     }),

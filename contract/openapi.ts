@@ -43,7 +43,13 @@ function responseConfig(status: number, value: unknown, m: RouteMeta, method: st
   const raw = m.raw?.[status];
   if (raw) {
     for (const [type, what] of Object.entries(raw)) {
-      content[type] = { schema: type.startsWith('text/') ? { type: 'string', description: what } : { type: 'string', format: 'binary', description: what } };
+      content[type] = {
+        schema: isZod(what)
+          ? what
+          : type.startsWith('text/')
+            ? { type: 'string', description: what }
+            : { type: 'string', format: 'binary', description: what },
+      };
     }
   }
   if (isZod(value)) {

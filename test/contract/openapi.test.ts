@@ -72,6 +72,9 @@ it('states the spec ranges in the request schemas', () => {
   expect(JSON.stringify(s.ImageGenerationRequest.properties.image_url)).toContain('"maxItems":5');
   expect(s.ChatCompletionRequest.description).toContain('safety_identifier');
   expect(s.ChatCompletionRequest.additionalProperties).toEqual({});
+  const speech200 = committed.paths['/v1/audio/speech'].post.responses['200'].content;
+  expect(Object.keys(speech200)).toEqual(expect.arrayContaining(['audio/mpeg', 'audio/wav', 'application/json']));
+  expect(speech200['application/json'].schema.$ref).toBe('#/components/schemas/SpeechWithTimestamps');
 });
 
 it('the client package builds on its own', () => {

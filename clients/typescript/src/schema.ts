@@ -1801,6 +1801,18 @@ export type components = {
         } & {
             [key: string]: unknown;
         };
+        SpeechWithTimestamps: {
+            audio_base64: string;
+            alignment: components["schemas"]["CharacterAlignment"];
+            normalized_alignment: components["schemas"]["CharacterAlignment"];
+            pronunciation_warnings: string[];
+        };
+        /** @description Three equal-length arrays, one entry per character (spaces included), in seconds. */
+        CharacterAlignment: {
+            characters: string[];
+            character_start_times_seconds: number[];
+            character_end_times_seconds: number[];
+        } | null;
         SpeechRequest: {
             model: string;
             /** @description Text; at most 4096 characters for family B (after phoneme tags are expanded). */
@@ -2787,6 +2799,7 @@ export interface operations {
                     "audio/aac": string;
                     "audio/flac": string;
                     "audio/wav": string;
+                    "application/json": components["schemas"]["SpeechWithTimestamps"];
                 };
             };
             /** @description Invalid request */
