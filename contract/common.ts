@@ -1,8 +1,5 @@
 import { z } from 'zod';
 
-/** Sent by clients we do not model; accepted and passed on. */
-export const looseObject = z.looseObject;
-
 export const httpsOrDataUrl = z
   .string()
   .regex(/^(https:\/\/\S+|data:[\w.+-]+\/[\w.+-]+(;[\w-]+=[^;,]+)*;base64,[A-Za-z0-9+/=\s]*)$/, {

@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { AdminApiKey, AdminCreatedApiKey, AdminUser } from '../../contract/admin.ts';
 import type { ResolvedConfig } from '../config/schema.ts';
 import type { PrismaClient } from '../db/client.ts';
-import { GatewayError, errors } from '../http/errors.ts';
+import { errors } from '../http/errors.ts';
 import { displayPrefix, hashSecret, newApiKey, newId } from '../auth/secrets.ts';
 
 type User = z.infer<typeof AdminUser>;
@@ -106,4 +106,3 @@ export class AccountService {
   }
 }
 
-export { GatewayError };
