@@ -2,6 +2,8 @@
 import { readFileSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
 import { AccountService } from './accounts/service.ts';
+import { PassThroughBilling } from './billing/hooks.ts';
+import { HealthRecorder } from './routing/health.ts';
 import { buildApp, redactedPaths } from './app.ts';
 import { KeyAuthenticator } from './auth/key-cache.ts';
 import { Catalog } from './catalog/catalog.ts';
@@ -55,6 +57,8 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
 
     const keys = new KeyAuthenticator(db.prisma, config.keyCacheTtlMs);
     cleanups.push(() => keys.close());
+    const health = new HealthRecorder(db.prisma);
+    cleanups.push(() => health.close());
     const services: Services = {
       config,
       db,
@@ -63,6 +67,8 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
       accounts: new AccountService(db.prisma, config),
       catalog: new Catalog(config),
       metrics: createMetrics(),
+      health,
+      billing: new PassThroughBilling(),
       adminToken: adminToken(env, true)!,
       version,
     };

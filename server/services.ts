@@ -1,4 +1,6 @@
 import type { AccountService } from './accounts/service.ts';
+import type { Billing } from './billing/hooks.ts';
+import type { HealthRecorder } from './routing/health.ts';
 import type { KeyAuthenticator } from './auth/key-cache.ts';
 import type { Catalog } from './catalog/catalog.ts';
 import type { ResolvedConfig } from './config/schema.ts';
@@ -15,6 +17,8 @@ export type Services = {
   accounts: AccountService;
   catalog: Catalog;
   metrics: Metrics;
+  health: HealthRecorder;
+  billing: Billing;
   adminToken: string;
   version: string;
 };

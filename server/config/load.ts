@@ -75,6 +75,8 @@ function resolve(raw: unknown, loc: Located, env: NodeJS.ProcessEnv): ResolvedCo
     plans,
     defaultPlan: cfg.default_plan ?? lowest,
     keyCacheTtlMs: cfg.key_cache_ttl_ms,
+    allowPrivateImageUrls: cfg.allow_private_image_urls,
+    drainMs: cfg.client_disconnect_drain_ms,
     source: loc.file,
   };
 }

@@ -64,6 +64,11 @@ export const GatewayConfig = z
     plans: z.array(PlanConfig).min(1).optional(),
     default_plan: z.string().optional().describe('Plan of new users; default: the lowest-ranked plan.'),
     key_cache_ttl_ms: z.number().int().min(0).max(60_000).default(5_000),
+    allow_private_image_urls: z
+      .boolean()
+      .default(false)
+      .describe('Let image URLs point at private, loopback or link-local addresses (SSRF protection off).'),
+    client_disconnect_drain_ms: z.number().int().min(0).max(600_000).default(30_000),
   })
   .superRefine((cfg, ctx) => {
     const dup = (list: { id: string }[], key: string) => {
@@ -106,6 +111,9 @@ export type ResolvedConfig = {
   plans: PlanConfig[];
   defaultPlan: string;
   keyCacheTtlMs: number;
+  allowPrivateImageUrls: boolean;
+  /** How long an upstream stream is still read for usage after the client went away. */
+  drainMs: number;
   /** Where it came from, for start-up messages. */
   source: string;
 };

@@ -2,6 +2,10 @@ import { initServer } from '@ts-rest/fastify';
 import { contract } from '../../contract/index.ts';
 import type { Services } from '../services.ts';
 import { notImplementedHandler as todo } from './not-implemented.ts';
+import { runText } from './text/engine.ts';
+import { chatFormat, messagesFormat } from './text/formats.ts';
+import { chatToCanonical } from '../translate/chat.ts';
+import { messagesToCanonical } from '../translate/messages.ts';
 
 const s = initServer();
 
@@ -15,8 +19,34 @@ export function buildRouter(services: Services) {
 
   return s.router(contract, {
     inference: {
-      chatCompletions: todo,
-      messages: todo,
+      chatCompletions: async ({ body, request, reply }) => {
+        const wantsUsage = body.stream_options?.include_usage === true;
+        const result = await runText(services, {
+          format: chatFormat(wantsUsage),
+          requestId: request.id,
+          principal: request.principal!,
+          raw: body,
+          request: chatToCanonical(body),
+          clientHeaders: {},
+        });
+        reply.headers(result.headers);
+        return { status: 200, body: result.body as never };
+      },
+      messages: async ({ body, request, reply }) => {
+        const result = await runText(services, {
+          format: messagesFormat,
+          requestId: request.id,
+          principal: request.principal!,
+          raw: body,
+          request: messagesToCanonical(body),
+          clientHeaders: {
+            'anthropic-version': request.headers['anthropic-version'] as string | undefined,
+            'anthropic-beta': request.headers['anthropic-beta'] as string | undefined,
+          },
+        });
+        reply.headers(result.headers);
+        return { status: 200, body: result.body as never };
+      },
       responses: todo,
       imageGenerations: todo,
       imageJob: todo,

@@ -1,0 +1,288 @@
+// The text-generation request path shared by the chat-completions and Messages endpoints:
+// model → targets → (pass through | translate) → failover → JSON or SSE, then settle usage.
+import { Readable } from 'node:stream';
+import type { Principal } from '../../auth/principal.ts';
+import { estimateOutputTokens, estimatePromptTokens } from '../../billing/estimate.ts';
+import type { BillingTicket } from '../../billing/hooks.ts';
+import { GatewayError, errors } from '../../http/errors.ts';
+import { fetchImage } from '../../media/fetch-image.ts';
+import { UnsupportedContentError } from '../../providers/anthropic/messages.ts';
+import { postJson } from '../../providers/http.ts';
+import { readSse } from '../../providers/sse.ts';
+import { UpstreamStreamError, type CallContext } from '../../providers/types.ts';
+import { withFailover } from '../../routing/failover.ts';
+import { textTargets, type Target } from '../../routing/targets.ts';
+import * as C from '../../translate/canonical.ts';
+import { checkStructuredOutput } from '../../translate/structured-output.ts';
+import type { Services } from '../../services.ts';
+
+type Json = Record<string, any>;
+
+/** How one client format plugs into the engine. */
+export type ClientFormat = {
+  endpoint: 'chat' | 'messages';
+  /** The upstream format this endpoint passes through untranslated. */
+  native: Target['format'];
+  /** The client's body for a native upstream (stripped fields removed, model replaced, usage forced). */
+  passthroughBody(raw: Json, upstreamModel: string): Json;
+  encodeResponse(r: C.Response, model: string): Json;
+  streamEncoder(model: string): { push(e: C.StreamEvent): string; end(): string };
+  /** Native stream: forward one upstream event, or drop/rewrite it (returns the frame to write). */
+  passthroughFrame(event: { event?: string; data: string }, decoded: { json: Json | null }): string;
+  errorFrame(err: GatewayError): string;
+};
+
+export type TextCall = {
+  format: ClientFormat;
+  requestId: string;
+  principal: Principal;
+  raw: Json;
+  request: C.Request;
+  clientHeaders: Record<string, string | undefined>;
+};
+
+export type TextResult = { status: 200; body: Json | Readable; headers: Record<string, string> };
+
+function planRank(services: Services, plan: string): number {
+  return services.config.plans.find((p) => p.id === plan)?.rank ?? -1;
+}
+
+/** Gemini needs image bytes: URLs are downloaded (SSRF-guarded) and inlined. */
+async function inlineImages(req: C.Request, services: Services): Promise<C.Request> {
+  const opts = { allowPrivate: services.config.allowPrivateImageUrls, maxBytes: 20 * 1024 * 1024, timeoutMs: 15_000 };
+  const fix = async (p: C.Part): Promise<C.Part> => {
+    if (p.type === 'image' && p.source.kind === 'url') {
+      const { mediaType, data } = await fetchImage(p.source.url, opts);
+      return { ...p, source: { kind: 'base64', mediaType, data } };
+    }
+    if (p.type === 'tool_result') return { ...p, content: (await Promise.all(p.content.map(fix))) as C.ToolResultPart['content'] };
+    return p;
+  };
+  const messages = await Promise.all(req.messages.map(async (m) => ({ ...m, content: await Promise.all(m.content.map(fix)) })));
+  return { ...req, messages };
+}
+
+function upstreamRequest(call: TextCall, target: Target, services: Services, prepared: C.Request) {
+  const ctx: CallContext = {
+    provider: target.provider,
+    clientHeaders: call.clientHeaders,
+    defaultMaxTokens: services.catalog.model(call.request.model)?.max_output_tokens ?? undefined,
+  };
+  if (target.format === call.format.native) {
+    const base = target.wire.build({ ...prepared, model: target.upstreamModel }, ctx);
+    return { ctx, http: { ...base, body: call.format.passthroughBody(call.raw, target.upstreamModel) }, native: true };
+  }
+  try {
+    return { ctx, http: target.wire.build({ ...prepared, model: target.upstreamModel }, ctx), native: false };
+  } catch (err) {
+    if (err instanceof UnsupportedContentError) throw errors.invalid(err.message, 'messages');
+    throw err;
+  }
+}
+
+export async function runText(services: Services, call: TextCall): Promise<TextResult> {
+  const started = performance.now();
+  const modelId = call.request.model;
+  const model = services.catalog.model(modelId);
+  if (!model) throw errors.modelNotFound(modelId);
+  if (model.premium && planRank(services, call.principal.planId) < planRank(services, model.required_plan)) {
+    throw errors.forbidden('model_requires_higher_plan', `The model '${modelId}' requires the '${model.required_plan}' plan or higher.`, 'model');
+  }
+  const providers = new Map(services.config.providers.map((p) => [p.id, p]));
+  const targets = textTargets(model, providers);
+  const ticket = await services.billing.begin({
+    requestId: call.requestId,
+    principal: call.principal,
+    model: modelId,
+    multiplier: model.token_multiplier,
+    request: call.request,
+  });
+  const settle = (target: Target | null, usage: C.Usage | null, estimated: boolean, status: number, errorCode: string | null) =>
+    ticket
+      .settle({
+        requestId: call.requestId,
+        principal: call.principal,
+        model: modelId,
+        endpoint: call.format.endpoint,
+        provider: target?.provider.id ?? null,
+        upstreamModel: target?.upstreamModel ?? null,
+        usage,
+        estimated,
+        status,
+        errorCode,
+        latencyMs: Math.round(performance.now() - started),
+      })
+      .catch(() => {});
+  const opts = { model: modelId, health: services.health, metrics: services.metrics };
+  const needsBytes = targets.some((t) => t.format === 'gemini');
+  let inlined: C.Request | null = null;
+  const prepare = async (t: Target) => (t.format === 'gemini' && needsBytes ? (inlined ??= await inlineImages(call.request, services)) : call.request);
+
+  try {
+    if (!call.request.stream) {
+      const { value, candidate } = await withFailover(
+        targets,
+        async (t) => {
+          const { http, ctx, native } = upstreamRequest(call, t, services, await prepare(t));
+          const res = await postJson({ ...http, timeoutMs: t.provider.timeout_ms });
+          const json = (await res.body.json()) as Json;
+          const decoded = t.wire.decode(json, ctx);
+          return { decoded, body: native ? json : call.format.encodeResponse(decoded, modelId) };
+        },
+        opts,
+      );
+      const usage = value.decoded.usage;
+      const estimated = !usage;
+      const billed = usage ?? estimatedUsage(call.request, value.decoded.content);
+      try {
+        checkStructuredOutput(call.request.responseFormat, value.decoded.content, value.decoded.finishReason);
+      } catch (err) {
+        void settle(candidate, billed, estimated, 502, (err as GatewayError).code);
+        throw err;
+      }
+      void settle(candidate, billed, estimated, 200, null);
+      return { status: 200, body: value.body, headers: { 'x-gateway-upstream': candidate.provider.id } };
+    }
+    return await runStream(services, call, targets, prepare, settle);
+  } catch (err) {
+    if (err instanceof GatewayError && err.status >= 400) void settle(null, null, false, err.status, err.code);
+    throw err;
+  }
+}
+
+function estimatedUsage(req: C.Request, content: C.Response['content']): C.Usage | null {
+  const output = estimateOutputTokens(content);
+  if (!output) return null; // nothing produced: nothing billed
+  return { ...C.emptyUsage(), inputTokens: estimatePromptTokens(req), outputTokens: output };
+}
+
+type Opened = { target: Target; first: string; frames: AsyncGenerator<string>; acc: C.ResponseAccumulator; abort: AbortController };
+
+async function runStream(
+  services: Services,
+  call: TextCall,
+  targets: Target[],
+  prepare: (t: Target) => Promise<C.Request>,
+  settle: (t: Target | null, u: C.Usage | null, estimated: boolean, status: number, code: string | null) => Promise<void>,
+): Promise<TextResult> {
+  const { value: opened } = await withFailover(
+    targets,
+    async (t): Promise<Opened> => {
+      const { http, ctx, native } = upstreamRequest(call, t, services, await prepare(t));
+      const abort = new AbortController();
+      const res = await postJson({ ...http, timeoutMs: t.provider.timeout_ms, signal: abort.signal });
+      const acc = new C.ResponseAccumulator();
+      const frames = native ? nativeFrames(call, t, res.body, acc, ctx) : translatedFrames(call, t, res.body, acc, ctx);
+      try {
+        // Failover stays possible until the first byte for the client exists.
+        let first = await frames.next();
+        while (!first.done && !first.value) first = await frames.next();
+        return { target: t, first: first.done ? '' : first.value, frames, acc, abort };
+      } catch (err) {
+        abort.abort();
+        throw err;
+      }
+    },
+    { model: call.request.model, health: services.health, metrics: services.metrics },
+  );
+  const body = pump(opened, call.format, services.config.drainMs, (error, clientGone) => {
+    const usage = opened.acc.usage;
+    const estimated = !usage;
+    const billed = usage ?? estimatedUsage(call.request, opened.acc.content);
+    const code = error ? ((error as GatewayError).code ?? 'upstream_error') : clientGone ? 'client_disconnected' : null;
+    void settle(opened.target, billed, estimated, error ? 502 : 200, code);
+  });
+  return {
+    status: 200,
+    body,
+    headers: {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      'x-accel-buffering': 'no',
+      'x-gateway-upstream': opened.target.provider.id,
+    },
+  };
+}
+
+async function* translatedFrames(call: TextCall, t: Target, body: AsyncIterable<Buffer>, acc: C.ResponseAccumulator, ctx: CallContext): AsyncGenerator<string> {
+  const decoder = t.wire.streamDecoder(ctx);
+  const encoder = call.format.streamEncoder(call.request.model);
+  const feed = (events: C.StreamEvent[]) => {
+    let out = '';
+    for (const e of events) {
+      acc.push(e);
+      out += encoder.push(e);
+    }
+    return out;
+  };
+  for await (const e of readSse(body)) {
+    const frame = feed(decoder.push(e));
+    if (frame) yield frame;
+  }
+  const tail = feed(decoder.end());
+  checkStructuredOutput(call.request.responseFormat, acc.content, acc.finishReason);
+  yield tail + encoder.end();
+}
+
+async function* nativeFrames(call: TextCall, t: Target, body: AsyncIterable<Buffer>, acc: C.ResponseAccumulator, ctx: CallContext): AsyncGenerator<string> {
+  const decoder = t.wire.streamDecoder(ctx);
+  for await (const e of readSse(body)) {
+    const json = e.data === '[DONE]' ? null : (JSON.parse(e.data) as Json);
+    const events = json === null ? decoder.push(e) : decoder.pushParsed(json);
+    for (const ev of events) acc.push(ev);
+    if (json === null) {
+      decoder.end();
+      checkStructuredOutput(call.request.responseFormat, acc.content, acc.finishReason);
+    }
+    yield call.format.passthroughFrame(e, { json });
+  }
+  decoder.end();
+}
+
+/**
+ * Writes frames to the client with backpressure. If the client goes away the upstream is still
+ * read (without writing) until it ends or `drainMs` passes, so usage is known; then it is aborted.
+ */
+function pump(opened: Opened, format: ClientFormat, drainMs: number, done: (error: unknown, clientGone: boolean) => void): Readable {
+  let wake: (() => void) | null = null;
+  let clientGone = false;
+  let finished = false;
+  const out = new Readable({
+    read() {
+      wake?.();
+    },
+  });
+  out.on('close', () => {
+    if (finished) return;
+    clientGone = true;
+    wake?.();
+    setTimeout(() => opened.abort.abort(), drainMs).unref();
+  });
+  const write = async (frame: string) => {
+    if (clientGone || !frame) return;
+    if (!out.push(frame)) await new Promise<void>((r) => (wake = r));
+    wake = null;
+  };
+  void (async () => {
+    let error: unknown = null;
+    try {
+      await write(opened.first);
+      for await (const frame of opened.frames) await write(frame);
+    } catch (err) {
+      error = err;
+      if (!clientGone) {
+        const gw =
+          err instanceof GatewayError
+            ? err
+            : new GatewayError(502, 'provider_error', 'upstream_error', `The upstream failed mid-stream: ${err instanceof UpstreamStreamError || err instanceof Error ? err.message : String(err)}`);
+        out.push(format.errorFrame(gw));
+      }
+    } finally {
+      finished = true;
+      opened.abort.abort();
+      if (!clientGone) out.push(null);
+      done(error, clientGone);
+    }
+  })();
+  return out;
+}

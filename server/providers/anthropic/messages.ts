@@ -1,0 +1,243 @@
+// Anthropic Messages wire format.
+import { randomToken } from '../../auth/secrets.ts';
+import type * as C from '../../translate/canonical.ts';
+import { UpstreamStreamError, joinUrl, parseJsonArgs, reasoningBudget, type CallContext, type HttpCall, type StreamDecoder, type TextProvider } from '../types.ts';
+
+type Json = Record<string, any>;
+
+export const ANTHROPIC_VERSION = '2023-06-01';
+/** Used when neither the client nor the model's config gives max_tokens (Anthropic requires it). */
+export const DEFAULT_MAX_TOKENS = 4096;
+/** Name of the forced tool that carries structured output (Anthropic has no JSON mode). */
+export const JSON_TOOL = 'json_response';
+const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
+
+/** Anthropic tool ids must match ^[a-zA-Z0-9_-]+$; other providers' ids are mapped onto that set. */
+export const toolId = (id: string) => (/^[a-zA-Z0-9_-]+$/.test(id) ? id : id.replace(/[^a-zA-Z0-9_-]/g, '_'));
+
+function imageBlock(s: C.ImageSource): Json {
+  if (s.kind === 'url') return { type: 'image', source: { type: 'url', url: s.url } };
+  if (!IMAGE_TYPES.has(s.mediaType)) {
+    throw new UnsupportedContentError(`Anthropic models accept images as JPEG, PNG, GIF or WebP, not ${s.mediaType}.`);
+  }
+  return { type: 'image', source: { type: 'base64', media_type: s.mediaType, data: s.data } };
+}
+
+export class UnsupportedContentError extends Error {}
+
+function encodePart(p: C.Part): Json | null {
+  switch (p.type) {
+    case 'text':
+      return p.text ? { type: 'text', text: p.text } : null;
+    case 'image':
+      return imageBlock(p.source);
+    case 'tool_call':
+      return { type: 'tool_use', id: toolId(p.id), name: p.name, input: parseJsonArgs(p.arguments) };
+    case 'tool_result':
+      return {
+        type: 'tool_result',
+        tool_use_id: toolId(p.toolCallId),
+        content: p.content.map((c) => (c.type === 'text' ? { type: 'text', text: c.text } : imageBlock(c.source))).filter((c) => c.type !== 'text' || c.text),
+        ...(p.isError ? { is_error: true } : {}),
+      };
+    case 'reasoning':
+      // Thinking goes back only as Anthropic produced it: signed, or redacted.
+      if (p.redactedData) return { type: 'redacted_thinking', data: p.redactedData };
+      if (p.signature) return { type: 'thinking', thinking: p.text, signature: p.signature };
+      return null;
+  }
+}
+
+function encodeMessages(req: C.Request): Json[] {
+  const out: Json[] = [];
+  for (const m of req.messages) {
+    let blocks = m.content.map(encodePart).filter((b): b is Json => b !== null);
+    // tool_result blocks must open the user turn that answers the tool calls.
+    if (m.role === 'user') blocks = [...blocks.filter((b) => b.type === 'tool_result'), ...blocks.filter((b) => b.type !== 'tool_result')];
+    if (!blocks.length) continue;
+    const prev = out[out.length - 1];
+    if (prev && prev.role === m.role) prev.content.push(...blocks);
+    else out.push({ role: m.role, content: blocks });
+  }
+  return out;
+}
+
+export function encodeMessagesBody(req: C.Request, ctx: CallContext): Json {
+  const body: Json = { model: req.model, messages: encodeMessages(req) };
+  if (req.system.length) body.system = req.system.join('\n\n');
+  let maxTokens = req.maxTokens ?? ctx.defaultMaxTokens ?? DEFAULT_MAX_TOKENS;
+  const tools: Json[] = (req.tools ?? []).map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters ?? { type: 'object' } }));
+  let toolChoice: Json | undefined;
+  if (req.toolChoice !== undefined && tools.length) {
+    const tc = req.toolChoice;
+    toolChoice = typeof tc === 'object' ? { type: 'tool', name: tc.name } : { type: tc === 'required' ? 'any' : tc };
+  } else if (req.toolChoice === 'none') toolChoice = { type: 'none' };
+  if (req.parallelToolCalls === false && tools.length) toolChoice = { ...(toolChoice ?? { type: 'auto' }), disable_parallel_tool_use: true };
+
+  const f = req.responseFormat;
+  if (f && f.type !== 'text') {
+    const schema = f.type === 'json_schema' ? f.schema : { type: 'object' };
+    if (!tools.length) {
+      tools.push({ name: JSON_TOOL, description: 'Respond with the JSON output.', input_schema: schema });
+      toolChoice = { type: 'tool', name: JSON_TOOL };
+    } else {
+      body.system = [body.system, `Answer with a single JSON value only, matching this JSON Schema:\n${JSON.stringify(schema)}`].filter(Boolean).join('\n\n');
+    }
+  }
+  if (tools.length) body.tools = tools;
+  if (toolChoice) body.tool_choice = toolChoice;
+
+  const budget = reasoningBudget(req.reasoning);
+  // Extended thinking cannot be combined with a forced tool; the forced tool wins.
+  const forced = toolChoice?.type === 'tool' || toolChoice?.type === 'any';
+  const thinking = budget !== undefined && budget > 0 && !forced;
+  if (thinking) {
+    const b = Math.max(1024, budget!);
+    body.thinking = { type: 'enabled', budget_tokens: b };
+    maxTokens = b + maxTokens;
+  }
+  body.max_tokens = maxTokens;
+  // Anthropic samples in 0-1 and requires the defaults while thinking.
+  if (req.temperature !== undefined && !thinking) body.temperature = Math.min(1, req.temperature);
+  if (req.topP !== undefined) body.top_p = req.topP;
+  if (req.topK !== undefined && !thinking) body.top_k = req.topK;
+  if (req.stop?.length) body.stop_sequences = req.stop;
+  if (req.user) body.metadata = { user_id: req.user };
+  if (req.stream) body.stream = true;
+  return body;
+}
+
+export function anthropicHeaders(ctx: CallContext): Record<string, string> {
+  const h: Record<string, string> = {
+    'anthropic-version': ctx.clientHeaders['anthropic-version'] ?? ANTHROPIC_VERSION,
+    ...(ctx.provider.api_key ? { 'x-api-key': ctx.provider.api_key } : {}),
+  };
+  const beta = ctx.clientHeaders['anthropic-beta'];
+  if (beta) h['anthropic-beta'] = beta;
+  return { ...h, ...ctx.provider.headers };
+}
+
+export const anthropicBaseUrl = (ctx: CallContext) => ctx.provider.base_url ?? 'https://api.anthropic.com/v1';
+
+export function mapStop(reason: string | null | undefined): C.FinishReason {
+  switch (reason) {
+    case 'max_tokens':
+    case 'model_context_window_exceeded':
+      return 'length';
+    case 'tool_use':
+      return 'tool_calls';
+    case 'refusal':
+      return 'refusal';
+    case 'pause_turn':
+      return 'pause';
+    default:
+      return 'stop';
+  }
+}
+
+export function decodeUsage(u: Json | null | undefined): C.Usage | null {
+  if (!u) return null;
+  const cached = u.cache_read_input_tokens ?? 0;
+  const written = u.cache_creation_input_tokens ?? 0;
+  return { inputTokens: (u.input_tokens ?? 0) + cached + written, outputTokens: u.output_tokens ?? 0, cachedTokens: cached, cacheWriteTokens: written, reasoningTokens: 0 };
+}
+
+export function decodeMessagesResponse(body: unknown): C.Response {
+  const b = body as Json;
+  const content: C.Response['content'] = [];
+  let jsonTool = false;
+  for (const block of b.content ?? []) {
+    if (block.type === 'text') content.push({ type: 'text', text: block.text });
+    else if (block.type === 'thinking') content.push({ type: 'reasoning', text: block.thinking ?? '', signature: block.signature });
+    else if (block.type === 'redacted_thinking') content.push({ type: 'reasoning', text: '', redactedData: block.data });
+    else if (block.type === 'tool_use' && block.name === JSON_TOOL) {
+      jsonTool = true;
+      content.push({ type: 'text', text: JSON.stringify(block.input) });
+    } else if (block.type === 'tool_use') content.push({ type: 'tool_call', id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) });
+  }
+  const finish = mapStop(b.stop_reason);
+  return {
+    id: b.id ?? `msg_${randomToken(24)}`,
+    model: b.model ?? '',
+    content,
+    finishReason: jsonTool && finish === 'tool_calls' ? 'stop' : finish,
+    stopSequence: b.stop_sequence ?? null,
+    usage: decodeUsage(b.usage),
+  };
+}
+
+export class MessagesStreamDecoder implements StreamDecoder {
+  private usage: C.Usage | null = null;
+  private stopped = false;
+  private jsonBlock = -1;
+  private finish?: C.StreamEvent;
+
+  push(e: { event?: string; data: string }): C.StreamEvent[] {
+    return this.pushParsed(JSON.parse(e.data) as Json);
+  }
+
+  pushParsed(ev: Json): C.StreamEvent[] {
+    switch (ev.type) {
+      case 'message_start':
+        this.usage = decodeUsage(ev.message?.usage);
+        return [{ type: 'start', id: ev.message?.id ?? `msg_${randomToken(24)}`, model: ev.message?.model ?? '' }];
+      case 'content_block_start': {
+        const b = ev.content_block ?? {};
+        if (b.type === 'tool_use' && b.name === JSON_TOOL) {
+          this.jsonBlock = ev.index;
+          return [];
+        }
+        if (b.type === 'tool_use') return [{ type: 'tool_call_start', index: ev.index, id: b.id, name: b.name }];
+        if (b.type === 'redacted_thinking') return [{ type: 'reasoning_redacted', data: b.data }];
+        if (b.type === 'text' && b.text) return [{ type: 'text', text: b.text }];
+        return [];
+      }
+      case 'content_block_delta': {
+        const d = ev.delta ?? {};
+        if (d.type === 'text_delta') return [{ type: 'text', text: d.text }];
+        if (d.type === 'input_json_delta') {
+          if (ev.index === this.jsonBlock) return d.partial_json ? [{ type: 'text', text: d.partial_json }] : [];
+          return d.partial_json ? [{ type: 'tool_call_delta', index: ev.index, arguments: d.partial_json }] : [];
+        }
+        if (d.type === 'thinking_delta') return [{ type: 'reasoning', text: d.thinking }];
+        if (d.type === 'signature_delta') return [{ type: 'reasoning_signature', signature: d.signature }];
+        return [];
+      }
+      case 'message_delta': {
+        // Usage here is cumulative; input counts may be repeated (or only appear here).
+        const u = ev.usage ?? {};
+        const prev = this.usage ?? decodeUsage({})!;
+        this.usage = decodeUsage({
+          input_tokens: u.input_tokens ?? prev.inputTokens - prev.cachedTokens - prev.cacheWriteTokens,
+          cache_read_input_tokens: u.cache_read_input_tokens ?? prev.cachedTokens,
+          cache_creation_input_tokens: u.cache_creation_input_tokens ?? prev.cacheWriteTokens,
+          output_tokens: u.output_tokens ?? prev.outputTokens,
+        });
+        let reason = mapStop(ev.delta?.stop_reason);
+        if (reason === 'tool_calls' && this.jsonBlock >= 0) reason = 'stop';
+        this.finish = { type: 'finish', reason, stopSequence: ev.delta?.stop_sequence ?? null };
+        return [this.finish];
+      }
+      case 'message_stop':
+        this.stopped = true;
+        return this.usage ? [{ type: 'usage', usage: this.usage }] : [];
+      case 'error':
+        throw new UpstreamStreamError(ev.error?.message ?? 'upstream stream error', ev.error?.type);
+      default:
+        return [];
+    }
+  }
+
+  end(): C.StreamEvent[] {
+    if (!this.stopped) throw new UpstreamStreamError('the upstream stream ended before message_stop');
+    return [];
+  }
+}
+
+export const anthropicMessages: TextProvider = {
+  build(req, ctx): HttpCall {
+    return { url: joinUrl(anthropicBaseUrl(ctx), '/messages'), headers: anthropicHeaders(ctx), body: encodeMessagesBody(req, ctx) };
+  },
+  decode: decodeMessagesResponse,
+  streamDecoder: () => new MessagesStreamDecoder(),
+};

@@ -1,0 +1,200 @@
+// Gemini generateContent / streamGenerateContent (alt=sse) wire format.
+import { randomToken } from '../../auth/secrets.ts';
+import { ResponseAccumulator } from '../../translate/canonical.ts';
+import type * as C from '../../translate/canonical.ts';
+import { UpstreamStreamError, joinUrl, parseJsonArgs, reasoningBudget, type CallContext, type HttpCall, type StreamDecoder, type TextProvider } from '../types.ts';
+
+type Json = Record<string, any>;
+
+function encodeParts(m: C.Message, namesById: Map<string, string>): Json[] {
+  const parts: Json[] = [];
+  for (const p of m.content) {
+    switch (p.type) {
+      case 'text':
+        if (p.text) parts.push({ text: p.text, ...(p.thoughtSignature ? { thoughtSignature: p.thoughtSignature } : {}) });
+        break;
+      case 'image':
+        if (p.source.kind !== 'base64') throw new Error('Gemini images must be inlined before encoding');
+        parts.push({ inlineData: { mimeType: p.source.mediaType, data: p.source.data } });
+        break;
+      case 'tool_call':
+        namesById.set(p.id, p.name);
+        parts.push({
+          functionCall: { name: p.name, args: parseJsonArgs(p.arguments) },
+          ...(p.thoughtSignature ? { thoughtSignature: p.thoughtSignature } : {}),
+        });
+        break;
+      case 'tool_result': {
+        const text = p.content.filter((c): c is C.TextPart => c.type === 'text').map((c) => c.text).join('\n');
+        let response: Json;
+        try {
+          const parsed = JSON.parse(text);
+          response = parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? parsed : { result: parsed };
+        } catch {
+          response = { result: text };
+        }
+        if (p.isError) response = { error: response };
+        parts.push({ functionResponse: { name: p.name ?? namesById.get(p.toolCallId) ?? 'tool', response } });
+        for (const c of p.content) if (c.type === 'image' && c.source.kind === 'base64') parts.push({ inlineData: { mimeType: c.source.mediaType, data: c.source.data } });
+        break;
+      }
+      case 'reasoning':
+        // Thought summaries are not sent back; signatures travel on the parts they belong to.
+        break;
+    }
+  }
+  return parts;
+}
+
+export function encodeGenerateContentBody(req: C.Request): Json {
+  const contents: Json[] = [];
+  const namesById = new Map<string, string>();
+  for (const m of req.messages) {
+    const parts = encodeParts(m, namesById);
+    if (!parts.length) continue;
+    const role = m.role === 'assistant' ? 'model' : 'user';
+    const prev = contents[contents.length - 1];
+    if (prev && prev.role === role) prev.parts.push(...parts);
+    else contents.push({ role, parts });
+  }
+  const body: Json = { contents };
+  if (req.system.length) body.systemInstruction = { parts: [{ text: req.system.join('\n\n') }] };
+  if (req.tools?.length) {
+    body.tools = [{ functionDeclarations: req.tools.map((t) => ({ name: t.name, description: t.description, parametersJsonSchema: t.parameters ?? { type: 'object' } })) }];
+  }
+  if (req.toolChoice !== undefined) {
+    const tc = req.toolChoice;
+    body.toolConfig = {
+      functionCallingConfig: typeof tc === 'object' ? { mode: 'ANY', allowedFunctionNames: [tc.name] } : { mode: tc === 'required' ? 'ANY' : tc.toUpperCase() },
+    };
+  }
+  const g: Json = {};
+  if (req.maxTokens !== undefined) g.maxOutputTokens = req.maxTokens;
+  if (req.temperature !== undefined) g.temperature = req.temperature;
+  if (req.topP !== undefined) g.topP = req.topP;
+  if (req.topK !== undefined) g.topK = req.topK;
+  if (req.seed !== undefined) g.seed = req.seed;
+  if (req.presencePenalty !== undefined) g.presencePenalty = req.presencePenalty;
+  if (req.frequencyPenalty !== undefined) g.frequencyPenalty = req.frequencyPenalty;
+  if (req.stop?.length) g.stopSequences = req.stop.slice(0, 5);
+  const f = req.responseFormat;
+  if (f?.type === 'json_object') g.responseMimeType = 'application/json';
+  if (f?.type === 'json_schema') {
+    g.responseMimeType = 'application/json';
+    g.responseJsonSchema = f.schema;
+  }
+  const budget = reasoningBudget(req.reasoning);
+  if (budget !== undefined) g.thinkingConfig = budget > 0 ? { thinkingBudget: budget, includeThoughts: true } : { thinkingBudget: 0 };
+  if (Object.keys(g).length) body.generationConfig = g;
+  return body;
+}
+
+export const geminiBaseUrl = (ctx: CallContext) => ctx.provider.base_url ?? 'https://generativelanguage.googleapis.com/v1beta';
+
+export function mapFinish(reason: string | undefined, hasCalls: boolean): C.FinishReason {
+  switch (reason) {
+    case 'MAX_TOKENS':
+      return 'length';
+    case 'SAFETY':
+    case 'RECITATION':
+    case 'BLOCKLIST':
+    case 'PROHIBITED_CONTENT':
+    case 'SPII':
+    case 'IMAGE_SAFETY':
+      return 'content_filter';
+    default:
+      return hasCalls ? 'tool_calls' : 'stop';
+  }
+}
+
+export function decodeUsage(u: Json | undefined): C.Usage | null {
+  if (!u) return null;
+  const thoughts = u.thoughtsTokenCount ?? 0;
+  return {
+    inputTokens: (u.promptTokenCount ?? 0) + (u.toolUsePromptTokenCount ?? 0),
+    outputTokens: (u.candidatesTokenCount ?? 0) + thoughts,
+    cachedTokens: u.cachedContentTokenCount ?? 0,
+    cacheWriteTokens: 0,
+    reasoningTokens: thoughts,
+  };
+}
+
+function partEvents(part: Json, nextIndex: () => number): C.StreamEvent[] {
+  if (part.functionCall) {
+    const index = nextIndex();
+    const fc = part.functionCall;
+    return [
+      { type: 'tool_call_start', index, id: fc.id ?? `call_${randomToken(24)}`, name: fc.name, thoughtSignature: part.thoughtSignature },
+      { type: 'tool_call_delta', index, arguments: JSON.stringify(fc.args ?? {}) },
+    ];
+  }
+  if (typeof part.text === 'string') {
+    const out: C.StreamEvent[] = [];
+    if (part.text) out.push(part.thought ? { type: 'reasoning', text: part.text } : { type: 'text', text: part.text });
+    if (part.thoughtSignature && !part.thought) out.push({ type: 'text_signature', signature: part.thoughtSignature });
+    return out;
+  }
+  return [];
+}
+
+/** A unary response is one complete chunk: decode it as a one-event stream. */
+export function decodeGenerateContentResponse(body: unknown): C.Response {
+  const dec = new GenerateContentStreamDecoder();
+  const acc = new ResponseAccumulator();
+  for (const e of [...dec.push({ data: JSON.stringify(body) }), ...dec.end()]) acc.push(e);
+  return acc.response();
+}
+
+export class GenerateContentStreamDecoder implements StreamDecoder {
+  private started = false;
+  private tools = 0;
+  private usage: C.Usage | null = null;
+  private finished = false;
+  private sawCalls = false;
+
+  push(e: { data: string }): C.StreamEvent[] {
+    return this.pushParsed(JSON.parse(e.data) as Json);
+  }
+
+  pushParsed(chunk: Json): C.StreamEvent[] {
+    if (chunk.error) throw new UpstreamStreamError(chunk.error.message ?? 'upstream stream error', chunk.error.status);
+    const out: C.StreamEvent[] = [];
+    if (!this.started) {
+      this.started = true;
+      out.push({ type: 'start', id: chunk.responseId ?? `gen-${randomToken(24)}`, model: chunk.modelVersion ?? '' });
+    }
+    const cand = chunk.candidates?.[0];
+    for (const part of cand?.content?.parts ?? []) {
+      const events = partEvents(part, () => this.tools++);
+      if (part.functionCall) this.sawCalls = true;
+      out.push(...events);
+    }
+    if (chunk.usageMetadata) this.usage = decodeUsage(chunk.usageMetadata);
+    if (cand?.finishReason) {
+      this.finished = true;
+      out.push({ type: 'finish', reason: mapFinish(cand.finishReason, this.sawCalls) });
+    } else if (chunk.promptFeedback?.blockReason && !cand) {
+      this.finished = true;
+      out.push({ type: 'finish', reason: 'content_filter' });
+    }
+    return out;
+  }
+
+  end(): C.StreamEvent[] {
+    if (!this.finished) throw new UpstreamStreamError('the upstream stream ended without a finish reason');
+    return this.usage ? [{ type: 'usage', usage: this.usage }] : [];
+  }
+}
+
+export const geminiGenerateContent: TextProvider = {
+  build(req, ctx): HttpCall {
+    const path = `/models/${encodeURIComponent(req.model)}:${req.stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`;
+    return {
+      url: joinUrl(geminiBaseUrl(ctx), path),
+      headers: { ...(ctx.provider.api_key ? { 'x-goog-api-key': ctx.provider.api_key } : {}), ...ctx.provider.headers },
+      body: encodeGenerateContentBody(req),
+    };
+  },
+  decode: decodeGenerateContentResponse,
+  streamDecoder: () => new GenerateContentStreamDecoder(),
+};

@@ -1,0 +1,191 @@
+// OpenAI chat-completions wire format (OpenAI itself and every OpenAI-compatible server).
+import { randomToken } from '../../auth/secrets.ts';
+import * as C from '../../translate/canonical.ts';
+import { UpstreamStreamError, budgetToEffort, joinUrl, type CallContext, type HttpCall, type StreamDecoder, type TextProvider } from '../types.ts';
+
+type Json = Record<string, any>;
+
+const imageUrl = (s: C.ImageSource) => (s.kind === 'url' ? s.url : `data:${s.mediaType};base64,${s.data}`);
+
+function encodeMessages(req: C.Request): Json[] {
+  const out: Json[] = [];
+  if (req.system.length) out.push({ role: 'system', content: req.system.join('\n\n') });
+  for (const m of req.messages) {
+    if (m.role === 'assistant') {
+      const text = m.content.filter((p): p is C.TextPart => p.type === 'text').map((p) => p.text).join('');
+      const calls = m.content.filter((p): p is C.ToolCallPart => p.type === 'tool_call');
+      const msg: Json = { role: 'assistant', content: text || (calls.length ? null : '') };
+      if (calls.length) {
+        msg.tool_calls = calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments || '{}' } }));
+      }
+      out.push(msg);
+      continue;
+    }
+    // Tool results become `tool` messages right after the assistant turn; the rest a user message.
+    const rest: Json[] = [];
+    for (const p of m.content) {
+      if (p.type === 'tool_result') {
+        const text = p.content.filter((c): c is C.TextPart => c.type === 'text').map((c) => c.text).join('\n');
+        out.push({ role: 'tool', tool_call_id: p.toolCallId, content: p.isError ? `Error: ${text}` : text });
+        const images = p.content.filter((c): c is C.ImagePart => c.type === 'image');
+        for (const img of images) rest.push({ type: 'image_url', image_url: { url: imageUrl(img.source) } });
+      } else if (p.type === 'text') rest.push({ type: 'text', text: p.text });
+      else if (p.type === 'image') rest.push({ type: 'image_url', image_url: { url: imageUrl(p.source), ...(p.detail ? { detail: p.detail } : {}) } });
+    }
+    if (rest.length) {
+      const onlyText = rest.every((r) => r.type === 'text');
+      out.push({ role: 'user', content: onlyText ? rest.map((r) => r.text).join('\n') : rest });
+    }
+  }
+  return out;
+}
+
+function encodeToolChoice(tc: C.ToolChoice): unknown {
+  return typeof tc === 'string' ? tc : { type: 'function', function: { name: tc.name } };
+}
+
+export function encodeChatBody(req: C.Request, ctx: CallContext): Json {
+  const compatible = ctx.provider.type === 'openai-compatible';
+  const body: Json = { model: req.model, messages: encodeMessages(req) };
+  if (req.maxTokens !== undefined) body[compatible ? 'max_tokens' : 'max_completion_tokens'] = req.maxTokens;
+  if (req.temperature !== undefined) body.temperature = req.temperature;
+  if (req.topP !== undefined) body.top_p = req.topP;
+  if (req.topK !== undefined && compatible) body.top_k = req.topK;
+  if (req.seed !== undefined) body.seed = req.seed;
+  if (req.frequencyPenalty !== undefined) body.frequency_penalty = req.frequencyPenalty;
+  if (req.presencePenalty !== undefined) body.presence_penalty = req.presencePenalty;
+  if (req.stop?.length) body.stop = req.stop.slice(0, 4);
+  if (req.tools?.length) {
+    body.tools = req.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
+    if (req.parallelToolCalls !== undefined) body.parallel_tool_calls = req.parallelToolCalls;
+  }
+  if (req.toolChoice !== undefined && (req.tools?.length || req.toolChoice === 'none')) body.tool_choice = encodeToolChoice(req.toolChoice);
+  if (req.reasoning) {
+    const effort = req.reasoning.effort ?? budgetToEffort(req.reasoning.budgetTokens ?? 0);
+    body.reasoning_effort = effort;
+  }
+  if (req.responseFormat) {
+    const f = req.responseFormat;
+    body.response_format =
+      f.type === 'json_schema'
+        ? { type: 'json_schema', json_schema: { name: f.name, schema: f.schema, ...(f.strict !== undefined ? { strict: f.strict } : {}), ...(f.description ? { description: f.description } : {}) } }
+        : { type: f.type };
+  }
+  if (req.stream) {
+    body.stream = true;
+    body.stream_options = { include_usage: true };
+  }
+  return body;
+}
+
+export function chatHeaders(ctx: CallContext): Record<string, string> {
+  return { ...(ctx.provider.api_key ? { authorization: `Bearer ${ctx.provider.api_key}` } : {}), ...ctx.provider.headers };
+}
+
+export const defaultBaseUrl = (ctx: CallContext) =>
+  ctx.provider.base_url ?? (ctx.provider.type === 'openai' ? 'https://api.openai.com/v1' : 'http://127.0.0.1:8000/v1');
+
+export function mapFinish(reason: string | null | undefined): C.FinishReason {
+  switch (reason) {
+    case 'length':
+      return 'length';
+    case 'tool_calls':
+    case 'function_call':
+      return 'tool_calls';
+    case 'content_filter':
+      return 'content_filter';
+    default:
+      return 'stop';
+  }
+}
+
+export function decodeUsage(u: Json | null | undefined): C.Usage | null {
+  if (!u) return null;
+  return {
+    inputTokens: u.prompt_tokens ?? 0,
+    outputTokens: u.completion_tokens ?? 0,
+    cachedTokens: u.prompt_tokens_details?.cached_tokens ?? 0,
+    cacheWriteTokens: 0,
+    reasoningTokens: u.completion_tokens_details?.reasoning_tokens ?? 0,
+  };
+}
+
+/** Reasoning text as OpenAI-compatible servers return it (DeepSeek, vLLM, OpenRouter). */
+const reasoningOf = (m: Json): string | undefined => m.reasoning_content ?? (typeof m.reasoning === 'string' ? m.reasoning : undefined);
+
+export function decodeChatResponse(body: unknown): C.Response {
+  const b = body as Json;
+  const choice = b.choices?.[0] ?? {};
+  const msg = choice.message ?? {};
+  const content: C.Response['content'] = [];
+  const reasoning = reasoningOf(msg);
+  if (reasoning) content.push({ type: 'reasoning', text: reasoning });
+  if (typeof msg.content === 'string' && msg.content) content.push({ type: 'text', text: msg.content });
+  if (typeof msg.refusal === 'string' && msg.refusal) content.push({ type: 'text', text: msg.refusal });
+  for (const tc of msg.tool_calls ?? []) {
+    content.push({ type: 'tool_call', id: tc.id, name: tc.function?.name ?? '', arguments: tc.function?.arguments ?? '{}' });
+  }
+  return {
+    id: b.id ?? `chatcmpl-${randomToken(24)}`,
+    model: b.model ?? '',
+    content,
+    finishReason: msg.refusal ? 'refusal' : mapFinish(choice.finish_reason),
+    usage: decodeUsage(b.usage),
+  };
+}
+
+export class ChatStreamDecoder implements StreamDecoder {
+  private started = false;
+  private done = false;
+  private readonly toolIndexes = new Set<number>();
+
+  push(e: { data: string }): C.StreamEvent[] {
+    if (e.data === '[DONE]') {
+      this.done = true;
+      return [];
+    }
+    return this.pushParsed(JSON.parse(e.data) as Json);
+  }
+
+  pushParsed(chunk: Json): C.StreamEvent[] {
+    if (chunk.error) throw new UpstreamStreamError(chunk.error.message ?? JSON.stringify(chunk.error));
+    const out: C.StreamEvent[] = [];
+    if (!this.started) {
+      this.started = true;
+      out.push({ type: 'start', id: chunk.id ?? `chatcmpl-${randomToken(24)}`, model: chunk.model ?? '' });
+    }
+    const choice = chunk.choices?.[0];
+    if (choice) {
+      const d = choice.delta ?? {};
+      const reasoning = reasoningOf(d);
+      if (reasoning) out.push({ type: 'reasoning', text: reasoning });
+      if (typeof d.content === 'string' && d.content) out.push({ type: 'text', text: d.content });
+      if (typeof d.refusal === 'string' && d.refusal) out.push({ type: 'text', text: d.refusal });
+      for (const tc of d.tool_calls ?? []) {
+        const index: number = tc.index ?? 0;
+        if (!this.toolIndexes.has(index)) {
+          this.toolIndexes.add(index);
+          out.push({ type: 'tool_call_start', index, id: tc.id ?? `call_${randomToken(24)}`, name: tc.function?.name ?? '' });
+        }
+        if (tc.function?.arguments) out.push({ type: 'tool_call_delta', index, arguments: tc.function.arguments });
+      }
+      if (choice.finish_reason) out.push({ type: 'finish', reason: mapFinish(choice.finish_reason) });
+    }
+    const usage = decodeUsage(chunk.usage);
+    if (usage) out.push({ type: 'usage', usage });
+    return out;
+  }
+
+  end(): C.StreamEvent[] {
+    if (!this.done) throw new UpstreamStreamError('the upstream stream ended before [DONE]');
+    return [];
+  }
+}
+
+export const openAiChat: TextProvider = {
+  build(req, ctx): HttpCall {
+    return { url: joinUrl(defaultBaseUrl(ctx), '/chat/completions'), headers: chatHeaders(ctx), body: encodeChatBody(req, ctx) };
+  },
+  decode: decodeChatResponse,
+  streamDecoder: () => new ChatStreamDecoder(),
+};

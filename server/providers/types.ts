@@ -1,0 +1,77 @@
+import type { ProviderConfig } from '../config/schema.ts';
+import type * as C from '../translate/canonical.ts';
+
+/** Per-call facts the provider converters need. */
+export type CallContext = {
+  provider: ProviderConfig;
+  /** Headers the client sent that this provider understands (e.g. anthropic-version). */
+  clientHeaders: Record<string, string | undefined>;
+  /** The model's configured max output, for providers that require max_tokens. */
+  defaultMaxTokens?: number;
+};
+
+export type HttpCall = { url: string; headers: Record<string, string>; body: Record<string, unknown> };
+
+export interface StreamDecoder {
+  /** One upstream SSE event in, canonical events out. Throws UpstreamStreamError on an in-stream error. */
+  push(event: { event?: string; data: string }): C.StreamEvent[];
+  /** The same for an event's data already parsed (pass-through parses each event once). */
+  pushParsed(data: Record<string, any>): C.StreamEvent[];
+  /** Called at the end of the upstream stream; throws when it ended early. */
+  end(): C.StreamEvent[];
+}
+
+/** A text-generation wire format: how to ask and how to read the answer. */
+export interface TextProvider {
+  build(req: C.Request, ctx: CallContext): HttpCall;
+  decode(body: unknown, ctx: CallContext): C.Response;
+  streamDecoder(ctx: CallContext): StreamDecoder;
+}
+
+/** An error the upstream reported inside a stream that had answered 200. */
+export class UpstreamStreamError extends Error {
+  constructor(
+    message: string,
+    readonly upstreamType?: string,
+  ) {
+    super(message);
+    this.name = 'UpstreamStreamError';
+  }
+}
+
+export const joinUrl = (base: string, path: string) => base.replace(/\/+$/, '') + path;
+
+export function parseJsonArgs(text: string): Record<string, unknown> {
+  if (!text.trim()) return {};
+  try {
+    const v = JSON.parse(text);
+    return v && typeof v === 'object' && !Array.isArray(v) ? v : { value: v };
+  } catch {
+    return { _raw: text };
+  }
+}
+
+/** Reasoning effort ↔ thinking token budget, used where one side has efforts and the other budgets. */
+export const effortBudgets: Record<Exclude<C.ReasoningEffort, 'none'>, number> = {
+  minimal: 1024,
+  low: 2048,
+  medium: 8192,
+  high: 16384,
+  xhigh: 32768,
+};
+
+export function budgetToEffort(budget: number): C.ReasoningEffort {
+  if (budget <= 0) return 'none';
+  if (budget <= 1024) return 'minimal';
+  if (budget <= 4096) return 'low';
+  if (budget <= 12288) return 'medium';
+  if (budget <= 24576) return 'high';
+  return 'xhigh';
+}
+
+export function reasoningBudget(r: C.Request['reasoning']): number | undefined {
+  if (!r) return undefined;
+  if (r.budgetTokens !== undefined) return r.budgetTokens;
+  if (!r.effort) return undefined;
+  return r.effort === 'none' ? 0 : effortBudgets[r.effort];
+}

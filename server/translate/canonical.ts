@@ -1,0 +1,184 @@
+// The hub every text format translates through (DESIGN.md §3): client formats (chat completions,
+// Messages) decode into it, provider formats (OpenAI chat, Anthropic, Gemini) encode from it, and
+// responses and stream events come back the same way. N formats need 2N converters, not N².
+
+export type ImageSource = { kind: 'url'; url: string } | { kind: 'base64'; mediaType: string; data: string };
+
+/** Opaque reasoning state a provider needs back on the next turn. */
+export type ReasoningPart = {
+  type: 'reasoning';
+  text: string;
+  /** Anthropic thinking signature. */
+  signature?: string;
+  /** Anthropic redacted_thinking data. */
+  redactedData?: string;
+};
+
+export type ToolCallPart = {
+  type: 'tool_call';
+  id: string;
+  name: string;
+  /** JSON text of the arguments (OpenAI keeps a string; Anthropic/Gemini an object). */
+  arguments: string;
+  /** Gemini thought signature attached to the functionCall part. */
+  thoughtSignature?: string;
+};
+
+export type ToolResultPart = {
+  type: 'tool_result';
+  toolCallId: string;
+  /** Gemini matches results by function name. */
+  name?: string;
+  content: (TextPart | ImagePart)[];
+  isError?: boolean;
+};
+
+export type TextPart = { type: 'text'; text: string; thoughtSignature?: string };
+export type ImagePart = { type: 'image'; source: ImageSource; detail?: string };
+
+export type Part = TextPart | ImagePart | ToolCallPart | ToolResultPart | ReasoningPart;
+
+export type Message = { role: 'user' | 'assistant'; content: Part[] };
+
+export type Tool = { name: string; description?: string; parameters: Record<string, unknown> };
+
+export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };
+
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict?: boolean; description?: string };
+
+export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
+
+export type Request = {
+  /** The upstream model id (set by routing). */
+  model: string;
+  system: string[];
+  messages: Message[];
+  tools?: Tool[];
+  toolChoice?: ToolChoice;
+  parallelToolCalls?: boolean;
+  maxTokens?: number;
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  seed?: number;
+  frequencyPenalty?: number;
+  presencePenalty?: number;
+  stop?: string[];
+  /** Either an effort (chat) or a token budget (Messages thinking); converters map one to the other. */
+  reasoning?: { effort?: ReasoningEffort; budgetTokens?: number };
+  responseFormat?: ResponseFormat;
+  stream: boolean;
+  /** End-user id for abuse tracking, where the provider has a slot for it. */
+  user?: string;
+};
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'refusal' | 'pause';
+
+export type Usage = {
+  /** All prompt tokens, cached ones included. */
+  inputTokens: number;
+  /** All generated tokens, reasoning included. */
+  outputTokens: number;
+  cachedTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+};
+
+export const emptyUsage = (): Usage => ({ inputTokens: 0, outputTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 });
+
+export type Response = {
+  id: string;
+  model: string;
+  content: (TextPart | ToolCallPart | ReasoningPart)[];
+  finishReason: FinishReason;
+  stopSequence?: string | null;
+  usage: Usage | null;
+};
+
+/**
+ * Stream events. Parts are opened and closed explicitly so encoders that need block boundaries
+ * (Messages) and those that do not (chat) both work from one sequence.
+ */
+export type StreamEvent =
+  | { type: 'start'; id: string; model: string; usage?: Partial<Usage> }
+  | { type: 'text'; text: string }
+  | { type: 'reasoning'; text: string }
+  | { type: 'reasoning_signature'; signature: string }
+  | { type: 'reasoning_redacted'; data: string }
+  | { type: 'tool_call_start'; index: number; id: string; name: string; thoughtSignature?: string }
+  | { type: 'tool_call_delta'; index: number; arguments: string }
+  | { type: 'text_signature'; signature: string }
+  | { type: 'finish'; reason: FinishReason; stopSequence?: string | null }
+  | { type: 'usage'; usage: Usage };
+
+export function mergeUsage(base: Usage | null, patch: Partial<Usage>): Usage {
+  const u = base ? { ...base } : emptyUsage();
+  for (const [k, v] of Object.entries(patch)) if (typeof v === 'number') (u as Record<string, number>)[k] = v;
+  return u;
+}
+
+/** Collects a stream into a response: used to validate structured output and to test encoders. */
+export class ResponseAccumulator {
+  id = '';
+  model = '';
+  content: Response['content'] = [];
+  finishReason: FinishReason = 'stop';
+  stopSequence: string | null = null;
+  usage: Usage | null = null;
+  private toolByIndex = new Map<number, ToolCallPart>();
+
+  push(e: StreamEvent): void {
+    const last = this.content[this.content.length - 1];
+    switch (e.type) {
+      case 'start':
+        this.id = e.id;
+        this.model = e.model;
+        break;
+      case 'text':
+        if (last?.type === 'text') last.text += e.text;
+        else this.content.push({ type: 'text', text: e.text });
+        break;
+      case 'text_signature':
+        if (last?.type === 'text') last.thoughtSignature = e.signature;
+        else this.content.push({ type: 'text', text: '', thoughtSignature: e.signature });
+        break;
+      case 'reasoning':
+        if (last?.type === 'reasoning' && !last.signature && !last.redactedData) last.text += e.text;
+        else this.content.push({ type: 'reasoning', text: e.text });
+        break;
+      case 'reasoning_signature':
+        if (last?.type === 'reasoning') last.signature = e.signature;
+        else this.content.push({ type: 'reasoning', text: '', signature: e.signature });
+        break;
+      case 'reasoning_redacted':
+        this.content.push({ type: 'reasoning', text: '', redactedData: e.data });
+        break;
+      case 'tool_call_start': {
+        const part: ToolCallPart = { type: 'tool_call', id: e.id, name: e.name, arguments: '', thoughtSignature: e.thoughtSignature };
+        this.toolByIndex.set(e.index, part);
+        this.content.push(part);
+        break;
+      }
+      case 'tool_call_delta': {
+        const part = this.toolByIndex.get(e.index);
+        if (part) part.arguments += e.arguments;
+        break;
+      }
+      case 'finish':
+        this.finishReason = e.reason;
+        this.stopSequence = e.stopSequence ?? null;
+        break;
+      case 'usage':
+        this.usage = e.usage;
+        break;
+    }
+  }
+
+  response(): Response {
+    for (const p of this.content) if (p.type === 'tool_call' && p.arguments === '') p.arguments = '{}';
+    return { id: this.id, model: this.model, content: this.content, finishReason: this.finishReason, stopSequence: this.stopSequence, usage: this.usage };
+  }
+}

@@ -1,0 +1,206 @@
+// The chat-completions client format: request → canonical, canonical → response and SSE chunks.
+import type { ChatCompletionRequest } from '../../contract/chat.ts';
+import { randomToken } from '../auth/secrets.ts';
+import { errors } from '../http/errors.ts';
+import type * as C from './canonical.ts';
+
+type Json = Record<string, any>;
+
+export function parseImageUrl(url: string, param: string): C.ImageSource {
+  if (url.startsWith('data:')) {
+    const m = /^data:([\w.+-]+\/[\w.+-]+)(?:;[\w-]+=[^;,]+)*;base64,(.*)$/s.exec(url);
+    if (!m) throw errors.invalid('Image data URIs must be base64 encoded (data:<type>;base64,<data>).', param);
+    return { kind: 'base64', mediaType: m[1]!, data: m[2]!.replace(/\s+/g, '') };
+  }
+  return { kind: 'url', url };
+}
+
+const textOf = (content: unknown): string =>
+  typeof content === 'string' ? content : Array.isArray(content) ? content.map((p: Json) => (p.type === 'text' ? p.text : p.refusal ?? '')).join('') : '';
+
+/** Signatures chat clients hand back: OpenRouter-style `reasoning_details`, Google-style `extra_content`. */
+function reasoningParts(m: Json): C.ReasoningPart[] {
+  const details: Json[] = Array.isArray(m.reasoning_details) ? m.reasoning_details : [];
+  const parts: C.ReasoningPart[] = [];
+  for (const d of details) {
+    if (d.type === 'reasoning.text' && (d.text || d.signature)) parts.push({ type: 'reasoning', text: d.text ?? '', signature: d.signature ?? undefined });
+    else if (d.type === 'reasoning.encrypted' && d.data && !d.id) parts.push({ type: 'reasoning', text: '', redactedData: d.data });
+  }
+  if (!parts.length && typeof m.reasoning_content === 'string' && m.reasoning_content) parts.push({ type: 'reasoning', text: m.reasoning_content });
+  return parts;
+}
+
+export function chatToCanonical(body: ChatCompletionRequest): C.Request {
+  const system: string[] = [];
+  const messages: C.Message[] = [];
+  const push = (role: C.Message['role'], parts: C.Part[]) => {
+    const prev = messages[messages.length - 1];
+    if (prev && prev.role === role) prev.content.push(...parts);
+    else messages.push({ role, content: parts });
+  };
+  const toolNames = new Map<string, string>();
+  body.messages.forEach((raw, i) => {
+    const m = raw as Json;
+    switch (m.role) {
+      case 'system':
+      case 'developer':
+        system.push(textOf(m.content));
+        break;
+      case 'user': {
+        if (typeof m.content === 'string') return push('user', [{ type: 'text', text: m.content }]);
+        const parts: C.Part[] = (m.content as Json[]).map((p, j) => {
+          if (p.type === 'text') return { type: 'text', text: p.text };
+          if (p.type === 'image_url') return { type: 'image', source: parseImageUrl(p.image_url.url, `messages[${i}].content[${j}].image_url.url`), detail: p.image_url.detail };
+          throw errors.invalid(`Content parts of type '${p.type}' can only be sent to OpenAI-format models.`, `messages[${i}].content[${j}].type`);
+        });
+        return push('user', parts);
+      }
+      case 'assistant': {
+        const parts: C.Part[] = [...reasoningParts(m)];
+        const text = textOf(m.content);
+        if (text) parts.push({ type: 'text', text });
+        for (const tc of (m.tool_calls ?? []) as Json[]) {
+          toolNames.set(tc.id, tc.function.name);
+          parts.push({ type: 'tool_call', id: tc.id, name: tc.function.name, arguments: tc.function.arguments, thoughtSignature: tc.extra_content?.google?.thought_signature });
+        }
+        return push('assistant', parts);
+      }
+      case 'tool':
+        return push('user', [{ type: 'tool_result', toolCallId: m.tool_call_id, name: toolNames.get(m.tool_call_id), content: [{ type: 'text', text: textOf(m.content) }] }]);
+    }
+  });
+  const rf = body.response_format as Json | undefined;
+  const tc = body.tool_choice as Json | string | undefined;
+  return {
+    model: body.model,
+    system,
+    messages,
+    tools: body.tools?.map((t) => ({ name: t.function.name, description: t.function.description, parameters: (t.function.parameters as Json) ?? { type: 'object', properties: {} } })),
+    toolChoice: tc === undefined ? undefined : typeof tc === 'string' ? (tc as C.ToolChoice) : { name: tc.function.name },
+    parallelToolCalls: body.parallel_tool_calls,
+    maxTokens: body.max_completion_tokens ?? body.max_tokens,
+    temperature: body.temperature,
+    topP: body.top_p,
+    topK: body.top_k,
+    seed: body.seed,
+    frequencyPenalty: body.frequency_penalty,
+    presencePenalty: body.presence_penalty,
+    stop: body.stop == null ? undefined : typeof body.stop === 'string' ? [body.stop] : body.stop,
+    reasoning: body.reasoning_effort ? { effort: body.reasoning_effort } : undefined,
+    responseFormat:
+      rf?.type === 'json_schema'
+        ? { type: 'json_schema', name: rf.json_schema.name, schema: rf.json_schema.schema ?? {}, strict: rf.json_schema.strict ?? undefined, description: rf.json_schema.description }
+        : rf
+          ? { type: rf.type }
+          : undefined,
+    stream: body.stream === true,
+  };
+}
+
+export const chatFinish = (r: C.FinishReason): string =>
+  r === 'length' ? 'length' : r === 'tool_calls' ? 'tool_calls' : r === 'content_filter' || r === 'refusal' ? 'content_filter' : 'stop';
+
+export function chatUsage(u: C.Usage): Json {
+  return {
+    prompt_tokens: u.inputTokens,
+    completion_tokens: u.outputTokens,
+    total_tokens: u.inputTokens + u.outputTokens,
+    prompt_tokens_details: { cached_tokens: u.cachedTokens },
+    completion_tokens_details: { reasoning_tokens: u.reasoningTokens },
+  };
+}
+
+function reasoningDetails(parts: C.ReasoningPart[]): Json[] {
+  return parts.map((p) =>
+    p.redactedData ? { type: 'reasoning.encrypted', data: p.redactedData, format: 'anthropic-claude-v1' } : { type: 'reasoning.text', text: p.text, ...(p.signature ? { signature: p.signature } : {}) },
+  );
+}
+
+const toolCallJson = (p: C.ToolCallPart) => ({
+  id: p.id,
+  type: 'function',
+  function: { name: p.name, arguments: p.arguments || '{}' },
+  ...(p.thoughtSignature ? { extra_content: { google: { thought_signature: p.thoughtSignature } } } : {}),
+});
+
+export function canonicalToChat(r: C.Response, model: string): Json {
+  const text = r.content.filter((p): p is C.TextPart => p.type === 'text').map((p) => p.text).join('');
+  const calls = r.content.filter((p): p is C.ToolCallPart => p.type === 'tool_call');
+  const reasoning = r.content.filter((p): p is C.ReasoningPart => p.type === 'reasoning');
+  const message: Json = { role: 'assistant', content: text || (calls.length ? null : ''), refusal: null };
+  if (calls.length) message.tool_calls = calls.map(toolCallJson);
+  if (reasoning.length) {
+    message.reasoning_content = reasoning.map((p) => p.text).join('');
+    message.reasoning_details = reasoningDetails(reasoning);
+  }
+  return {
+    id: `chatcmpl-${randomToken(29)}`,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [{ index: 0, message, logprobs: null, finish_reason: chatFinish(r.finishReason) }],
+    ...(r.usage ? { usage: chatUsage(r.usage) } : {}),
+  };
+}
+
+/** Canonical stream events → chat.completion.chunk SSE frames. */
+export class ChatStreamEncoder {
+  private readonly id = `chatcmpl-${randomToken(29)}`;
+  private readonly created = Math.floor(Date.now() / 1000);
+  private started = false;
+  private usage: C.Usage | null = null;
+  private readonly toolIndex = new Map<number, number>();
+
+  constructor(
+    private readonly model: string,
+    private readonly includeUsage: boolean,
+  ) {}
+
+  private frame(choices: Json[], extra: Json = {}): string {
+    return `data: ${JSON.stringify({ id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices, ...extra })}\n\n`;
+  }
+
+  private delta(delta: Json, finish: string | null = null): string {
+    return this.frame([{ index: 0, delta, logprobs: null, finish_reason: finish }]);
+  }
+
+  push(e: C.StreamEvent): string {
+    let out = '';
+    if (!this.started && e.type !== 'usage') {
+      this.started = true;
+      out += this.delta({ role: 'assistant', content: '' });
+    }
+    switch (e.type) {
+      case 'text':
+        return out + (e.text ? this.delta({ content: e.text }) : '');
+      case 'reasoning':
+        return out + (e.text ? this.delta({ reasoning_content: e.text, reasoning_details: [{ type: 'reasoning.text', text: e.text }] }) : '');
+      case 'reasoning_signature':
+        return out + this.delta({ reasoning_details: [{ type: 'reasoning.text', text: '', signature: e.signature }] });
+      case 'reasoning_redacted':
+        return out + this.delta({ reasoning_details: [{ type: 'reasoning.encrypted', data: e.data, format: 'anthropic-claude-v1' }] });
+      case 'tool_call_start': {
+        const idx = this.toolIndex.size;
+        this.toolIndex.set(e.index, idx);
+        const call: Json = { index: idx, id: e.id, type: 'function', function: { name: e.name, arguments: '' } };
+        if (e.thoughtSignature) call.extra_content = { google: { thought_signature: e.thoughtSignature } };
+        return out + this.delta({ tool_calls: [call] });
+      }
+      case 'tool_call_delta':
+        return out + this.delta({ tool_calls: [{ index: this.toolIndex.get(e.index) ?? 0, function: { arguments: e.arguments } }] });
+      case 'finish':
+        return out + this.delta({}, chatFinish(e.reason));
+      case 'usage':
+        this.usage = e.usage;
+        return out;
+      default:
+        return out;
+    }
+  }
+
+  /** The usage chunk (when the client asked for it) and the terminator. */
+  end(): string {
+    const usage = this.includeUsage && this.usage ? this.frame([], { usage: chatUsage(this.usage) }) : '';
+    return usage + 'data: [DONE]\n\n';
+  }
+}

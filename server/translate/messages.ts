@@ -1,0 +1,223 @@
+// The Messages client format: request → canonical, canonical → response and SSE events.
+import type { MessagesRequest } from '../../contract/messages.ts';
+import { randomToken } from '../auth/secrets.ts';
+import { errors } from '../http/errors.ts';
+import { budgetToEffort, parseJsonArgs } from '../providers/types.ts';
+import type * as C from './canonical.ts';
+
+type Json = Record<string, any>;
+
+function imageSource(source: Json): C.ImageSource {
+  return source.type === 'url' ? { kind: 'url', url: source.url } : { kind: 'base64', mediaType: source.media_type, data: source.data };
+}
+
+function decodeBlocks(content: string | Json[], at: string): C.Part[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  const parts: C.Part[] = [];
+  let pendingSignature: string | undefined;
+  content.forEach((b, j) => {
+    switch (b.type) {
+      case 'text':
+        parts.push({ type: 'text', text: b.text });
+        break;
+      case 'image':
+        if (b.source.type === 'file') throw errors.invalid('Image file ids can only be sent to Anthropic models.', `${at}[${j}].source`);
+        parts.push({ type: 'image', source: imageSource(b.source) });
+        break;
+      case 'tool_use':
+        parts.push({ type: 'tool_call', id: b.id, name: b.name, arguments: JSON.stringify(b.input ?? {}), thoughtSignature: pendingSignature });
+        pendingSignature = undefined;
+        break;
+      case 'tool_result': {
+        const inner: Json[] = typeof b.content === 'string' ? [{ type: 'text', text: b.content }] : (b.content ?? []);
+        parts.push({
+          type: 'tool_result',
+          toolCallId: b.tool_use_id,
+          content: inner.filter((c) => c.type === 'text' || c.type === 'image').map((c) => (c.type === 'text' ? { type: 'text', text: c.text } : { type: 'image', source: imageSource(c.source) })),
+          isError: b.is_error,
+        });
+        break;
+      }
+      case 'thinking':
+        // An empty thinking block carrying only a signature is how this gateway hands back a
+        // Gemini thought signature: it belongs to the next tool_use.
+        if (!b.thinking && b.signature && content[j + 1]?.type === 'tool_use') pendingSignature = b.signature;
+        else parts.push({ type: 'reasoning', text: b.thinking, signature: b.signature });
+        break;
+      case 'redacted_thinking':
+        parts.push({ type: 'reasoning', text: '', redactedData: b.data });
+        break;
+      default:
+        throw errors.invalid(`Content blocks of type '${b.type}' can only be sent to Anthropic models.`, `${at}[${j}].type`);
+    }
+  });
+  return parts;
+}
+
+export function messagesToCanonical(body: MessagesRequest): C.Request {
+  const messages: C.Message[] = [];
+  const names = new Map<string, string>();
+  body.messages.forEach((m, i) => {
+    const parts = decodeBlocks(m.content as string | Json[], `messages[${i}].content`);
+    for (const p of parts) {
+      if (p.type === 'tool_call') names.set(p.id, p.name);
+      if (p.type === 'tool_result') p.name = names.get(p.toolCallId);
+    }
+    const prev = messages[messages.length - 1];
+    if (prev && prev.role === m.role) prev.content.push(...parts);
+    else messages.push({ role: m.role, content: parts });
+  });
+  const system = body.system === undefined ? [] : typeof body.system === 'string' ? [body.system] : body.system.map((b) => b.text);
+  const tc = body.tool_choice as Json | undefined;
+  const thinking = body.thinking as Json | undefined;
+  return {
+    model: body.model,
+    system,
+    messages,
+    tools: body.tools
+      ?.filter((t): t is Json & { name: string; input_schema: Json } => 'input_schema' in t)
+      .map((t) => ({ name: t.name, description: t.description, parameters: t.input_schema })),
+    toolChoice: tc ? (tc.type === 'tool' ? { name: tc.name } : tc.type === 'any' ? 'required' : tc.type) : undefined,
+    parallelToolCalls: tc?.disable_parallel_tool_use ? false : undefined,
+    maxTokens: body.max_tokens,
+    temperature: body.temperature,
+    topP: body.top_p,
+    topK: body.top_k,
+    stop: body.stop_sequences,
+    reasoning:
+      thinking?.type === 'enabled'
+        ? { budgetTokens: thinking.budget_tokens, effort: budgetToEffort(thinking.budget_tokens) }
+        : thinking?.type === 'adaptive'
+          ? { effort: 'medium' }
+          : undefined,
+    stream: body.stream === true,
+    user: body.metadata?.user_id ?? undefined,
+  };
+}
+
+export const messagesStop = (r: C.FinishReason, stopSequence?: string | null): string =>
+  r === 'length' ? 'max_tokens' : r === 'tool_calls' ? 'tool_use' : r === 'content_filter' || r === 'refusal' ? 'refusal' : r === 'pause' ? 'pause_turn' : stopSequence ? 'stop_sequence' : 'end_turn';
+
+export function messagesUsage(u: C.Usage | null): Json {
+  if (!u) return { input_tokens: 0, output_tokens: 0 };
+  return {
+    input_tokens: u.inputTokens - u.cachedTokens - u.cacheWriteTokens,
+    output_tokens: u.outputTokens,
+    cache_creation_input_tokens: u.cacheWriteTokens,
+    cache_read_input_tokens: u.cachedTokens,
+  };
+}
+
+export function canonicalToMessages(r: C.Response, model: string): Json {
+  const content: Json[] = [];
+  for (const p of r.content) {
+    if (p.type === 'text') content.push({ type: 'text', text: p.text });
+    else if (p.type === 'reasoning') content.push(p.redactedData ? { type: 'redacted_thinking', data: p.redactedData } : { type: 'thinking', thinking: p.text, signature: p.signature ?? '' });
+    else {
+      if (p.thoughtSignature) content.push({ type: 'thinking', thinking: '', signature: p.thoughtSignature });
+      content.push({ type: 'tool_use', id: p.id, name: p.name, input: parseJsonArgs(p.arguments) });
+    }
+  }
+  return {
+    id: `msg_${randomToken(24)}`,
+    type: 'message',
+    role: 'assistant',
+    model,
+    content,
+    stop_reason: messagesStop(r.finishReason, r.stopSequence),
+    stop_sequence: r.stopSequence ?? null,
+    usage: messagesUsage(r.usage),
+  };
+}
+
+export const sseEvent = (type: string, data: Json) => `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
+
+/** Canonical stream events → Messages SSE events, one content block open at a time. */
+export class MessagesStreamEncoder {
+  private readonly id = `msg_${randomToken(24)}`;
+  private started = false;
+  private open: 'text' | 'thinking' | 'tool_use' | null = null;
+  private openTool = -1;
+  private index = -1;
+  private stop: C.StreamEvent & { type: 'finish' } = { type: 'finish', reason: 'stop' };
+  private usage: C.Usage | null = null;
+
+  constructor(private readonly model: string) {}
+
+  private start(input?: Partial<C.Usage>): string {
+    if (this.started) return '';
+    this.started = true;
+    const usage = messagesUsage(input ? { inputTokens: 0, outputTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, ...input } : null);
+    return sseEvent('message_start', {
+      type: 'message_start',
+      message: { id: this.id, type: 'message', role: 'assistant', model: this.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 0 } },
+    });
+  }
+
+  private close(): string {
+    if (!this.open) return '';
+    this.open = null;
+    return sseEvent('content_block_stop', { type: 'content_block_stop', index: this.index });
+  }
+
+  private openBlock(kind: 'text' | 'thinking' | 'tool_use', block: Json): string {
+    const out = this.close();
+    this.index++;
+    this.open = kind;
+    return out + sseEvent('content_block_start', { type: 'content_block_start', index: this.index, content_block: block });
+  }
+
+  private delta(delta: Json): string {
+    return sseEvent('content_block_delta', { type: 'content_block_delta', index: this.index, delta });
+  }
+
+  push(e: C.StreamEvent): string {
+    let out = e.type === 'start' ? this.start(e.usage) : this.start();
+    switch (e.type) {
+      case 'text':
+        if (!e.text) return out;
+        if (this.open !== 'text') out += this.openBlock('text', { type: 'text', text: '' });
+        return out + this.delta({ type: 'text_delta', text: e.text });
+      case 'reasoning':
+        if (this.open !== 'thinking') out += this.openBlock('thinking', { type: 'thinking', thinking: '', signature: '' });
+        return out + this.delta({ type: 'thinking_delta', thinking: e.text });
+      case 'reasoning_signature':
+        if (this.open !== 'thinking') out += this.openBlock('thinking', { type: 'thinking', thinking: '', signature: '' });
+        return out + this.delta({ type: 'signature_delta', signature: e.signature }) + this.close();
+      case 'reasoning_redacted':
+        return out + this.openBlock('thinking', { type: 'redacted_thinking', data: e.data }) + this.close();
+      case 'tool_call_start':
+        if (e.thoughtSignature) {
+          out += this.openBlock('thinking', { type: 'thinking', thinking: '', signature: '' });
+          out += this.delta({ type: 'signature_delta', signature: e.thoughtSignature }) + this.close();
+        }
+        this.openTool = e.index;
+        return out + this.openBlock('tool_use', { type: 'tool_use', id: e.id, name: e.name, input: {} });
+      case 'tool_call_delta':
+        if (this.open !== 'tool_use' || this.openTool !== e.index || !e.arguments) return out;
+        return out + this.delta({ type: 'input_json_delta', partial_json: e.arguments });
+      case 'finish':
+        this.stop = e;
+        return out;
+      case 'usage':
+        this.usage = e.usage;
+        return out;
+      default:
+        return out;
+    }
+  }
+
+  end(): string {
+    const u = messagesUsage(this.usage);
+    return (
+      this.start() +
+      this.close() +
+      sseEvent('message_delta', {
+        type: 'message_delta',
+        delta: { stop_reason: messagesStop(this.stop.reason, this.stop.stopSequence), stop_sequence: this.stop.stopSequence ?? null },
+        usage: u,
+      }) +
+      sseEvent('message_stop', { type: 'message_stop' })
+    );
+  }
+}

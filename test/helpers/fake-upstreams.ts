@@ -1,0 +1,285 @@
+// One local HTTP server that speaks the OpenAI chat, Anthropic Messages and Gemini wire formats.
+// Plain text answers replay recorded provider bodies from shared/fixtures; tool calls, JSON output,
+// reasoning and failures are scripted in the same byte-level shapes (wire-formats.md): OpenAI's
+// `choices: []` usage chunk and [DONE], Anthropic `event:` lines with pings and padded JSON,
+// Gemini's CRLF-framed alt=sse events. The upstream model name selects the behaviour.
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+type Json = Record<string, any>;
+const fixtures = new URL('../../../shared/fixtures/vercel+ai/packages/', import.meta.url);
+const fixture = (p: string) => readFileSync(new URL(p, fixtures), 'utf8');
+const lines = (p: string) => fixture(p).split('\n').filter((l) => l.trim());
+
+export type Recorded = { path: string; headers: IncomingMessage['headers']; body: Json };
+
+type Script = {
+  text?: string;
+  reasoning?: { text: string; signature: string };
+  toolCall?: { id: string; name: string; args: Json };
+  finish: 'stop' | 'tool' | 'length';
+  usage: { input: number; output: number; cached?: number; reasoning?: number };
+};
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** What the fake answers, decided from the request as a real model would. */
+function decide(model: string, tools: string[], toolResult: string | null, wantsJson: boolean): Script | 'fixture' {
+  if (toolResult !== null) return { text: `The tool said: ${toolResult}`, finish: 'stop', usage: { input: 50, output: 8 } };
+  if (tools.length) return { toolCall: { id: 'call_fake_1', name: tools[0]!, args: { location: 'Paris', unit: 'celsius' } }, finish: 'tool', usage: { input: 40, output: 12 } };
+  if (wantsJson) return { text: JSON.stringify(model.includes('badjson') ? { wrong: true } : { answer: '42', confidence: 0.9 }), finish: 'stop', usage: { input: 30, output: 9 } };
+  if (model.includes('reasoning')) {
+    return { reasoning: { text: 'Let me think about it step by step.', signature: 'sig-EqQBCkYIBxgCKkA' }, text: 'The answer is 4.', finish: 'stop', usage: { input: 20, output: 60, reasoning: 45 } };
+  }
+  if (model.includes('image')) return { text: 'I see an image.', finish: 'stop', usage: { input: 300, output: 5 } };
+  return 'fixture';
+}
+
+// ---- OpenAI chat ------------------------------------------------------------------------------
+function openaiToolResult(body: Json): string | null {
+  const last = body.messages[body.messages.length - 1];
+  return last?.role === 'tool' ? String(last.content) : null;
+}
+
+function openaiJson(s: Script, model: string): Json {
+  const message: Json = { role: 'assistant', content: s.text ?? null, refusal: null, annotations: [] };
+  if (s.reasoning) message.reasoning_content = s.reasoning.text;
+  if (s.toolCall) message.tool_calls = [{ id: s.toolCall.id, type: 'function', function: { name: s.toolCall.name, arguments: JSON.stringify(s.toolCall.args) } }];
+  return {
+    id: 'chatcmpl-fake123',
+    object: 'chat.completion',
+    created: 1770933883,
+    model,
+    choices: [{ index: 0, message, logprobs: null, finish_reason: s.finish === 'tool' ? 'tool_calls' : s.finish }],
+    usage: openaiUsage(s),
+    service_tier: 'default',
+    system_fingerprint: 'fp_fake',
+  };
+}
+
+const openaiUsage = (s: Script) => ({
+  prompt_tokens: s.usage.input,
+  completion_tokens: s.usage.output,
+  total_tokens: s.usage.input + s.usage.output,
+  prompt_tokens_details: { cached_tokens: s.usage.cached ?? 0, audio_tokens: 0 },
+  completion_tokens_details: { reasoning_tokens: s.usage.reasoning ?? 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+});
+
+function openaiChunks(s: Script, model: string, includeUsage: boolean): string[] {
+  const base = { id: 'chatcmpl-fake123', object: 'chat.completion.chunk', created: 1770933892, model, service_tier: 'default', system_fingerprint: 'fp_fake' };
+  const chunk = (delta: Json, finish: string | null = null) => JSON.stringify({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], usage: null, obfuscation: 'x' });
+  const out = [s.toolCall && !s.text ? chunk({ role: 'assistant', content: null, refusal: null }) : chunk({ role: 'assistant', content: '', refusal: null })];
+  if (s.reasoning) out.push(chunk({ reasoning_content: s.reasoning.text }));
+  for (const piece of (s.text ?? '').match(/.{1,7}/gs) ?? []) out.push(chunk({ content: piece }));
+  if (s.toolCall) {
+    const args = JSON.stringify(s.toolCall.args);
+    out.push(chunk({ tool_calls: [{ index: 0, id: s.toolCall.id, type: 'function', function: { name: s.toolCall.name, arguments: '' } }] }));
+    for (const piece of args.match(/.{1,9}/gs)!) out.push(chunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] }));
+  }
+  out.push(chunk({}, s.finish === 'tool' ? 'tool_calls' : s.finish));
+  if (includeUsage) out.push(JSON.stringify({ ...base, choices: [], usage: openaiUsage(s) }));
+  return out;
+}
+
+// ---- Anthropic ----------------------------------------------------------------------------------
+function anthropicToolResult(body: Json): string | null {
+  const last = body.messages[body.messages.length - 1];
+  const block = Array.isArray(last?.content) ? last.content.find((b: Json) => b.type === 'tool_result') : null;
+  if (!block) return null;
+  return typeof block.content === 'string' ? block.content : (block.content ?? []).map((c: Json) => c.text ?? '').join('');
+}
+
+function anthropicBlocks(s: Script): Json[] {
+  const blocks: Json[] = [];
+  if (s.reasoning) blocks.push({ type: 'thinking', thinking: s.reasoning.text, signature: s.reasoning.signature });
+  if (s.text !== undefined) blocks.push({ type: 'text', text: s.text });
+  if (s.toolCall) blocks.push({ type: 'tool_use', id: 'toolu_01FakeTool', name: s.toolCall.name, input: s.toolCall.args });
+  return blocks;
+}
+
+const anthropicStop = (s: Script) => (s.finish === 'tool' ? 'tool_use' : s.finish === 'length' ? 'max_tokens' : 'end_turn');
+
+function anthropicJson(s: Script, model: string): Json {
+  return {
+    model,
+    id: 'msg_01FakeMessage',
+    type: 'message',
+    role: 'assistant',
+    content: anthropicBlocks(s),
+    stop_reason: anthropicStop(s),
+    stop_sequence: null,
+    usage: { input_tokens: s.usage.input - (s.usage.cached ?? 0), cache_creation_input_tokens: 0, cache_read_input_tokens: s.usage.cached ?? 0, output_tokens: s.usage.output, service_tier: 'standard' },
+  };
+}
+
+function anthropicEvents(s: Script, model: string): Json[] {
+  const msg = anthropicJson(s, model);
+  const out: Json[] = [{ type: 'message_start', message: { ...msg, content: [], stop_reason: null, usage: { ...msg.usage, output_tokens: 1 } } }, { type: 'ping' }];
+  anthropicBlocks(s).forEach((b, index) => {
+    if (b.type === 'thinking') {
+      out.push({ type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } });
+      out.push({ type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: b.thinking } });
+      out.push({ type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: b.signature } });
+    } else if (b.type === 'text') {
+      out.push({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
+      for (const piece of b.text.match(/.{1,7}/gs) ?? []) out.push({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } });
+    } else {
+      out.push({ type: 'content_block_start', index, content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} } });
+      out.push({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: '' } });
+      for (const piece of JSON.stringify(b.input).match(/.{1,9}/gs)!) out.push({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: piece } });
+    }
+    out.push({ type: 'content_block_stop', index });
+  });
+  out.push({ type: 'message_delta', delta: { stop_reason: anthropicStop(s), stop_sequence: null }, usage: { output_tokens: s.usage.output } });
+  out.push({ type: 'message_stop' });
+  return out;
+}
+
+// ---- Gemini ---------------------------------------------------------------------------------------
+function geminiToolResult(body: Json): string | null {
+  const last = body.contents[body.contents.length - 1];
+  const part = last?.parts?.find((p: Json) => p.functionResponse);
+  return part ? JSON.stringify(part.functionResponse.response) : null;
+}
+
+function geminiChunksFor(s: Script, model: string): Json[] {
+  const usage = { promptTokenCount: s.usage.input, candidatesTokenCount: s.usage.output - (s.usage.reasoning ?? 0), totalTokenCount: s.usage.input + s.usage.output, thoughtsTokenCount: s.usage.reasoning };
+  const base = { modelVersion: model, responseId: 'fakeGeminiResponse' };
+  const out: Json[] = [];
+  if (s.reasoning) out.push({ ...base, candidates: [{ content: { role: 'model', parts: [{ text: s.reasoning.text, thought: true }] }, index: 0 }], usageMetadata: { promptTokenCount: s.usage.input } });
+  if (s.toolCall) out.push({ ...base, candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: s.toolCall.name, args: s.toolCall.args }, thoughtSignature: 'EqUCCqICAb4+fakeSignature==' }] }, index: 0 }], usageMetadata: { promptTokenCount: s.usage.input } });
+  for (const piece of (s.text ?? '').match(/.{1,12}/gs) ?? []) out.push({ ...base, candidates: [{ content: { role: 'model', parts: [{ text: piece }] }, index: 0 }], usageMetadata: { promptTokenCount: s.usage.input } });
+  out.push({ ...base, candidates: [{ content: { role: 'model', parts: [{ text: '' }] }, finishReason: s.finish === 'length' ? 'MAX_TOKENS' : 'STOP', index: 0 }], usageMetadata: usage });
+  return out;
+}
+
+function geminiJson(s: Script, model: string): Json {
+  const parts: Json[] = [];
+  const chunks = geminiChunksFor(s, model);
+  for (const c of chunks) for (const p of c.candidates[0].content.parts) if (p.text !== '' || p.functionCall) parts.push(p);
+  const merged: Json[] = [];
+  for (const p of parts) {
+    const prev = merged[merged.length - 1];
+    if (prev && typeof p.text === 'string' && typeof prev.text === 'string' && !!p.thought === !!prev.thought) prev.text += p.text;
+    else merged.push({ ...p });
+  }
+  const last = chunks[chunks.length - 1]!;
+  return { candidates: [{ content: { role: 'model', parts: merged }, finishReason: last.candidates[0].finishReason, index: 0 }], usageMetadata: last.usageMetadata, modelVersion: model, responseId: 'fakeGeminiResponse' };
+}
+
+// ---- server ---------------------------------------------------------------------------------------
+export type FakeUpstreams = { url: string; requests: Recorded[]; close(): Promise<void>; server: Server };
+
+export async function startFakeUpstreams(): Promise<FakeUpstreams> {
+  const requests: Recorded[] = [];
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = chunks.length ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as Json) : {};
+    const path = req.url ?? '/';
+    requests.push({ path, headers: req.headers, body });
+    try {
+      await route(path, body, req, res);
+    } catch (err) {
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: `fake upstream bug: ${(err as Error).message}` } }));
+    }
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    server,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+}
+
+async function failures(model: string, res: ServerResponse, kind: 'openai' | 'anthropic' | 'gemini'): Promise<boolean> {
+  const m = /fail(\d{3})/.exec(model);
+  if (m) {
+    const status = Number(m[1]);
+    const body =
+      kind === 'anthropic'
+        ? { type: 'error', error: { type: status === 429 ? 'rate_limit_error' : status >= 500 ? 'api_error' : 'invalid_request_error', message: `fake ${status}` } }
+        : kind === 'gemini'
+          ? { error: { code: status, message: `fake ${status}`, status: status === 429 ? 'RESOURCE_EXHAUSTED' : 'INTERNAL' } }
+          : { error: { message: `fake ${status}`, type: status >= 500 ? 'server_error' : 'invalid_request_error', param: null, code: null } };
+    res.writeHead(status, { 'content-type': 'application/json', ...(status === 429 ? { 'retry-after': '0' } : {}) });
+    res.end(JSON.stringify(body));
+    return true;
+  }
+  if (model.includes('hang')) {
+    await sleep(5_000);
+  }
+  return false;
+}
+
+async function writeStream(res: ServerResponse, frames: string[], model: string, errorFrame: string) {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  for (let i = 0; i < frames.length; i++) {
+    if (model.includes('midcut') && i === 3) return res.destroy();
+    if (model.includes('miderror') && i === 3) {
+      res.write(errorFrame);
+      return res.end();
+    }
+    if (model.includes('slow')) await sleep(100);
+    if (res.destroyed) return;
+    res.write(frames[i]);
+  }
+  res.end();
+}
+
+async function route(path: string, body: Json, req: IncomingMessage, res: ServerResponse) {
+  if (path.endsWith('/chat/completions')) {
+    const model: string = body.model;
+    if (await failures(model, res, 'openai')) return;
+    const tools = (body.tools ?? []).map((t: Json) => t.function.name);
+    const script = decide(model, tools, openaiToolResult(body), body.response_format?.type === 'json_schema' || body.response_format?.type === 'json_object');
+    if (!body.stream) {
+      const json = script === 'fixture' ? JSON.parse(fixture('openai/src/chat/__fixtures__/openai-text.json')) : openaiJson(script, model);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify(json));
+    }
+    const include = body.stream_options?.include_usage === true;
+    let payloads = script === 'fixture' ? lines('openai/src/chat/__fixtures__/openai-text.chunks.txt') : openaiChunks(script, model, include);
+    if (script === 'fixture' && !include) payloads = payloads.filter((l) => !l.includes('"choices":[]'));
+    const frames = [...payloads.map((p) => `data: ${p}\n\n`), 'data: [DONE]\n\n'];
+    if (model.includes('keepalive')) frames.splice(1, 0, ': OPENROUTER PROCESSING\n\n');
+    return writeStream(res, frames, model, `data: ${JSON.stringify({ error: { code: 502, message: 'fake mid-stream failure' } })}\n\n`);
+  }
+  if (path.endsWith('/messages')) {
+    const model: string = body.model;
+    if (await failures(model, res, 'anthropic')) return;
+    const tools = (body.tools ?? []).map((t: Json) => t.name);
+    const forcedJson = body.tool_choice?.type === 'tool' && body.tool_choice.name === 'json_response';
+    let script = decide(model, forcedJson ? [] : tools, anthropicToolResult(body), forcedJson);
+    if (forcedJson && script !== 'fixture') script = { toolCall: { id: 'x', name: 'json_response', args: JSON.parse(script.text!) }, finish: 'tool', usage: script.usage };
+    if (!body.stream) {
+      const json = script === 'fixture' ? JSON.parse(fixture('anthropic/src/__fixtures__/anthropic-text.json')) : anthropicJson(script, model);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify(json));
+    }
+    const events = script === 'fixture' ? lines('anthropic/src/__fixtures__/anthropic-text.chunks.txt').map((l) => JSON.parse(l)) : anthropicEvents(script, model);
+    // Real Anthropic streams pad some JSON with spaces; keep one padded event in every stream.
+    const frames = events.map((e, i) => `event: ${e.type}\ndata: ${i === 2 ? JSON.stringify(e).replace(/}$/, '  }') : JSON.stringify(e)}\n\n`);
+    return writeStream(res, frames, model, `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } })}\n\n`);
+  }
+  const g = /\/models\/([^:]+):(generateContent|streamGenerateContent)/.exec(path);
+  if (g) {
+    const model = decodeURIComponent(g[1]!);
+    if (await failures(model, res, 'gemini')) return;
+    const tools = (body.tools ?? []).flatMap((t: Json) => (t.functionDeclarations ?? []).map((f: Json) => f.name));
+    const script = decide(model, tools, geminiToolResult(body), body.generationConfig?.responseMimeType === 'application/json');
+    if (g[2] === 'generateContent') {
+      const json = script === 'fixture' ? JSON.parse(fixture('google/src/__fixtures__/google-text.json')) : geminiJson(script, model);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify(json));
+    }
+    const chunks = script === 'fixture' ? lines('google/src/__fixtures__/google-text.chunks.txt') : geminiChunksFor(script, model).map((c) => JSON.stringify(c));
+    return writeStream(res, chunks.map((c) => `data: ${c}\r\n\r\n`), model, `data: ${JSON.stringify({ error: { code: 503, message: 'fake mid-stream failure', status: 'UNAVAILABLE' } })}\r\n\r\n`);
+  }
+  res.writeHead(404, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ error: { message: `fake upstream has no route ${req.method} ${path}` } }));
+}

@@ -1,0 +1,51 @@
+import { startFakeUpstreams, type FakeUpstreams } from './fake-upstreams.ts';
+import { startTestGateway, type TestGateway } from './gateway.ts';
+
+export const PROVIDERS = ['openai', 'compat', 'anthropic', 'gemini'] as const;
+export type ProviderName = (typeof PROVIDERS)[number];
+const SCENARIOS = ['text', 'reasoning', 'badjson', 'image', 'midcut', 'miderror', 'slow', 'keepalive', 'fail500', 'fail429', 'fail400'];
+
+/** A gateway whose models `<provider>-<scenario>` reach the fake upstreams. */
+export function textConfig(fake: string, extra = ''): string {
+  const models = PROVIDERS.flatMap((p) =>
+    SCENARIOS.map((s) => `  - { id: ${p}-${s}, endpoint: chat, upstreams: [{ provider: ${p}, model: ${s}-model }] }`),
+  );
+  return `
+providers:
+  - { id: openai, type: openai, base_url: "${fake}/v1", api_key: sk-openai-secret }
+  - { id: compat, type: openai-compatible, base_url: "${fake}/v1", api_key: sk-compat-secret }
+  - { id: anthropic, type: anthropic, base_url: "${fake}/v1", api_key: sk-ant-secret }
+  - { id: gemini, type: gemini, base_url: "${fake}/v1beta", api_key: gemini-secret }
+models:
+${models.join('\n')}
+  - id: failover
+    endpoint: chat
+    upstreams: [{ provider: openai, model: fail500-model }, { provider: anthropic, model: fail429-model }, { provider: gemini, model: text-model }]
+  - id: all-fail
+    endpoint: chat
+    upstreams: [{ provider: openai, model: fail500-model }, { provider: anthropic, model: fail500-model }]
+  - id: all-limited
+    endpoint: chat
+    upstreams: [{ provider: openai, model: fail429-model }, { provider: gemini, model: fail429-model }]
+  - id: premium-model
+    endpoint: chat
+    premium: true
+    required_plan: pro
+    upstreams: [{ provider: openai, model: text-model }]
+  - id: embed-model
+    endpoint: embeddings
+    upstreams: [{ provider: openai, model: text-embedding-3-small }]
+plans:
+  - { id: free, rank: 0, daily_tokens: 1000000, requests_per_minute: 1000 }
+  - { id: pro, rank: 1, daily_tokens: 1000000, requests_per_minute: 1000 }
+key_cache_ttl_ms: 500
+client_disconnect_drain_ms: 2000
+${extra}`;
+}
+
+export async function startTextGateway(extra = ''): Promise<{ gw: TestGateway; fake: FakeUpstreams; key: string; close(): Promise<void> }> {
+  const fake = await startFakeUpstreams();
+  const gw = await startTestGateway({ config: textConfig(fake.url, extra) });
+  const key = await gw.newKey();
+  return { gw, fake, key, close: async () => void (await Promise.all([gw.close(), fake.close()])) };
+}
