@@ -30,9 +30,9 @@ it('manages users and keys through the admin API, and the key authenticates', as
   expect(key).toMatch(/^mg-[0-9A-Za-z]{43}$/);
 
   const client = createGatewayClient({ baseUrl: gw.url, apiKey: key });
-  const chat = await client.POST('/v1/chat/completions', { body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] } });
-  expect(chat.response.status).toBe(501);
-  expect(chat.error?.error.code).toBe('not_implemented');
+  const chat = await client.POST('/v1/chat/completions', { body: { model: 'no-such-model', messages: [{ role: 'user', content: 'hi' }] } });
+  expect(chat.response.status).toBe(400);
+  expect(chat.error?.error.code).toBe('model_not_found');
 
   const dup = await admin.POST('/admin/v1/users', { body: { email: 'client@example.com' } });
   expect(dup.response.status).toBe(409);

@@ -39,7 +39,7 @@ export async function freshPostgres(): Promise<{ url: string; drop(): Promise<vo
 
 export const minimalConfig = `
 providers:
-  - { id: openai, type: openai, base_url: "https://api.openai.com/v1", api_key: test-key }
+  - { id: openai, type: openai, base_url: "http://127.0.0.1:9/v1", api_key: test-key }
 models:
   - id: gpt-4o-mini
     endpoint: chat

@@ -92,9 +92,10 @@ describe('400 invalid_request_error', () => {
     }
   });
 
-  it('accepts unknown extra fields (they are passed on)', async () => {
-    const res = await chat({ ...valid, some_vendor_field: { x: 1 }, n: 1, metadata: { a: 'b' } });
-    expect(res.status).toBe(501);
+  it('accepts unknown extra fields (they are passed on), then looks the model up', async () => {
+    const res = await chat({ ...valid, model: 'no-such-model', some_vendor_field: { x: 1 }, n: 1, metadata: { a: 'b' } });
+    expect(res.status).toBe(400);
+    expect(await errorBody(res)).toMatchObject({ code: 'model_not_found', param: 'model' });
   });
 
   it('answers malformed JSON with invalid_json', async () => {
@@ -123,9 +124,11 @@ describe('401 authentication_error', () => {
   });
 
   it('takes x-api-key on /v1/messages but not on chat completions', async () => {
-    const body = { model: 'gpt-4o-mini', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] };
-    expect((await gw.fetch('/v1/messages', { method: 'POST', headers: { 'x-api-key': key }, json: body })).status).toBe(501);
-    expect((await gw.fetch('/v1/messages', { method: 'POST', key, json: body })).status).toBe(501);
+    // Authenticated requests get as far as the model lookup.
+    const body = { model: 'no-such-model', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] };
+    expect((await gw.fetch('/v1/messages', { method: 'POST', headers: { 'x-api-key': key }, json: body })).status).toBe(400);
+    expect((await gw.fetch('/v1/messages', { method: 'POST', key, json: body })).status).toBe(400);
+    expect((await gw.fetch('/v1/messages', { method: 'POST', headers: { 'x-api-key': 'mg-wrong' }, json: body })).status).toBe(401);
     expect((await gw.fetch('/v1/chat/completions', { method: 'POST', headers: { 'x-api-key': key }, json: valid })).status).toBe(401);
   });
 
@@ -163,7 +166,7 @@ describe('404, 413, 415, 500, 501', () => {
   });
 
   it('capabilities of later releases answer 501 not_implemented after authentication', async () => {
-    const res = await chat(valid);
+    const res = await gw.fetch('/v1/responses', { method: 'POST', key, json: { model: 'gpt-4o-mini', input: 'hi' } });
     expect(res.status).toBe(501);
     expect(await errorBody(res)).toMatchObject({ type: 'server_error', code: 'not_implemented' });
     const form = new FormData();

@@ -21,7 +21,7 @@ afterAll(async () => {
 });
 
 const chat = (gw: TestGateway, key: string) =>
-  gw.fetch('/v1/chat/completions', { method: 'POST', key, json: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] } });
+  gw.fetch('/v1/responses', { method: 'POST', key, json: { model: 'gpt-4o-mini', input: 'hi' } });
 
 it('reports both stores in readyz', async () => {
   const body: any = await (await a.fetch('/readyz')).json();
