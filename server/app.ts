@@ -87,7 +87,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     initServer().registerRouter(contract, buildRouter(services), scope, {
       logInitialization: false,
       responseValidation: false,
-      requestValidationErrorHandler: (err, _request, reply) => {
+      requestValidationErrorHandler: (err, request, reply) => {
         const [issues, where] = err.body
           ? [err.body.issues, 'body' as const]
           : err.query
@@ -95,7 +95,8 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
             : err.pathParams
               ? [err.pathParams.issues, 'path' as const]
               : [err.headers?.issues ?? [], 'headers' as const];
-        const gw = validationError(issues as never, where);
+        const input = where === 'body' ? request.body : where === 'query' ? request.query : where === 'path' ? request.params : request.headers;
+        const gw = validationError(issues as never, where, input);
         if (where === 'path' && gw.param === 'id') {
           return reply.status(404).send(errors.notFound('No such job.', 'job_not_found', 'id').toBody());
         }

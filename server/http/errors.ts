@@ -67,12 +67,14 @@ function mostSpecific(issue: Issue, prefix: readonly PropertyKey[]): { issue: Is
 }
 
 /** The first validation issue as a 400 in the part-7 body. `where` prefixes the path (e.g. a query). */
-export function validationError(issues: readonly Issue[], where: 'body' | 'query' | 'path' | 'headers' = 'body'): GatewayError {
+export function validationError(issues: readonly Issue[], where: 'body' | 'query' | 'path' | 'headers' = 'body', input?: unknown): GatewayError {
   const first = issues[0];
   if (!first) return errors.invalid('Invalid request.');
   const { issue, path } = mostSpecific(first, []);
   const param = paramPath(path);
-  const missing = issue.code === 'invalid_type' && issue.input === undefined;
+  // zod reports a missing field as a type error; it is missing when the input has nothing there.
+  const present = input !== undefined && path.reduce<unknown>((v, k) => (v == null ? undefined : (v as Record<PropertyKey, unknown>)[k]), input) !== undefined;
+  const missing = issue.code === 'invalid_type' && !present && /received undefined$/.test(issue.message);
   if (missing && param) return errors.missing(param);
   if (where === 'body' && !param && issue.code === 'invalid_type') {
     return errors.invalid('The request body must be a JSON object.', null, 'invalid_json');

@@ -218,9 +218,13 @@ async function failures(model: string, res: ServerResponse, kind: 'openai' | 'an
 
 async function writeStream(res: ServerResponse, frames: string[], model: string, errorFrame: string) {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const failAt = Math.min(3, frames.length - 1);
   for (let i = 0; i < frames.length; i++) {
-    if (model.includes('midcut') && i === 3) return res.destroy();
-    if (model.includes('miderror') && i === 3) {
+    if (model.includes('midcut') && i === failAt) {
+      await sleep(50); // let what was written reach the client before the connection drops
+      return res.destroy();
+    }
+    if (model.includes('miderror') && i === failAt) {
       res.write(errorFrame);
       return res.end();
     }
