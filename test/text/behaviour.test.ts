@@ -132,6 +132,37 @@ describe('translation details', () => {
   });
 });
 
+describe('reasoning replay', () => {
+  it('a chat client that sends the assistant message back returns Anthropic’s signed thinking unchanged', async () => {
+    const first = await oa.chat.completions.create({ model: 'anthropic-reasoning', messages: [{ role: 'user', content: '2+2?' }], reasoning_effort: 'low' });
+    const msg = first.choices[0]!.message as OpenAI.Chat.ChatCompletionMessage & { reasoning_details?: unknown[] };
+    expect(msg.reasoning_details).toEqual([{ type: 'reasoning.text', text: 'Let me think about it step by step.', signature: 'sig-EqQBCkYIBxgCKkA' }]);
+    await oa.chat.completions.create({
+      model: 'anthropic-reasoning',
+      reasoning_effort: 'low',
+      messages: [{ role: 'user', content: '2+2?' }, msg as OpenAI.Chat.ChatCompletionMessageParam, { role: 'user', content: 'And 3+3?' }],
+    });
+    const sent = t.fake.requests.at(-1)!.body;
+    expect(sent.messages[1].content[0]).toEqual({ type: 'thinking', thinking: 'Let me think about it step by step.', signature: 'sig-EqQBCkYIBxgCKkA' });
+    expect(sent.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
+  });
+
+  it('a Gemini thought signature survives a chat tool round trip', async () => {
+    const tools = [{ type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object' } } }];
+    const first = await oa.chat.completions.create({ model: 'gemini-text', messages: [{ role: 'user', content: 'Weather?' }], tools });
+    const call = first.choices[0]!.message.tool_calls![0]! as OpenAI.Chat.ChatCompletionMessageFunctionToolCall & { extra_content?: { google?: { thought_signature?: string } } };
+    expect(call.extra_content?.google?.thought_signature).toBe('EqUCCqICAb4+fakeSignature==');
+    await oa.chat.completions.create({
+      model: 'gemini-text',
+      tools,
+      messages: [{ role: 'user', content: 'Weather?' }, first.choices[0]!.message as OpenAI.Chat.ChatCompletionMessageParam, { role: 'tool', tool_call_id: call.id, content: 'sunny' }],
+    });
+    const sent = t.fake.requests.at(-1)!.body;
+    expect(sent.contents[1].parts[0]).toMatchObject({ functionCall: { name: 'get_weather' }, thoughtSignature: 'EqUCCqICAb4+fakeSignature==' });
+    expect(sent.contents[2].parts[0]).toEqual({ functionResponse: { name: 'get_weather', response: { result: 'sunny' } } });
+  });
+});
+
 describe('failover and upstream failures', () => {
   it('moves past 5xx and 429 upstreams to the next one and records every attempt', async () => {
     const before = t.fake.requests.length;
@@ -142,6 +173,14 @@ describe('failover and upstream failures', () => {
     const health = t.gw.services.health.pending().filter((b) => b.model === 'failover');
     expect(health.find((b) => b.provider === 'openai')).toMatchObject({ requests: 2, errors: 2, lastError: 'http_500' });
     expect(health.find((b) => b.provider === 'gemini')).toMatchObject({ requests: 1, errors: 0 });
+    // And they are stored for the health history.
+    await t.gw.services.health.flush();
+    const rows = await t.gw.services.db.prisma.modelHealthSample.findMany({ where: { model: 'failover' }, orderBy: { provider: 'asc' } });
+    expect(rows.map((r) => [r.provider, r.requests, r.errors])).toEqual([
+      ['anthropic', 2, 2],
+      ['gemini', 1, 0],
+      ['openai', 2, 2],
+    ]);
   });
 
   it('all upstreams failing is 502 provider_error (503 when all were rate limited)', async () => {
