@@ -216,8 +216,11 @@ const metadataRoutes = c.router({
     method: 'GET',
     path: '/v1/usage',
     query: UsageQuery,
-    responses: { 200: UsageReport, ...errorResponses(400, 401, 500, 501) },
+    responses: { 200: UsageReport, ...errorResponses(400, 401, 500) },
     summary: 'Usage statistics and limit state',
+    description:
+      'The calling key’s plan, its live counters with exact reset times (daily tokens reset at 00:00 UTC; the minute window starts at its first request), ' +
+      'and a per-model and per-day breakdown of the usage ledger for `start`..`end` (UTC days, inclusive; default the last 7 days, at most 366).',
     ...meta({ auth: 'bearer', tag: 'Usage' }),
   },
 });

@@ -1,8 +1,11 @@
 // Process entry: config -> database (+ migrations) -> counters -> app -> listen, and a graceful stop.
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import { AccountService } from './accounts/service.ts';
-import { PassThroughBilling } from './billing/hooks.ts';
+import { UsageLedger } from './billing/ledger.ts';
+import { QuotaBilling } from './billing/service.ts';
+import { systemClock } from './runtime/clock.ts';
 import { HealthRecorder } from './routing/health.ts';
 import { buildApp, redactedPaths } from './app.ts';
 import { KeyAuthenticator } from './auth/key-cache.ts';
@@ -51,7 +54,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
     cleanups.push(() => db.close());
     logger.info(`database: ${db.kind} (${db.location}), migrations applied in ${Date.now() - started} ms`);
 
-    const counters = openCounterStore(env.REDIS_URL);
+    const counters = openCounterStore(env.REDIS_URL, env.REDIS_KEY_PREFIX);
     cleanups.push(() => counters.close());
     logger.info(`counters: ${counters.kind === 'redis' ? 'Redis' : 'in-process'}`);
 
@@ -59,6 +62,11 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
     cleanups.push(() => keys.close());
     const health = new HealthRecorder(db.prisma);
     cleanups.push(() => health.close());
+    const ledger = new UsageLedger(db.prisma, path.join(dataDir, 'ledger'), { onError: (err) => logger.error({ err }, 'usage ledger write failed; will retry') });
+    cleanups.push(() => ledger.close());
+    const recovered = await ledger.recover();
+    if (recovered) logger.warn(`usage ledger: recovered ${recovered} record(s) a previous process had not written`);
+    const clock = systemClock();
     const services: Services = {
       config,
       db,
@@ -68,7 +76,9 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
       catalog: new Catalog(config),
       metrics: createMetrics(),
       health,
-      billing: new PassThroughBilling(),
+      billing: new QuotaBilling(config, counters, ledger, clock),
+      ledger,
+      clock,
       adminToken: adminToken(env, true)!,
       version,
     };

@@ -1,5 +1,7 @@
 import type { AccountService } from './accounts/service.ts';
 import type { Billing } from './billing/hooks.ts';
+import type { UsageLedger } from './billing/ledger.ts';
+import type { Clock } from './runtime/clock.ts';
 import type { HealthRecorder } from './routing/health.ts';
 import type { KeyAuthenticator } from './auth/key-cache.ts';
 import type { Catalog } from './catalog/catalog.ts';
@@ -19,6 +21,8 @@ export type Services = {
   metrics: Metrics;
   health: HealthRecorder;
   billing: Billing;
+  ledger: UsageLedger;
+  clock: Clock;
   adminToken: string;
   version: string;
 };

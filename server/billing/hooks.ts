@@ -15,9 +15,16 @@ export type UsageReport = {
   status: number;
   errorCode: string | null;
   latencyMs: number;
+  /** The request used web search: the configured surcharge is added (Responses). */
+  webSearch?: boolean;
 };
 
-export type BillingTicket = { settle(report: UsageReport): Promise<void> };
+export type BillingTicket = {
+  /** Rate-limit headers for the response. */
+  headers: Record<string, string>;
+  /** Exactly once per request; later calls are ignored. */
+  settle(report: UsageReport): Promise<void>;
+};
 
 /**
  * The billing seam of the request path: `begin` runs before any upstream call (the quota
@@ -33,6 +40,7 @@ export class PassThroughBilling implements Billing {
   readonly reports: UsageReport[] = [];
   async begin(): Promise<BillingTicket> {
     return {
+      headers: {},
       settle: async (report) => {
         this.reports.push(report);
         if (this.reports.length > 1000) this.reports.shift();

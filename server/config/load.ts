@@ -77,6 +77,8 @@ function resolve(raw: unknown, loc: Located, env: NodeJS.ProcessEnv): ResolvedCo
     keyCacheTtlMs: cfg.key_cache_ttl_ms,
     allowPrivateImageUrls: cfg.allow_private_image_urls,
     drainMs: cfg.client_disconnect_drain_ms,
+    reservationTtlMs: cfg.reservation_ttl_ms,
+    webSearchSurchargeTokens: cfg.web_search_surcharge_tokens,
     source: loc.file,
   };
 }

@@ -69,6 +69,13 @@ export const GatewayConfig = z
       .default(false)
       .describe('Let image URLs point at private, loopback or link-local addresses (SSRF protection off).'),
     client_disconnect_drain_ms: z.number().int().min(0).max(600_000).default(30_000),
+    reservation_ttl_ms: z
+      .number()
+      .int()
+      .min(1_000)
+      .default(900_000)
+      .describe('How long a quota reservation counts if its request never settles (its gateway crashed).'),
+    web_search_surcharge_tokens: z.number().int().min(0).default(1_000),
   })
   .superRefine((cfg, ctx) => {
     const dup = (list: { id: string }[], key: string) => {
@@ -114,6 +121,8 @@ export type ResolvedConfig = {
   allowPrivateImageUrls: boolean;
   /** How long an upstream stream is still read for usage after the client went away. */
   drainMs: number;
+  reservationTtlMs: number;
+  webSearchSurchargeTokens: number;
   /** Where it came from, for start-up messages. */
   source: string;
 };

@@ -21,7 +21,6 @@ export const notImplemented: Record<string, string> = {
   '/v1/embeddings': 'Embeddings',
   '/v1/moderations': 'Moderation',
   '/v1/models/status': 'Model health history',
-  '/v1/usage': 'Usage reporting',
   '/v1/oauth/authorize': 'The OAuth authorization endpoint',
   '/v1/oauth/token': 'The OAuth token endpoint',
   '/v1/oauth/me': 'The OAuth userinfo endpoint',

@@ -3,6 +3,7 @@ import { contract } from '../../contract/index.ts';
 import type { Services } from '../services.ts';
 import { notImplementedHandler as todo } from './not-implemented.ts';
 import { runText } from './text/engine.ts';
+import { usageReport } from '../billing/usage-report.ts';
 import { chatFormat, messagesFormat } from './text/formats.ts';
 import { chatToCanonical } from '../translate/chat.ts';
 import { messagesToCanonical } from '../translate/messages.ts';
@@ -64,7 +65,7 @@ export function buildRouter(services: Services) {
     metadata: {
       listModels: async () => ({ status: 200, body: { object: 'list', data: catalog.entries } }),
       modelStatus: todo,
-      usage: todo,
+      usage: async ({ query, request }) => ({ status: 200, body: await usageReport(services, request.principal!, query) }),
     },
     oauth: { authorize: todo, token: todo, me: todo, revoke: todo },
     admin: {

@@ -22,7 +22,7 @@ export function adminToken(env: NodeJS.ProcessEnv, create: boolean): string | nu
 
 export type ServerInfo = { pid: number; url: string; started_at: string; database: string };
 
-const isAlive = (pid: number) => {
+export const isAlive = (pid: number) => {
   try {
     process.kill(pid, 0);
     return true;

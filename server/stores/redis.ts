@@ -1,50 +1,79 @@
 import { Redis } from 'ioredis';
-import type { CounterStore, WindowResult } from './types.ts';
+import type { CounterStore, ReserveResult, WindowResult } from './types.ts';
 
-// KEYS[1] counter; ARGV: cost, limit, window ms (0 when an absolute reset is given), absolute reset epoch ms.
-// The window's expiry is set by the first counted cost; the check and the add are one script.
-const CONSUME = `
-local v = tonumber(redis.call('GET', KEYS[1]) or '0')
-local ttl = redis.call('PTTL', KEYS[1])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local cost = tonumber(ARGV[1])
-local limit = tonumber(ARGV[2])
-local reset
-if ttl > 0 then
-  reset = now + ttl
-elseif tonumber(ARGV[3]) > 0 then
-  reset = now + tonumber(ARGV[3])
-else
-  reset = tonumber(ARGV[4])
+// A window is a hash {v: count, r: reset epoch ms}; the caller's clock decides when it rolls, and
+// the key's TTL only collects garbage. Check and add are one script.
+const HIT = `
+local now = tonumber(ARGV[4])
+local v = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
+local r = tonumber(redis.call('HGET', KEYS[1], 'r') or '0')
+if now >= r then
+  v = 0
+  r = now + tonumber(ARGV[3])
 end
-if v + cost > limit then
-  return {0, v, reset}
+if v + tonumber(ARGV[1]) > tonumber(ARGV[2]) then
+  return {0, v, r}
 end
-v = redis.call('INCRBY', KEYS[1], cost)
-if ttl <= 0 then
-  redis.call('PEXPIREAT', KEYS[1], reset)
-end
-return {1, v, reset}
+v = v + tonumber(ARGV[1])
+redis.call('HSET', KEYS[1], 'v', v, 'r', r)
+redis.call('PEXPIRE', KEYS[1], r - now + 1000)
+return {1, v, r}
 `;
 
-// Adjusts only a live counter, so a late settlement never resurrects an ended window.
-const ADJUST = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-return redis.call('INCRBY', KEYS[1], ARGV[1])
+const PEEK_WINDOW = `
+local r = tonumber(redis.call('HGET', KEYS[1], 'r') or '0')
+if tonumber(ARGV[1]) >= r then return nil end
+return {tonumber(redis.call('HGET', KEYS[1], 'v')), r}
 `;
 
-const PEEK = `
-local v = redis.call('GET', KEYS[1])
-if not v then return nil end
-local t = redis.call('TIME')
-return {tonumber(v), tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + redis.call('PTTL', KEYS[1])}
+// Quota: KEYS[1] settled total, KEYS[2] hash id -> amount, KEYS[3] zset id -> expiry.
+// Expired reservations (their holder crashed) are dropped before counting.
+const DROP_EXPIRED = `
+local expired = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', ARGV_NOW)
+for _, id in ipairs(expired) do redis.call('HDEL', KEYS[2], id) end
+if #expired > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV_NOW) end
+local reserved = 0
+for _, a in ipairs(redis.call('HVALS', KEYS[2])) do reserved = reserved + tonumber(a) end
+local settled = tonumber(redis.call('GET', KEYS[1]) or '0')
+`;
+
+const RESERVE = `
+local now = tonumber(ARGV[6])
+${DROP_EXPIRED.replaceAll('ARGV_NOW', 'now')}
+local used = settled + reserved
+if used + tonumber(ARGV[2]) > tonumber(ARGV[3]) then return {0, used} end
+local ttl = tonumber(ARGV[4])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[3], now + ttl, ARGV[1])
+redis.call('PEXPIRE', KEYS[2], ttl + 60000)
+redis.call('PEXPIRE', KEYS[3], ttl + 60000)
+return {1, used}
+`;
+
+const SETTLE = `
+redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[3], ARGV[1])
+local actual = tonumber(ARGV[2])
+if actual > 0 then
+  redis.call('INCRBY', KEYS[1], actual)
+  local keep = tonumber(ARGV[3]) - tonumber(ARGV[4])
+  if keep > 0 then redis.call('PEXPIRE', KEYS[1], keep + 60000) end
+end
+return tonumber(redis.call('GET', KEYS[1]) or '0')
+`;
+
+const RESERVED = `
+local now = tonumber(ARGV[1])
+${DROP_EXPIRED.replaceAll('ARGV_NOW', 'now')}
+return {settled, reserved, redis.call('HLEN', KEYS[2])}
 `;
 
 type Scripts = {
-  mgConsume(key: string, cost: number, limit: number, windowMs: number, resetAt: number): Promise<[number, number, number]>;
-  mgAdjust(key: string, delta: number): Promise<number>;
-  mgPeek(key: string): Promise<[number, number] | null>;
+  mgHit(key: string, cost: number, limit: number, windowMs: number, now: number): Promise<[number, number, number]>;
+  mgPeekWindow(key: string, now: number): Promise<[number, number] | null>;
+  mgReserve(k1: string, k2: string, k3: string, id: string, amount: number, limit: number, ttl: number, keepUntil: number, now: number): Promise<[number, number]>;
+  mgSettle(k1: string, k2: string, k3: string, id: string, actual: number, keepUntil: number, now: number): Promise<number>;
+  mgReserved(k1: string, k2: string, k3: string, now: number): Promise<[number, number, number]>;
 };
 
 export class RedisCounterStore implements CounterStore {
@@ -52,30 +81,46 @@ export class RedisCounterStore implements CounterStore {
   readonly redis: Redis & Scripts;
 
   constructor(url: string, private readonly prefix = 'mg:') {
-    const redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true });
-    redis.defineCommand('mgConsume', { numberOfKeys: 1, lua: CONSUME });
-    redis.defineCommand('mgAdjust', { numberOfKeys: 1, lua: ADJUST });
-    redis.defineCommand('mgPeek', { numberOfKeys: 1, lua: PEEK });
+    const redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true });
+    redis.defineCommand('mgHit', { numberOfKeys: 1, lua: HIT });
+    redis.defineCommand('mgPeekWindow', { numberOfKeys: 1, lua: PEEK_WINDOW });
+    redis.defineCommand('mgReserve', { numberOfKeys: 3, lua: RESERVE });
+    redis.defineCommand('mgSettle', { numberOfKeys: 3, lua: SETTLE });
+    redis.defineCommand('mgReserved', { numberOfKeys: 3, lua: RESERVED });
     redis.on('error', () => {
       // Surfaced by the failing command and by /readyz; ioredis keeps reconnecting.
     });
     this.redis = redis as Redis & Scripts;
   }
 
-  async consume(key: string, cost: number, limit: number, window: { windowMs: number } | { resetAt: number }): Promise<WindowResult> {
-    const windowMs = 'windowMs' in window ? window.windowMs : 0;
-    const resetAt = 'resetAt' in window ? window.resetAt : 0;
-    const [ok, value, reset] = await this.redis.mgConsume(this.prefix + key, cost, limit, windowMs, resetAt);
-    return { allowed: ok === 1, value, resetAt: reset };
+  // One hash tag per quota, so the three keys live on one Redis Cluster slot.
+  private quotaKeys(key: string): [string, string, string] {
+    const base = `${this.prefix}{${key}}`;
+    return [`${base}:settled`, `${base}:holds`, `${base}:expiry`];
   }
 
-  async adjust(key: string, delta: number): Promise<number> {
-    return this.redis.mgAdjust(this.prefix + key, delta);
+  async hit(key: string, cost: number, limit: number, windowMs: number, now: number): Promise<WindowResult> {
+    const [ok, value, resetAt] = await this.redis.mgHit(this.prefix + key, cost, limit, windowMs, now);
+    return { allowed: ok === 1, value, resetAt };
   }
 
-  async peek(key: string) {
-    const r = await this.redis.mgPeek(this.prefix + key);
+  async peekWindow(key: string, now: number) {
+    const r = await this.redis.mgPeekWindow(this.prefix + key, now);
     return r ? { value: r[0], resetAt: r[1] } : null;
+  }
+
+  async reserve(key: string, id: string, amount: number, limit: number, opts: { ttlMs: number; keepUntil: number; now: number }): Promise<ReserveResult> {
+    const [ok, used] = await this.redis.mgReserve(...this.quotaKeys(key), id, amount, limit, opts.ttlMs, opts.keepUntil, opts.now);
+    return { allowed: ok === 1, used };
+  }
+
+  async settle(key: string, id: string, actual: number, opts: { keepUntil: number; now: number }): Promise<number> {
+    return this.redis.mgSettle(...this.quotaKeys(key), id, actual, opts.keepUntil, opts.now);
+  }
+
+  async reserved(key: string, now: number) {
+    const [settled, reserved, holders] = await this.redis.mgReserved(...this.quotaKeys(key), now);
+    return { settled, reserved, holders };
   }
 
   async ping() {

@@ -1,6 +1,7 @@
 /**
  * Counters behind limits and quotas. Check and count are one atomic step in the store that
  * holds the counter (DESIGN.md §4 rule 3), so N gateways sharing Redis enforce what one does.
+ * Every call takes `now` from the caller's clock, so tests can move time instead of sleeping.
  */
 export type WindowResult = {
   /** Whether `cost` fitted under `limit` and was counted. */
@@ -11,17 +12,33 @@ export type WindowResult = {
   resetAt: number;
 };
 
+export type ReserveResult = {
+  allowed: boolean;
+  /** Settled plus live reservations, before this one. */
+  used: number;
+};
+
 export interface CounterStore {
   readonly kind: 'memory' | 'redis';
   /**
-   * Adds `cost` to the counter `key` if the result stays ≤ `limit`. The window starts with the
-   * first counted cost and lasts `windowMs` (or ends at `resetAt` when given, e.g. 00:00 UTC).
+   * Fixed window: adds `cost` to `key` if the result stays ≤ `limit`. The window starts with the
+   * first counted cost and lasts `windowMs` (spec 8: requests per minute).
    */
-  consume(key: string, cost: number, limit: number, window: { windowMs: number } | { resetAt: number }): Promise<WindowResult>;
-  /** Adds `delta` (may be negative) to a live counter; no-op when the window has ended. Returns the new value. */
-  adjust(key: string, delta: number): Promise<number>;
-  /** Current value and window end, or null when no window is open. */
-  peek(key: string): Promise<{ value: number; resetAt: number } | null>;
+  hit(key: string, cost: number, limit: number, windowMs: number, now: number): Promise<WindowResult>;
+  /** The open window of `key`, or null. */
+  peekWindow(key: string, now: number): Promise<{ value: number; resetAt: number } | null>;
+
+  /**
+   * Reserves `amount` under `limit` for `id`, counting what was settled on `key` plus every live
+   * reservation. A reservation not settled within `ttlMs` (its holder crashed) stops counting.
+   * `keepUntil` is how long the settled total must be kept (e.g. the end of the quota day).
+   */
+  reserve(key: string, id: string, amount: number, limit: number, opts: { ttlMs: number; keepUntil: number; now: number }): Promise<ReserveResult>;
+  /** Ends reservation `id` and adds `actual` to the settled total. Returns the settled total. */
+  settle(key: string, id: string, actual: number, opts: { keepUntil: number; now: number }): Promise<number>;
+  /** Settled total and the sum of live reservations. */
+  reserved(key: string, now: number): Promise<{ settled: number; reserved: number; holders: number }>;
+
   ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -25,7 +25,9 @@ type Script = {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** What the fake answers, decided from the request as a real model would. */
-function decide(model: string, tools: string[], toolResult: string | null, wantsJson: boolean): Script | 'fixture' {
+function decide(model: string, tools: string[], toolResult: string | null, wantsJson: boolean, maxTokens?: number): Script | 'fixture' {
+  // Uses exactly what the gateway reserves for a 40-character prompt: 10 in, max_tokens out.
+  if (model.includes('exact')) return { text: 'ok', finish: 'stop', usage: { input: 10, output: maxTokens ?? 0 } };
   if (toolResult !== null) return { text: `The tool said: ${toolResult}`, finish: 'stop', usage: { input: 50, output: 8 } };
   if (tools.length) return { toolCall: { id: 'call_fake_1', name: tools[0]!, args: { location: 'Paris', unit: 'celsius' } }, finish: 'tool', usage: { input: 40, output: 12 } };
   if (wantsJson) return { text: JSON.stringify(model.includes('badjson') ? { wrong: true } : { answer: '42', confidence: 0.9 }), finish: 'stop', usage: { input: 30, output: 9 } };
@@ -240,7 +242,7 @@ async function route(path: string, body: Json, req: IncomingMessage, res: Server
     const model: string = body.model;
     if (await failures(model, res, 'openai')) return;
     const tools = (body.tools ?? []).map((t: Json) => t.function.name);
-    const script = decide(model, tools, openaiToolResult(body), body.response_format?.type === 'json_schema' || body.response_format?.type === 'json_object');
+    const script = decide(model, tools, openaiToolResult(body), body.response_format?.type === 'json_schema' || body.response_format?.type === 'json_object', body.max_completion_tokens ?? body.max_tokens);
     if (!body.stream) {
       const json = script === 'fixture' ? JSON.parse(fixture('openai/src/chat/__fixtures__/openai-text.json')) : openaiJson(script, model);
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -258,7 +260,7 @@ async function route(path: string, body: Json, req: IncomingMessage, res: Server
     if (await failures(model, res, 'anthropic')) return;
     const tools = (body.tools ?? []).map((t: Json) => t.name);
     const forcedJson = body.tool_choice?.type === 'tool' && body.tool_choice.name === 'json_response';
-    let script = decide(model, forcedJson ? [] : tools, anthropicToolResult(body), forcedJson);
+    let script = decide(model, forcedJson ? [] : tools, anthropicToolResult(body), forcedJson, body.max_tokens);
     if (forcedJson && script !== 'fixture') script = { toolCall: { id: 'x', name: 'json_response', args: JSON.parse(script.text!) }, finish: 'tool', usage: script.usage };
     if (!body.stream) {
       const json = script === 'fixture' ? JSON.parse(fixture('anthropic/src/__fixtures__/anthropic-text.json')) : anthropicJson(script, model);
@@ -275,7 +277,7 @@ async function route(path: string, body: Json, req: IncomingMessage, res: Server
     const model = decodeURIComponent(g[1]!);
     if (await failures(model, res, 'gemini')) return;
     const tools = (body.tools ?? []).flatMap((t: Json) => (t.functionDeclarations ?? []).map((f: Json) => f.name));
-    const script = decide(model, tools, geminiToolResult(body), body.generationConfig?.responseMimeType === 'application/json');
+    const script = decide(model, tools, geminiToolResult(body), body.generationConfig?.responseMimeType === 'application/json', body.generationConfig?.maxOutputTokens);
     if (g[2] === 'generateContent') {
       const json = script === 'fixture' ? JSON.parse(fixture('google/src/__fixtures__/google-text.json')) : geminiJson(script, model);
       res.writeHead(200, { 'content-type': 'application/json' });

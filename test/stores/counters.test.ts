@@ -10,47 +10,48 @@ const stores: [string, () => CounterStore][] = [
   ['memory', () => new MemoryCounterStore()],
   ['redis', () => new RedisCounterStore(TEST_REDIS_URL, `mgtest:${randomToken(8)}:`)],
 ];
+const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
 
 describe.each(stores)('%s store', (_name, make) => {
   const store = make();
   afterAll(() => store.close());
 
-  it('admits exactly the limit under concurrency', async () => {
-    const results = await Promise.all(Array.from({ length: 200 }, () => store.consume('rpm', 1, 50, { windowMs: 60_000 })));
+  it('a window admits exactly the limit under concurrency', async () => {
+    const results = await Promise.all(Array.from({ length: 200 }, () => store.hit('rpm', 1, 50, 60_000, T0)));
     expect(results.filter((r) => r.allowed)).toHaveLength(50);
     expect(Math.max(...results.map((r) => r.value))).toBe(50);
-    const resets = new Set(results.map((r) => Math.round(r.resetAt / 1000)));
-    expect(resets.size).toBe(1);
+    expect(new Set(results.map((r) => r.resetAt))).toEqual(new Set([T0 + 60_000]));
   });
 
-  it('refuses a cost that does not fit without counting it', async () => {
-    expect(await store.consume('q', 70, 100, { windowMs: 60_000 })).toMatchObject({ allowed: true, value: 70 });
-    expect(await store.consume('q', 40, 100, { windowMs: 60_000 })).toMatchObject({ allowed: false, value: 70 });
-    expect(await store.consume('q', 30, 100, { windowMs: 60_000 })).toMatchObject({ allowed: true, value: 100 });
+  it('a window starts at its first request and rolls when it ends (caller’s clock)', async () => {
+    expect(await store.hit('w', 1, 2, 60_000, T0 + 5_000)).toMatchObject({ allowed: true, value: 1, resetAt: T0 + 65_000 });
+    expect(await store.hit('w', 1, 2, 60_000, T0 + 30_000)).toMatchObject({ allowed: true, value: 2, resetAt: T0 + 65_000 });
+    expect(await store.hit('w', 1, 2, 60_000, T0 + 64_999)).toMatchObject({ allowed: false, value: 2 });
+    expect(await store.peekWindow('w', T0 + 64_999)).toEqual({ value: 2, resetAt: T0 + 65_000 });
+    expect(await store.hit('w', 1, 2, 60_000, T0 + 65_000)).toMatchObject({ allowed: true, value: 1, resetAt: T0 + 125_000 });
+    expect(await store.peekWindow('w', T0 + 200_000)).toBeNull();
   });
 
-  it('starts the window at the first request and ends it after windowMs', async () => {
-    const first = await store.consume('w', 1, 1, { windowMs: 300 });
-    expect(first.allowed).toBe(true);
-    expect((await store.consume('w', 1, 1, { windowMs: 300 })).allowed).toBe(false);
-    await new Promise((r) => setTimeout(r, 350));
-    const next = await store.consume('w', 1, 1, { windowMs: 300 });
-    expect(next.allowed).toBe(true);
-    expect(next.resetAt).toBeGreaterThan(first.resetAt);
+  it('reservations: exact under concurrency, settled to the real amount, released on failure', async () => {
+    const opts = { ttlMs: 60_000, keepUntil: T0 + 3_600_000, now: T0 };
+    const results = await Promise.all(Array.from({ length: 100 }, (_, i) => store.reserve('q', `r${i}`, 10, 250, opts)));
+    const admitted = results.map((r, i) => [r.allowed, i] as const).filter(([ok]) => ok).map(([, i]) => i);
+    expect(admitted).toHaveLength(25);
+    expect(await store.reserved('q', T0)).toEqual({ settled: 0, reserved: 250, holders: 25 });
+    // Settle half to less than reserved, release the other half.
+    for (const [n, i] of admitted.entries()) await store.settle('q', `r${i}`, n % 2 ? 0 : 4, opts);
+    expect(await store.reserved('q', T0)).toEqual({ settled: 13 * 4, reserved: 0, holders: 0 });
+    expect((await store.reserve('q', 'big', 250 - 52, 250, opts)).allowed).toBe(true);
+    expect(await store.reserve('q', 'one-more', 1, 250, opts)).toEqual({ allowed: false, used: 250 });
   });
 
-  it('honours an absolute reset time', async () => {
-    const resetAt = Date.now() + 5_000;
-    const r = await store.consume('daily', 10, 100, { resetAt });
-    expect(Math.abs(r.resetAt - resetAt)).toBeLessThan(50);
-  });
-
-  it('adjusts live counters only', async () => {
-    await store.consume('adj', 10, 100, { windowMs: 60_000 });
-    expect(await store.adjust('adj', -4)).toBe(6);
-    expect(await store.peek('adj')).toMatchObject({ value: 6 });
-    expect(await store.adjust('gone', 5)).toBe(0);
-    expect(await store.peek('gone')).toBeNull();
+  it('a reservation whose holder never settles stops counting after its TTL', async () => {
+    const opts = { ttlMs: 1_000, keepUntil: T0 + 3_600_000, now: T0 };
+    expect((await store.reserve('crash', 'lost', 90, 100, opts)).allowed).toBe(true);
+    expect((await store.reserve('crash', 'next', 20, 100, { ...opts, now: T0 + 999 })).allowed).toBe(false);
+    expect(await store.reserve('crash', 'next', 20, 100, { ...opts, now: T0 + 1_000 })).toEqual({ allowed: true, used: 0 });
+    // A late settle of the crashed reservation still bills what it used.
+    expect(await store.settle('crash', 'lost', 5, { keepUntil: opts.keepUntil, now: T0 + 2_000 })).toBe(5);
   });
 });
 
@@ -59,8 +60,11 @@ it('two Redis clients (two gateway instances) share one limit', async () => {
   const a = new RedisCounterStore(TEST_REDIS_URL, prefix);
   const b = new RedisCounterStore(TEST_REDIS_URL, prefix);
   try {
-    const results = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? a : b).consume('shared', 1, 30, { windowMs: 60_000 })));
-    expect(results.filter((r) => r.allowed)).toHaveLength(30);
+    const hits = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? a : b).hit('shared', 1, 30, 60_000, T0)));
+    expect(hits.filter((r) => r.allowed)).toHaveLength(30);
+    const opts = { ttlMs: 60_000, keepUntil: T0 + 60_000, now: T0 };
+    const holds = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? a : b).reserve('shared-q', `h${i}`, 7, 70, opts)));
+    expect(holds.filter((r) => r.allowed)).toHaveLength(10);
   } finally {
     await a.close();
     await b.close();

@@ -3,7 +3,6 @@
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PassThroughBilling } from '../../server/billing/hooks.ts';
 import { errorBody } from '../helpers/gateway.ts';
 import { startTextGateway } from '../helpers/text-gateway.ts';
 
@@ -17,7 +16,16 @@ afterAll(() => t?.close());
 
 const post = (path: string, json: unknown, headers: Record<string, string> = {}) => t.gw.fetch(path, { method: 'POST', key: t.key, json, headers });
 const requestsTo = (model: string) => t.fake.requests.filter((r) => r.body.model === model || r.path.includes(`/models/${model}:`));
-const reports = () => (t.gw.services.billing as PassThroughBilling).reports;
+/** The ledger record of a request, once written. */
+async function ledgerRecord(requestId: string, waitMs = 0) {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    await t.gw.services.ledger.flush();
+    const row = await t.gw.services.db.prisma.usageRecord.findUnique({ where: { requestId } });
+    if (row || Date.now() >= deadline) return row;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
 
 describe('same format: pass through', () => {
   it('strips the spec’s fields, maps the model id, keeps unknown fields and forces usage upstream', async () => {
@@ -41,7 +49,16 @@ describe('same format: pass through', () => {
     // The client did not ask for usage: it never sees the usage chunk, but the gateway billed it.
     expect(text).not.toContain('"usage":{');
     expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true);
-    expect(reports().at(-1)).toMatchObject({ model: 'openai-text', provider: 'openai', estimated: false, usage: { inputTokens: 16, outputTokens: 300 } });
+    expect(await ledgerRecord(res.headers.get('x-request-id')!)).toMatchObject({
+      model: 'openai-text',
+      provider: 'openai',
+      upstreamModel: 'text-model',
+      endpoint: 'chat',
+      usageSource: 'reported',
+      promptTokens: 16,
+      completionTokens: 300,
+      billedTokens: 316n,
+    });
   });
 
   it('sends the usage chunk, with empty choices, last before [DONE] when asked', async () => {
@@ -238,12 +255,9 @@ describe('client disconnect', () => {
     });
     const reader = res.body!.getReader();
     await reader.read();
-    const count = reports().length;
     controller.abort();
-    for (let i = 0; i < 60 && reports().length === count; i++) await new Promise((r) => setTimeout(r, 100));
-    const report = reports().at(-1)!;
-    expect(report).toMatchObject({ model: 'anthropic-slow', errorCode: 'client_disconnected', estimated: false });
-    expect(report.usage).toMatchObject({ inputTokens: 12, outputTokens: 30 });
+    const record = await ledgerRecord(res.headers.get('x-request-id')!, 6_000);
+    expect(record).toMatchObject({ model: 'anthropic-slow', errorCode: 'client_disconnected', usageSource: 'reported', promptTokens: 12, completionTokens: 30, billedTokens: 42n });
   });
 });
 

@@ -326,7 +326,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Usage statistics and limit state */
+        /**
+         * Usage statistics and limit state
+         * @description The calling key’s plan, its live counters with exact reset times (daily tokens reset at 00:00 UTC; the minute window starts at its first request), and a per-model and per-day breakdown of the usage ledger for `start`..`end` (UTC days, inclusive; default the last 7 days, at most 366).
+         */
         get: operations["usage"];
         put?: never;
         post?: never;
@@ -3815,15 +3818,6 @@ export interface operations {
             };
             /** @description Internal error */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description Not implemented yet in this release */
-            501: {
                 headers: {
                     [name: string]: unknown;
                 };

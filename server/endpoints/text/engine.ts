@@ -43,10 +43,6 @@ export type TextCall = {
 
 export type TextResult = { status: 200; body: Json | Readable; headers: Record<string, string> };
 
-function planRank(services: Services, plan: string): number {
-  return services.config.plans.find((p) => p.id === plan)?.rank ?? -1;
-}
-
 /** Gemini needs image bytes: URLs are downloaded (SSRF-guarded) and inlined. */
 async function inlineImages(req: C.Request, services: Services): Promise<C.Request> {
   const opts = { allowPrivate: services.config.allowPrivateImageUrls, maxBytes: 20 * 1024 * 1024, timeoutMs: 15_000 };
@@ -85,9 +81,6 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
   const modelId = call.request.model;
   const model = services.catalog.model(modelId);
   if (!model) throw errors.modelNotFound(modelId);
-  if (model.premium && planRank(services, call.principal.planId) < planRank(services, model.required_plan)) {
-    throw errors.forbidden('model_requires_higher_plan', `The model '${modelId}' requires the '${model.required_plan}' plan or higher.`, 'model');
-  }
   const providers = new Map(services.config.providers.map((p) => [p.id, p]));
   const targets = textTargets(model, providers);
   const ticket = await services.billing.begin({
@@ -137,15 +130,19 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
       try {
         checkStructuredOutput(call.request.responseFormat, value.decoded.content, value.decoded.finishReason);
       } catch (err) {
-        void settle(candidate, billed, estimated, 502, (err as GatewayError).code);
+        // The tokens were spent: bill them even though the answer is refused.
+        await settle(candidate, billed, estimated, 502, (err as GatewayError).code);
         throw err;
       }
-      void settle(candidate, billed, estimated, 200, null);
-      return { status: 200, body: value.body, headers: { 'x-gateway-upstream': candidate.provider.id } };
+      await settle(candidate, billed, estimated, 200, null);
+      return { status: 200, body: value.body, headers: { ...ticket.headers, 'x-gateway-upstream': candidate.provider.id } };
     }
-    return await runStream(services, call, targets, prepare, settle);
+    const result = await runStream(services, call, targets, prepare, settle);
+    return { ...result, headers: { ...ticket.headers, ...result.headers } };
   } catch (err) {
-    if (err instanceof GatewayError && err.status >= 400) void settle(null, null, false, err.status, err.code);
+    // Failed before any output: the reservation is released, nothing is billed.
+    const gw = err instanceof GatewayError ? err : null;
+    void settle(null, null, false, gw?.status ?? 500, gw?.code ?? 'internal_error');
     throw err;
   }
 }

@@ -1,0 +1,119 @@
+// Plans, limits and quota reservations (spec parts 1, 5, 7, 8; DESIGN.md §4).
+import { randomToken } from '../auth/secrets.ts';
+import type { ResolvedConfig } from '../config/schema.ts';
+import { GatewayError, errors } from '../http/errors.ts';
+import type { Clock } from '../runtime/clock.ts';
+import type { CounterStore } from '../stores/index.ts';
+import { estimatePromptTokens } from './estimate.ts';
+import type { Billing, BillingTicket, UsageReport } from './hooks.ts';
+import type { UsageLedger } from './ledger.ts';
+import { nextUtcMidnight, planOf, quotaKey, rankOf, rpmKey } from './plans.ts';
+
+/** Output tokens reserved when neither the request nor the model config names a maximum. */
+export const DEFAULT_RESERVED_OUTPUT = 4096;
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function rateLimited(code: 'rate_limit_exceeded' | 'daily_quota_exceeded' | 'too_many_active_jobs', message: string, limit: number, remaining: number, resetAt: number, now: number, headers: Record<string, string>): GatewayError {
+  const seconds = Math.max(0, (resetAt - now) / 1000);
+  return new GatewayError(429, 'rate_limit_error', code, message, null, { ...headers, 'retry-after': String(Math.ceil(seconds)) }, {
+    limit,
+    remaining,
+    reset_at: iso(resetAt),
+    reset_seconds: Math.round(seconds * 1000) / 1000,
+  });
+}
+
+export class QuotaBilling implements Billing {
+  constructor(
+    private readonly config: ResolvedConfig,
+    private readonly counters: CounterStore,
+    private readonly ledger: UsageLedger,
+    private readonly clock: Clock,
+  ) {}
+
+  async begin(ctx: Parameters<Billing['begin']>[0]): Promise<BillingTicket> {
+    const { principal } = ctx;
+    const model = this.config.models.find((m) => m.id === ctx.model);
+    if (model?.premium && rankOf(this.config, principal.planId) < rankOf(this.config, model.required_plan)) {
+      throw errors.forbidden('model_requires_higher_plan', `The model '${ctx.model}' requires the '${model.required_plan}' plan or higher.`, 'model');
+    }
+    const plan = planOf(this.config, principal.planId);
+    const now = this.clock.now();
+
+    // Requests per minute: checked and counted in one step.
+    const rpm = await this.counters.hit(rpmKey(principal.keyId), 1, plan.requests_per_minute, 60_000, now);
+    const dayEnd = nextUtcMidnight(now);
+    const headers: Record<string, string> = {
+      'x-ratelimit-limit-requests': String(plan.requests_per_minute),
+      'x-ratelimit-remaining-requests': String(Math.max(0, plan.requests_per_minute - rpm.value)),
+      'x-ratelimit-reset-requests': iso(rpm.resetAt),
+      'x-ratelimit-limit-tokens': String(plan.daily_tokens),
+      'x-ratelimit-reset-tokens': iso(dayEnd),
+    };
+    if (!rpm.allowed) {
+      const q = await this.counters.reserved(quotaKey(principal.keyId, now), now);
+      headers['x-ratelimit-remaining-tokens'] = String(Math.max(0, plan.daily_tokens - q.settled - q.reserved));
+      throw rateLimited('rate_limit_exceeded', `Rate limit reached: ${plan.requests_per_minute} requests per minute on the '${plan.id}' plan.`, plan.requests_per_minute, 0, rpm.resetAt, now, headers);
+    }
+
+    // Daily quota: reserve the most this request can cost, in the same step that checks it fits.
+    const maxOutput = ctx.request.maxTokens ?? model?.max_output_tokens ?? DEFAULT_RESERVED_OUTPUT;
+    const amount = Math.ceil((estimatePromptTokens(ctx.request) + maxOutput) * ctx.multiplier);
+    const key = quotaKey(principal.keyId, now);
+    const id = `${ctx.requestId}:${randomToken(6)}`;
+    const r = await this.counters.reserve(key, id, amount, plan.daily_tokens, { ttlMs: this.config.reservationTtlMs, keepUntil: dayEnd, now });
+    if (!r.allowed) {
+      const remaining = Math.max(0, plan.daily_tokens - r.used);
+      headers['x-ratelimit-remaining-tokens'] = String(remaining);
+      throw rateLimited(
+        'daily_quota_exceeded',
+        `Daily token quota exceeded: this request may use up to ${amount} tokens (after the model's multiplier), ${remaining} of ${plan.daily_tokens} remain on the '${plan.id}' plan until 00:00 UTC.`,
+        plan.daily_tokens,
+        remaining,
+        dayEnd,
+        now,
+        headers,
+      );
+    }
+    headers['x-ratelimit-remaining-tokens'] = String(Math.max(0, plan.daily_tokens - r.used - amount));
+
+    let settled = false;
+    return {
+      headers,
+      settle: async (report: UsageReport) => {
+        if (settled) return;
+        settled = true;
+        const surcharge = report.webSearch ? this.config.webSearchSurchargeTokens : 0;
+        const u = report.usage;
+        // Never bill what produced nothing; never refund what produced something.
+        const billed = u ? Math.ceil((u.inputTokens + u.outputTokens) * ctx.multiplier) + surcharge : 0;
+        await this.counters.settle(key, id, billed, { keepUntil: dayEnd, now: this.clock.now() });
+        if (billed > 0 || report.status < 400) {
+          this.ledger.write({
+            requestId: report.requestId,
+            apiKeyId: principal.keyId,
+            userId: principal.userId,
+            oauthAppId: principal.appId ?? null,
+            model: report.model,
+            provider: report.provider,
+            upstreamModel: report.upstreamModel,
+            endpoint: report.endpoint,
+            promptTokens: u?.inputTokens ?? 0,
+            completionTokens: u?.outputTokens ?? 0,
+            cachedTokens: u?.cachedTokens ?? 0,
+            reasoningTokens: u?.reasoningTokens ?? 0,
+            surchargeTokens: surcharge,
+            multiplier: ctx.multiplier,
+            billedTokens: billed,
+            usageSource: report.estimated ? 'estimated' : 'reported',
+            status: report.status,
+            errorCode: report.errorCode,
+            latencyMs: report.latencyMs,
+            createdAt: iso(this.clock.now()),
+          });
+        }
+      },
+    };
+  }
+}

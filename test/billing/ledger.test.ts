@@ -1,0 +1,77 @@
+// The usage ledger loses nothing when a gateway is killed between answering and writing.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { openDatabase } from '../../server/db/client.ts';
+import { UsageLedger, type LedgerRecord } from '../../server/billing/ledger.ts';
+import { COST, EXACT_BODY, billingConfig } from '../helpers/billing-gateway.ts';
+import { startFakeUpstreams, type FakeUpstreams } from '../helpers/fake-upstreams.ts';
+import { freshDataDir } from '../helpers/gateway.ts';
+
+const bin = new URL('../../bin/model-gateway.mjs', import.meta.url).pathname;
+let fake: FakeUpstreams;
+let dataDir: string;
+let env: NodeJS.ProcessEnv;
+
+beforeAll(async () => {
+  fake = await startFakeUpstreams();
+  dataDir = freshDataDir();
+  writeFileSync(path.join(dataDir, 'gateway.config.yaml'), billingConfig(fake.url, { daily_tokens: 1_000_000, requests_per_minute: 1000 }));
+  env = { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, GATEWAY_CONFIG: path.join(dataDir, 'gateway.config.yaml'), HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', GATEWAY_ADMIN_TOKEN: 'mga-ledger-test-token' };
+});
+afterAll(async () => {
+  await fake?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function start(): Promise<{ child: ChildProcess; url: string }> {
+  rmSync(path.join(dataDir, 'server.json'), { force: true });
+  const child = spawn(process.execPath, [bin, 'serve'], { env, stdio: 'ignore' });
+  const info = path.join(dataDir, 'server.json');
+  for (let n = 0; n < 300 && !existsSync(info); n++) await new Promise((r) => setTimeout(r, 100));
+  return { child, url: JSON.parse(readFileSync(info, 'utf8')).url };
+}
+const stop = (child: ChildProcess, signal: NodeJS.Signals) => new Promise<void>((r) => { child.once('exit', () => r()); child.kill(signal); });
+
+it('records of a killed process are written by the next start', async () => {
+  let { child, url } = await start();
+  const h = { authorization: 'Bearer mga-ledger-test-token', 'content-type': 'application/json' };
+  await fetch(`${url}/admin/v1/users`, { method: 'POST', headers: h, body: JSON.stringify({ email: 'crash@example.com' }) });
+  const { key } = (await (await fetch(`${url}/admin/v1/keys`, { method: 'POST', headers: h, body: JSON.stringify({ user: 'crash@example.com' }) })).json()) as { key: string };
+  const results = await Promise.all(Array.from({ length: 8 }, () => fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(EXACT_BODY) })));
+  expect(results.every((r) => r.status === 200)).toBe(true);
+  await new Promise((r) => setTimeout(r, 50));
+  await stop(child, 'SIGKILL'); // before the 1 s batch reached the database
+  rmSync(path.join(dataDir, 'db.lock'), { force: true });
+  // What the killed process had not written yet is in its segment file.
+  const segments = readdirSync(path.join(dataDir, 'ledger')).filter((f) => f.endsWith('.jsonl'));
+  const lines = segments.flatMap((f) => readFileSync(path.join(dataDir, 'ledger', f), 'utf8').split('\n').filter(Boolean));
+  expect(lines).toHaveLength(8);
+
+  ({ child, url } = await start());
+  const usage = (await (await fetch(`${url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json()) as any;
+  expect(usage.totals).toMatchObject({ requests: 8, billed_tokens: 8 * COST });
+  await stop(child, 'SIGTERM');
+}, 60_000);
+
+it('replays segment files, skips duplicates and lines cut short by a crash', async () => {
+  const db = await openDatabase({ dataDir });
+  try {
+    const dir = path.join(dataDir, 'ledger');
+    const rec = (id: string): LedgerRecord => ({
+      requestId: id, apiKeyId: 'key_x', userId: 'usr_x', oauthAppId: null, model: 'm', provider: 'p', upstreamModel: 'u', endpoint: 'chat',
+      promptTokens: 1, completionTokens: 2, cachedTokens: 0, reasoningTokens: 0, surchargeTokens: 0, multiplier: 1, billedTokens: 3,
+      usageSource: 'reported', status: 200, errorCode: null, latencyMs: 5, createdAt: new Date().toISOString(),
+    });
+    // pid 2147483646 is not a live process: its segment belongs to a crashed gateway.
+    writeFileSync(path.join(dir, '2147483646-1-0.jsonl'), [rec('replay-1'), rec('replay-2'), rec('replay-1')].map((r) => JSON.stringify(r)).join('\n') + '\n{"requestId":"cut');
+    const ledger = new UsageLedger(db.prisma, dir);
+    expect(await ledger.recover()).toBe(3);
+    await ledger.close();
+    expect(await db.prisma.usageRecord.count({ where: { requestId: { startsWith: 'replay-' } } })).toBe(2);
+    expect(existsSync(path.join(dir, '2147483646-1-0.jsonl'))).toBe(false);
+  } finally {
+    await db.close();
+  }
+});
