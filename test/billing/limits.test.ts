@@ -198,3 +198,29 @@ describe('GET /v1/usage', () => {
     expect((await b.gw.fetch('/v1/usage')).status).toBe(401);
   });
 });
+
+describe('concurrent job slots', () => {
+  it.each(stores)('%s: the cap is exact and slots free on release or expiry', async (_name, env) => {
+    const b = await startBillingGateway({ daily_tokens: 1000, requests_per_minute: 1000 }, { ...env });
+    try {
+      const { acquireJobSlot, releaseJobSlot } = await import('../../server/billing/job-slots.ts');
+      const s = b.gw.services;
+      const key = await b.gw.newKey();
+      const principal = (await s.keys.authenticate(key))!;
+      const results = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => acquireJobSlot(s, principal, `job_${i}`, 60_000)));
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(2);
+      const refused = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+      expect(refused.reason.toBody().error).toMatchObject({ type: 'rate_limit_error', code: 'too_many_active_jobs', limit: 2, remaining: 0 });
+      const held = results.flatMap((r, i) => (r.status === 'fulfilled' ? [`job_${i}`] : []));
+      const usage: any = await (await b.gw.fetch('/v1/usage', { key })).json();
+      expect(usage.limits.concurrent_jobs).toEqual({ limit: 2, active: 2, remaining: 0 });
+      await releaseJobSlot(s, principal, held[0]!);
+      await acquireJobSlot(s, principal, 'job_next', 60_000);
+      const now = s.clock.now();
+      s.clock.now = () => now + 60_001;
+      await acquireJobSlot(s, principal, 'job_after_expiry', 60_000);
+    } finally {
+      await b.close();
+    }
+  });
+});
