@@ -6,6 +6,7 @@ import { AccountService } from './accounts/service.ts';
 import { UsageLedger } from './billing/ledger.ts';
 import { QuotaBilling } from './billing/service.ts';
 import { systemClock } from './runtime/clock.ts';
+import { openSearchBackend } from './search/backends.ts';
 import { HealthRecorder } from './routing/health.ts';
 import { buildApp, redactedPaths } from './app.ts';
 import { KeyAuthenticator } from './auth/key-cache.ts';
@@ -79,6 +80,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
       billing: new QuotaBilling(config, counters, ledger, clock),
       ledger,
       clock,
+      search: openSearchBackend(config.webSearch),
       adminToken: adminToken(env, true)!,
       version,
     };

@@ -2,6 +2,7 @@ import type { AccountService } from './accounts/service.ts';
 import type { Billing } from './billing/hooks.ts';
 import type { UsageLedger } from './billing/ledger.ts';
 import type { Clock } from './runtime/clock.ts';
+import type { SearchBackend } from './search/backends.ts';
 import type { HealthRecorder } from './routing/health.ts';
 import type { KeyAuthenticator } from './auth/key-cache.ts';
 import type { Catalog } from './catalog/catalog.ts';
@@ -23,6 +24,8 @@ export type Services = {
   billing: Billing;
   ledger: UsageLedger;
   clock: Clock;
+  /** The gateway's own web search, when configured. */
+  search: SearchBackend | null;
   adminToken: string;
   version: string;
 };

@@ -79,6 +79,7 @@ function resolve(raw: unknown, loc: Located, env: NodeJS.ProcessEnv): ResolvedCo
     drainMs: cfg.client_disconnect_drain_ms,
     reservationTtlMs: cfg.reservation_ttl_ms,
     webSearchSurchargeTokens: cfg.web_search_surcharge_tokens,
+    webSearch: cfg.web_search,
     source: loc.file,
   };
 }

@@ -57,6 +57,16 @@ export const PlanConfig = z.strictObject({
 });
 export type PlanConfig = z.infer<typeof PlanConfig>;
 
+const searchCommon = {
+  max_results: z.number().int().min(1).max(20).default(5),
+  max_rounds: z.number().int().min(1).max(10).default(3),
+  timeout_ms: z.number().int().positive().default(10_000),
+};
+export const WebSearchConfig = z.discriminatedUnion('backend', [
+  z.strictObject({ backend: z.literal('searxng'), base_url: z.url({ protocol: /^https?$/ }), ...searchCommon }),
+  z.strictObject({ backend: z.literal('brave'), api_key: z.string().min(1), base_url: z.url({ protocol: /^https?$/ }).default('https://api.search.brave.com/res/v1'), ...searchCommon }),
+]);
+
 export const GatewayConfig = z
   .strictObject({
     providers: z.array(ProviderConfig).default([]),
@@ -76,6 +86,7 @@ export const GatewayConfig = z
       .default(900_000)
       .describe('How long a quota reservation counts if its request never settles (its gateway crashed).'),
     web_search_surcharge_tokens: z.number().int().min(0).default(1_000),
+    web_search: WebSearchConfig.optional().describe('The backend the gateway searches with for models whose provider has no native web search.'),
   })
   .superRefine((cfg, ctx) => {
     const dup = (list: { id: string }[], key: string) => {
@@ -123,6 +134,7 @@ export type ResolvedConfig = {
   drainMs: number;
   reservationTtlMs: number;
   webSearchSurchargeTokens: number;
+  webSearch?: z.infer<typeof WebSearchConfig>;
   /** Where it came from, for start-up messages. */
   source: string;
 };

@@ -4,7 +4,8 @@ import type { Services } from '../services.ts';
 import { notImplementedHandler as todo } from './not-implemented.ts';
 import { runText } from './text/engine.ts';
 import { usageReport } from '../billing/usage-report.ts';
-import { chatFormat, messagesFormat } from './text/formats.ts';
+import { chatFormat, messagesFormat, responsesFormat } from './text/formats.ts';
+import { responsesToCanonical } from '../translate/responses.ts';
 import { chatToCanonical } from '../translate/chat.ts';
 import { messagesToCanonical } from '../translate/messages.ts';
 
@@ -48,7 +49,19 @@ export function buildRouter(services: Services) {
         reply.headers(result.headers);
         return { status: 200, body: result.body as never };
       },
-      responses: todo,
+      responses: async ({ body, request, reply }) => {
+        const decoded = responsesToCanonical(body);
+        const result = await runText(services, {
+          format: responsesFormat(body, decoded.builtIns, services.search !== null),
+          requestId: request.id,
+          principal: request.principal!,
+          raw: body,
+          request: decoded.request,
+          clientHeaders: {},
+        });
+        reply.headers(result.headers);
+        return { status: 200, body: result.body as never };
+      },
       imageGenerations: todo,
       imageJob: todo,
       speech: todo,

@@ -33,7 +33,8 @@ export type ToolResultPart = {
   isError?: boolean;
 };
 
-export type TextPart = { type: 'text'; text: string; thoughtSignature?: string };
+export type UrlCitation = { url: string; title: string; start: number; end: number };
+export type TextPart = { type: 'text'; text: string; thoughtSignature?: string; annotations?: UrlCitation[] };
 export type ImagePart = { type: 'image'; source: ImageSource; detail?: string };
 
 export type Part = TextPart | ImagePart | ToolCallPart | ToolResultPart | ReasoningPart;
@@ -73,6 +74,8 @@ export type Request = {
   stream: boolean;
   /** End-user id for abuse tracking, where the provider has a slot for it. */
   user?: string;
+  /** The client asked for web search (a built-in tool, `web_search_options`, or a server tool). */
+  webSearch?: boolean;
 };
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'refusal' | 'pause';
@@ -96,6 +99,8 @@ export type Response = {
   finishReason: FinishReason;
   stopSequence?: string | null;
   usage: Usage | null;
+  /** The model searched the web while answering (billed with the surcharge). */
+  webSearch?: boolean;
 };
 
 /**
@@ -112,7 +117,10 @@ export type StreamEvent =
   | { type: 'tool_call_delta'; index: number; arguments: string }
   | { type: 'text_signature'; signature: string }
   | { type: 'finish'; reason: FinishReason; stopSequence?: string | null }
-  | { type: 'usage'; usage: Usage };
+  | { type: 'usage'; usage: Usage }
+  | { type: 'web_search' }
+  /** A failure the upstream reported in-band and the client format forwards itself (Responses). */
+  | { type: 'failed'; message: string; code?: string };
 
 export function mergeUsage(base: Usage | null, patch: Partial<Usage>): Usage {
   const u = base ? { ...base } : emptyUsage();
@@ -128,6 +136,8 @@ export class ResponseAccumulator {
   finishReason: FinishReason = 'stop';
   stopSequence: string | null = null;
   usage: Usage | null = null;
+  webSearch = false;
+  failure: { message: string; code?: string } | null = null;
   private toolByIndex = new Map<number, ToolCallPart>();
 
   push(e: StreamEvent): void {
@@ -174,11 +184,17 @@ export class ResponseAccumulator {
       case 'usage':
         this.usage = e.usage;
         break;
+      case 'web_search':
+        this.webSearch = true;
+        break;
+      case 'failed':
+        this.failure = { message: e.message, code: e.code };
+        break;
     }
   }
 
   response(): Response {
     for (const p of this.content) if (p.type === 'tool_call' && p.arguments === '') p.arguments = '{}';
-    return { id: this.id, model: this.model, content: this.content, finishReason: this.finishReason, stopSequence: this.stopSequence, usage: this.usage };
+    return { id: this.id, model: this.model, content: this.content, finishReason: this.finishReason, stopSequence: this.stopSequence, usage: this.usage, webSearch: this.webSearch };
   }
 }

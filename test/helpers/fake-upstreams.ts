@@ -170,6 +170,64 @@ function geminiJson(s: Script, model: string): Json {
   return { candidates: [{ content: { role: 'model', parts: merged }, finishReason: last.candidates[0].finishReason, index: 0 }], usageMetadata: last.usageMetadata, modelVersion: model, responseId: 'fakeGeminiResponse' };
 }
 
+// ---- OpenAI Responses ----------------------------------------------------------------------------
+function responsesToolResult(body: Json): string | null {
+  if (!Array.isArray(body.input)) return null;
+  const last = body.input[body.input.length - 1];
+  return last?.type === 'function_call_output' ? String(last.output) : null;
+}
+
+function responsesItems(s: Script, webSearch: boolean): Json[] {
+  const items: Json[] = [];
+  if (s.reasoning) items.push({ id: 'rs_fake1', type: 'reasoning', summary: [{ type: 'summary_text', text: s.reasoning.text }], encrypted_content: 'gAAAAfakeEncrypted' });
+  if (webSearch) items.push({ id: 'ws_fake1', type: 'web_search_call', status: 'completed', action: { type: 'search', query: 'news' } });
+  if (s.text !== undefined) {
+    const annotations = webSearch ? [{ type: 'url_citation', url: 'https://example.com/news', title: 'News', start_index: 0, end_index: 4 }] : [];
+    items.push({ id: 'msg_fake1', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: s.text, annotations, logprobs: [] }] });
+  }
+  if (s.toolCall) items.push({ id: 'fc_fake1', type: 'function_call', status: 'completed', call_id: s.toolCall.id, name: s.toolCall.name, arguments: JSON.stringify(s.toolCall.args) });
+  return items;
+}
+
+function responsesJson(s: Script, model: string, webSearch: boolean): Json {
+  return {
+    id: 'resp_fake1', object: 'response', created_at: 1772062769, status: s.finish === 'length' ? 'incomplete' : 'completed', error: null,
+    incomplete_details: s.finish === 'length' ? { reason: 'max_output_tokens' } : null, model, output: responsesItems(s, webSearch),
+    usage: { input_tokens: s.usage.input, input_tokens_details: { cached_tokens: s.usage.cached ?? 0 }, output_tokens: s.usage.output, output_tokens_details: { reasoning_tokens: s.usage.reasoning ?? 0 }, total_tokens: s.usage.input + s.usage.output },
+  };
+}
+
+function responsesEvents(s: Script, model: string, webSearch: boolean): Json[] {
+  const full = responsesJson(s, model, webSearch);
+  const shell = { ...full, status: 'in_progress', output: [], usage: null };
+  const out: Json[] = [{ type: 'response.created', response: shell }, { type: 'response.in_progress', response: shell }];
+  full.output.forEach((item: Json, output_index: number) => {
+    if (item.type === 'message') {
+      out.push({ type: 'response.output_item.added', output_index, item: { ...item, status: 'in_progress', content: [] } });
+      out.push({ type: 'response.content_part.added', item_id: item.id, output_index, content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } });
+      const text: string = item.content[0].text;
+      for (const delta of text.match(/.{1,7}/gs) ?? []) out.push({ type: 'response.output_text.delta', item_id: item.id, output_index, content_index: 0, delta, logprobs: [] });
+      out.push({ type: 'response.output_text.done', item_id: item.id, output_index, content_index: 0, text, logprobs: [] });
+      out.push({ type: 'response.content_part.done', item_id: item.id, output_index, content_index: 0, part: item.content[0] });
+    } else if (item.type === 'function_call') {
+      out.push({ type: 'response.output_item.added', output_index, item: { ...item, status: 'in_progress', arguments: '' } });
+      for (const delta of item.arguments.match(/.{1,9}/gs)) out.push({ type: 'response.function_call_arguments.delta', item_id: item.id, output_index, delta });
+      out.push({ type: 'response.function_call_arguments.done', item_id: item.id, output_index, arguments: item.arguments });
+    } else if (item.type === 'reasoning') {
+      out.push({ type: 'response.output_item.added', output_index, item: { ...item, summary: [] } });
+      out.push({ type: 'response.reasoning_summary_part.added', item_id: item.id, output_index, summary_index: 0, part: { type: 'summary_text', text: '' } });
+      out.push({ type: 'response.reasoning_summary_text.delta', item_id: item.id, output_index, summary_index: 0, delta: item.summary[0].text });
+      out.push({ type: 'response.reasoning_summary_text.done', item_id: item.id, output_index, summary_index: 0, text: item.summary[0].text });
+      out.push({ type: 'response.reasoning_summary_part.done', item_id: item.id, output_index, summary_index: 0, part: item.summary[0] });
+    } else {
+      out.push({ type: 'response.output_item.added', output_index, item: { ...item, status: 'in_progress' } });
+    }
+    out.push({ type: 'response.output_item.done', output_index, item });
+  });
+  out.push({ type: full.status === 'completed' ? 'response.completed' : 'response.incomplete', response: full });
+  return out.map((e, i) => ({ ...e, sequence_number: i }));
+}
+
 // ---- server ---------------------------------------------------------------------------------------
 export type FakeUpstreams = { url: string; requests: Recorded[]; close(): Promise<void>; server: Server };
 
@@ -238,6 +296,26 @@ async function writeStream(res: ServerResponse, frames: string[], model: string,
 }
 
 async function route(path: string, body: Json, req: IncomingMessage, res: ServerResponse) {
+  if (path.endsWith('/responses')) {
+    const model: string = body.model;
+    if (await failures(model, res, 'openai')) return;
+    const tools = (body.tools ?? []).filter((t: Json) => t.type === 'function').map((t: Json) => t.name);
+    const webSearch = (body.tools ?? []).some((t: Json) => String(t.type).startsWith('web_search'));
+    const fmt = body.text?.format?.type;
+    let script = decide(model, tools, responsesToolResult(body), fmt === 'json_schema' || fmt === 'json_object', body.max_output_tokens);
+    if (script === 'fixture') script = { text: webSearch ? 'News: AI is everywhere.' : 'Hello from the Responses API.', finish: 'stop', usage: { input: 14, output: 9 } };
+    if (model.includes('miderror') && body.stream) {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (const l of lines('openai/src/responses/__fixtures__/openai-error.1.chunks.txt')) res.write(`event: ${JSON.parse(l).type}\ndata: ${l}\n\n`);
+      return res.end();
+    }
+    if (!body.stream) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify(responsesJson(script, model, webSearch)));
+    }
+    const frames = responsesEvents(script, model, webSearch).map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+    return writeStream(res, frames, model.replace('miderror', ''), '');
+  }
   if (path.endsWith('/chat/completions')) {
     const model: string = body.model;
     if (await failures(model, res, 'openai')) return;

@@ -20,7 +20,7 @@ type Json = Record<string, any>;
 
 /** How one client format plugs into the engine. */
 export type ClientFormat = {
-  endpoint: 'chat' | 'messages';
+  endpoint: 'chat' | 'messages' | 'responses';
   /** The upstream format this endpoint passes through untranslated. */
   native: Target['format'];
   /** The client's body for a native upstream (stripped fields removed, model replaced, usage forced). */
@@ -30,6 +30,8 @@ export type ClientFormat = {
   /** Native stream: forward one upstream event, or drop/rewrite it (returns the frame to write). */
   passthroughFrame(event: { event?: string; data: string }, decoded: { json: Json | null }): string;
   errorFrame(err: GatewayError): string;
+  /** Built-in tools the client asked for that this upstream cannot run (named in X-Gateway-Stripped-Tools). */
+  stripped?(target: Target): string[];
 };
 
 export type TextCall = {
@@ -82,7 +84,7 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
   const model = services.catalog.model(modelId);
   if (!model) throw errors.modelNotFound(modelId);
   const providers = new Map(services.config.providers.map((p) => [p.id, p]));
-  const targets = textTargets(model, providers);
+  const targets = textTargets(model, providers, call.format.endpoint);
   const ticket = await services.billing.begin({
     requestId: call.requestId,
     principal: call.principal,
@@ -90,7 +92,7 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
     multiplier: model.token_multiplier,
     request: call.request,
   });
-  const settle = (target: Target | null, usage: C.Usage | null, estimated: boolean, status: number, errorCode: string | null) =>
+  const settle = (target: Target | null, usage: C.Usage | null, estimated: boolean, status: number, errorCode: string | null, webSearch = false) =>
     ticket
       .settle({
         requestId: call.requestId,
@@ -104,6 +106,7 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
         status,
         errorCode,
         latencyMs: Math.round(performance.now() - started),
+        webSearch,
       })
       .catch(() => {});
   const opts = { model: modelId, health: services.health, metrics: services.metrics };
@@ -131,11 +134,11 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
         checkStructuredOutput(call.request.responseFormat, value.decoded.content, value.decoded.finishReason);
       } catch (err) {
         // The tokens were spent: bill them even though the answer is refused.
-        await settle(candidate, billed, estimated, 502, (err as GatewayError).code);
+        await settle(candidate, billed, estimated, 502, (err as GatewayError).code, value.decoded.webSearch);
         throw err;
       }
-      await settle(candidate, billed, estimated, 200, null);
-      return { status: 200, body: value.body, headers: { ...ticket.headers, 'x-gateway-upstream': candidate.provider.id } };
+      await settle(candidate, billed, estimated, 200, null, value.decoded.webSearch);
+      return { status: 200, body: value.body, headers: { ...ticket.headers, ...targetHeaders(call, candidate) } };
     }
     const result = await runStream(services, call, targets, prepare, settle);
     return { ...result, headers: { ...ticket.headers, ...result.headers } };
@@ -145,6 +148,11 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
     void settle(null, null, false, gw?.status ?? 500, gw?.code ?? 'internal_error');
     throw err;
   }
+}
+
+function targetHeaders(call: TextCall, target: Target): Record<string, string> {
+  const stripped = call.format.stripped?.(target) ?? [];
+  return { 'x-gateway-upstream': target.provider.id, ...(stripped.length ? { 'x-gateway-stripped-tools': stripped.join(', ') } : {}) };
 }
 
 function estimatedUsage(req: C.Request, content: C.Response['content']): C.Usage | null {
@@ -160,7 +168,7 @@ async function runStream(
   call: TextCall,
   targets: Target[],
   prepare: (t: Target) => Promise<C.Request>,
-  settle: (t: Target | null, u: C.Usage | null, estimated: boolean, status: number, code: string | null) => Promise<void>,
+  settle: (t: Target | null, u: C.Usage | null, estimated: boolean, status: number, code: string | null, webSearch?: boolean) => Promise<void>,
 ): Promise<TextResult> {
   const { value: opened } = await withFailover(
     targets,
@@ -186,8 +194,9 @@ async function runStream(
     const usage = opened.acc.usage;
     const estimated = !usage;
     const billed = usage ?? estimatedUsage(call.request, opened.acc.content);
-    const code = error ? ((error as GatewayError).code ?? 'upstream_error') : clientGone ? 'client_disconnected' : null;
-    void settle(opened.target, billed, estimated, error ? 502 : 200, code);
+    const failure = opened.acc.failure;
+    const code = error ? ((error as GatewayError).code ?? 'upstream_error') : failure ? (failure.code ?? 'upstream_error') : clientGone ? 'client_disconnected' : null;
+    void settle(opened.target, billed, estimated, error || failure ? 502 : 200, code, opened.acc.webSearch);
   });
   return {
     status: 200,
@@ -196,7 +205,7 @@ async function runStream(
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
       'x-accel-buffering': 'no',
-      'x-gateway-upstream': opened.target.provider.id,
+      ...targetHeaders(call, opened.target),
     },
   };
 }

@@ -1,4 +1,7 @@
 import { chatStrippedFields } from '../../../contract/chat.ts';
+import { responsesStrippedFields } from '../../../contract/responses.ts';
+import { randomToken } from '../../auth/secrets.ts';
+import { ResponsesStreamEncoder, WEB_SEARCH_TOOLS, canonicalToResponse, responseShell, responsesSse } from '../../translate/responses.ts';
 import type { GatewayError } from '../../http/errors.ts';
 import { ChatStreamEncoder, canonicalToChat } from '../../translate/chat.ts';
 import { MessagesStreamEncoder, canonicalToMessages, sseEvent } from '../../translate/messages.ts';
@@ -43,3 +46,42 @@ export const messagesFormat: ClientFormat = {
   // `type: error` for Messages clients, the standard error body fields inside `error`.
   errorFrame: (err: GatewayError) => sseEvent('error', { type: 'error', error: err.toBody().error }),
 };
+
+/**
+ * Responses. `builtIns`: the built-in tools the client asked for; `gatewaySearch`: whether the
+ * gateway can run web search itself for upstreams without a native one.
+ */
+export function responsesFormat(raw: Json, builtIns: string[], gatewaySearch: boolean): ClientFormat {
+  let encoder: ResponsesStreamEncoder | null = null;
+  let lastSeq = -1;
+  return {
+    endpoint: 'responses',
+    native: 'openai-responses',
+    passthroughBody(body, upstreamModel) {
+      const out: Json = { ...body, model: upstreamModel };
+      for (const f of responsesStrippedFields) delete out[f];
+      return out;
+    },
+    encodeResponse: (r, model) => canonicalToResponse(r, model, raw),
+    streamEncoder: (model) => (encoder = new ResponsesStreamEncoder(model, raw)),
+    passthroughFrame(e, { json }) {
+      if (typeof json?.sequence_number === 'number') lastSeq = json.sequence_number;
+      return `event: ${json?.type ?? e.event}\ndata: ${e.data}\n\n`;
+    },
+    errorFrame(err: GatewayError) {
+      if (encoder) return encoder.fail(err);
+      // A pass-through stream cut short: continue the upstream's numbering.
+      const e = err.toBody().error;
+      const response = { ...responseShell(`resp_${randomToken(40)}`, raw.model, raw, Math.floor(Date.now() / 1000)), status: 'failed', error: { code: e.code, message: e.message } };
+      return (
+        responsesSse({ type: 'error', code: e.code, message: e.message, param: e.param ?? null, error: e, sequence_number: ++lastSeq }) +
+        responsesSse({ type: 'response.failed', response, sequence_number: ++lastSeq })
+      );
+    },
+    stripped(target) {
+      if (target.format === 'openai-responses') return [];
+      const searchable = target.format === 'anthropic' || gatewaySearch;
+      return builtIns.filter((b) => !(WEB_SEARCH_TOOLS.has(b) && searchable));
+    },
+  };
+}

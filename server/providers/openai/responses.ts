@@ -1,0 +1,108 @@
+// OpenAI Responses wire format: used only to pass Responses requests through to OpenAI itself,
+// reading usage and output on the way for billing and structured-output checks.
+import { randomToken } from '../../auth/secrets.ts';
+import * as C from '../../translate/canonical.ts';
+import { UpstreamStreamError, joinUrl, type HttpCall, type StreamDecoder, type TextProvider } from '../types.ts';
+import { chatHeaders, defaultBaseUrl } from './chat.ts';
+
+type Json = Record<string, any>;
+
+export function decodeResponsesUsage(u: Json | null | undefined): C.Usage | null {
+  if (!u) return null;
+  return {
+    inputTokens: u.input_tokens ?? 0,
+    outputTokens: u.output_tokens ?? 0,
+    cachedTokens: u.input_tokens_details?.cached_tokens ?? 0,
+    cacheWriteTokens: 0,
+    reasoningTokens: u.output_tokens_details?.reasoning_tokens ?? 0,
+  };
+}
+
+function finishOf(r: Json, hasCalls: boolean): C.FinishReason {
+  const reason = r.incomplete_details?.reason;
+  if (r.status === 'incomplete') return reason === 'content_filter' ? 'content_filter' : 'length';
+  return hasCalls ? 'tool_calls' : 'stop';
+}
+
+export function decodeResponseObject(body: unknown): C.Response {
+  const r = body as Json;
+  const content: C.Response['content'] = [];
+  let webSearch = false;
+  for (const item of r.output ?? []) {
+    if (item.type === 'message') {
+      for (const c of item.content ?? []) if (c.type === 'output_text' || c.type === 'refusal') content.push({ type: 'text', text: c.text ?? c.refusal });
+    } else if (item.type === 'function_call') content.push({ type: 'tool_call', id: item.call_id, name: item.name, arguments: item.arguments });
+    else if (item.type === 'reasoning') content.push({ type: 'reasoning', text: (item.summary ?? []).map((s: Json) => s.text).join('') });
+    else if (item.type === 'web_search_call') webSearch = true;
+  }
+  return {
+    id: r.id ?? `resp_${randomToken(24)}`,
+    model: r.model ?? '',
+    content,
+    finishReason: finishOf(r, content.some((p) => p.type === 'tool_call')),
+    usage: decodeResponsesUsage(r.usage),
+    webSearch,
+  };
+}
+
+export class ResponsesStreamDecoder implements StreamDecoder {
+  private finished = false;
+  private sawCalls = false;
+
+  push(e: { data: string }): C.StreamEvent[] {
+    return this.pushParsed(JSON.parse(e.data) as Json);
+  }
+
+  pushParsed(ev: Json): C.StreamEvent[] {
+    switch (ev.type) {
+      case 'response.created':
+        return [{ type: 'start', id: ev.response?.id ?? `resp_${randomToken(24)}`, model: ev.response?.model ?? '' }];
+      case 'response.output_item.added':
+        if (ev.item?.type === 'function_call') {
+          this.sawCalls = true;
+          return [{ type: 'tool_call_start', index: ev.output_index, id: ev.item.call_id, name: ev.item.name }];
+        }
+        return ev.item?.type === 'web_search_call' ? [{ type: 'web_search' }] : [];
+      case 'response.function_call_arguments.delta':
+        return [{ type: 'tool_call_delta', index: ev.output_index, arguments: ev.delta }];
+      case 'response.output_text.delta':
+        return [{ type: 'text', text: ev.delta }];
+      case 'response.reasoning_summary_text.delta':
+        return [{ type: 'reasoning', text: ev.delta }];
+      case 'response.completed':
+      case 'response.incomplete': {
+        this.finished = true;
+        const usage = decodeResponsesUsage(ev.response?.usage);
+        const out: C.StreamEvent[] = [{ type: 'finish', reason: finishOf(ev.response ?? {}, this.sawCalls) }];
+        if (usage) out.push({ type: 'usage', usage });
+        return out;
+      }
+      case 'response.failed': {
+        this.finished = true;
+        const usage = decodeResponsesUsage(ev.response?.usage);
+        const err = ev.response?.error ?? {};
+        const out: C.StreamEvent[] = [{ type: 'failed', message: err.message ?? 'the response failed', code: err.code }];
+        if (usage) out.push({ type: 'usage', usage });
+        return out;
+      }
+      case 'error':
+        return [{ type: 'failed', message: ev.message ?? ev.error?.message ?? 'upstream error', code: ev.code ?? ev.error?.code }];
+      default:
+        return [];
+    }
+  }
+
+  end(): C.StreamEvent[] {
+    if (!this.finished) throw new UpstreamStreamError('the upstream stream ended before response.completed');
+    return [];
+  }
+}
+
+export const openAiResponses: TextProvider = {
+  build(req, ctx): HttpCall {
+    // Only the URL and headers are used: the body is the client's own (pass-through).
+    return { url: joinUrl(defaultBaseUrl(ctx), '/responses'), headers: chatHeaders(ctx), body: { model: req.model } };
+  },
+  decode: decodeResponseObject,
+  streamDecoder: () => new ResponsesStreamDecoder(),
+};

@@ -1,0 +1,353 @@
+// The Responses client format: request → canonical, canonical → Response object and typed events.
+import type { ResponsesRequest } from '../../contract/responses.ts';
+import { randomToken } from '../auth/secrets.ts';
+import type { GatewayError } from '../http/errors.ts';
+import { errors } from '../http/errors.ts';
+import { parseImageUrl } from './chat.ts';
+import type * as C from './canonical.ts';
+
+type Json = Record<string, any>;
+
+export const WEB_SEARCH_TOOLS = new Set(['web_search', 'web_search_preview', 'web_search_2025_08_26', 'web_search_preview_2025_03_11']);
+
+/**
+ * Reasoning state from other providers travels in a reasoning item's `encrypted_content`:
+ * `mg1:a:<signature>` signed Anthropic thinking (its text in `summary`), `mg1:r:<data>` redacted
+ * thinking, `mg1:g:<signature>` a Gemini thought signature for the function call that follows.
+ */
+const ENC = { anthropic: 'mg1:a:', redacted: 'mg1:r:', gemini: 'mg1:g:' };
+
+export type ResponsesDecoded = { request: C.Request; builtIns: string[] };
+
+function contentParts(content: string | Json[], at: string): C.Part[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  return content.map((p, j): C.Part => {
+    switch (p.type) {
+      case 'input_text':
+      case 'output_text':
+        return { type: 'text', text: p.text };
+      case 'refusal':
+        return { type: 'text', text: p.refusal };
+      case 'input_image':
+        if (!p.image_url) throw errors.invalid('Image file ids can only be sent to OpenAI models.', `${at}[${j}].file_id`);
+        return { type: 'image', source: parseImageUrl(p.image_url, `${at}[${j}].image_url`), detail: p.detail };
+      default:
+        throw errors.invalid(`Content of type '${p.type}' can only be sent to OpenAI models.`, `${at}[${j}].type`);
+    }
+  });
+}
+
+export function responsesToCanonical(body: ResponsesRequest): ResponsesDecoded {
+  const system: string[] = body.instructions ? [body.instructions] : [];
+  const messages: C.Message[] = [];
+  const push = (role: C.Message['role'], parts: C.Part[]) => {
+    const prev = messages[messages.length - 1];
+    if (prev && prev.role === role) prev.content.push(...parts);
+    else messages.push({ role, content: parts });
+  };
+  const names = new Map<string, string>();
+  let pendingSignature: string | undefined;
+  if (typeof body.input === 'string') push('user', [{ type: 'text', text: body.input }]);
+  else {
+    body.input.forEach((raw, i) => {
+      const item = raw as Json;
+      const at = `input[${i}]`;
+      if (item.type === undefined || item.type === 'message') {
+        if (item.role === 'system' || item.role === 'developer') {
+          system.push(contentParts(item.content, `${at}.content`).map((p) => (p.type === 'text' ? p.text : '')).join(''));
+        } else push(item.role === 'assistant' ? 'assistant' : 'user', contentParts(item.content, `${at}.content`));
+      } else if (item.type === 'function_call') {
+        names.set(item.call_id, item.name);
+        push('assistant', [{ type: 'tool_call', id: item.call_id, name: item.name, arguments: item.arguments, thoughtSignature: pendingSignature }]);
+        pendingSignature = undefined;
+      } else if (item.type === 'function_call_output') {
+        const text = typeof item.output === 'string' ? item.output : (item.output as Json[]).map((o) => o.text ?? '').join('');
+        push('user', [{ type: 'tool_result', toolCallId: item.call_id, name: names.get(item.call_id), content: [{ type: 'text', text }] }]);
+      } else if (item.type === 'reasoning') {
+        const enc: string = item.encrypted_content ?? '';
+        const text = (item.summary ?? []).map((s: Json) => s.text).join('');
+        if (enc.startsWith(ENC.gemini)) pendingSignature = enc.slice(ENC.gemini.length);
+        else if (enc.startsWith(ENC.redacted)) push('assistant', [{ type: 'reasoning', text: '', redactedData: enc.slice(ENC.redacted.length) }]);
+        else push('assistant', [{ type: 'reasoning', text, signature: enc.startsWith(ENC.anthropic) ? enc.slice(ENC.anthropic.length) : undefined }]);
+      } else if (item.type === 'item_reference') {
+        throw errors.invalid('Item references need stored responses, which only OpenAI models have.', `${at}.type`);
+      }
+      // Other items (earlier built-in tool calls and their results) carry nothing another provider can use.
+    });
+  }
+  const builtIns: string[] = [];
+  const tools: C.Tool[] = [];
+  for (const t of (body.tools ?? []) as Json[]) {
+    if (t.type === 'function') tools.push({ name: t.name, description: t.description ?? undefined, parameters: t.parameters ?? { type: 'object', properties: {} } });
+    else builtIns.push(t.type);
+  }
+  const tc = body.tool_choice as Json | string | undefined;
+  const f = body.text?.format as Json | undefined;
+  const request: C.Request = {
+    model: body.model,
+    system,
+    messages,
+    tools: tools.length ? tools : undefined,
+    toolChoice: tc === undefined ? undefined : typeof tc === 'string' ? (tc as C.ToolChoice) : tc.type === 'function' ? { name: tc.name } : 'auto',
+    parallelToolCalls: body.parallel_tool_calls,
+    maxTokens: body.max_output_tokens,
+    temperature: body.temperature,
+    topP: body.top_p,
+    reasoning: body.reasoning?.effort ? { effort: body.reasoning.effort } : undefined,
+    responseFormat: f?.type === 'json_schema' ? { type: 'json_schema', name: f.name, schema: f.schema, strict: f.strict ?? undefined, description: f.description } : f ? { type: f.type } : undefined,
+    stream: body.stream === true,
+    webSearch: builtIns.some((b) => WEB_SEARCH_TOOLS.has(b)),
+  };
+  if (body.previous_response_id) throw errors.invalid('previous_response_id needs stored responses, which only OpenAI models have; send the conversation in `input`.', 'previous_response_id');
+  return { request, builtIns };
+}
+
+export function responsesUsage(u: C.Usage | null): Json | null {
+  if (!u) return null;
+  return {
+    input_tokens: u.inputTokens,
+    input_tokens_details: { cached_tokens: u.cachedTokens },
+    output_tokens: u.outputTokens,
+    output_tokens_details: { reasoning_tokens: u.reasoningTokens },
+    total_tokens: u.inputTokens + u.outputTokens,
+  };
+}
+
+const itemId = (prefix: string) => `${prefix}_${randomToken(40)}`;
+
+function reasoningItem(p: C.ReasoningPart, id = itemId('rs')): Json {
+  const item: Json = { id, type: 'reasoning', summary: p.text ? [{ type: 'summary_text', text: p.text }] : [] };
+  if (p.redactedData) item.encrypted_content = ENC.redacted + p.redactedData;
+  else if (p.signature) item.encrypted_content = ENC.anthropic + p.signature;
+  return item;
+}
+
+function outputText(p: C.TextPart): Json {
+  return {
+    type: 'output_text',
+    text: p.text,
+    annotations: (p.annotations ?? []).map((a) => ({ type: 'url_citation', url: a.url, title: a.title, start_index: a.start, end_index: a.end })),
+    logprobs: [],
+  };
+}
+
+/** Finished output items, one message item for consecutive text. */
+export function outputItems(content: C.Response['content']): Json[] {
+  const out: Json[] = [];
+  for (const p of content) {
+    const last = out[out.length - 1];
+    if (p.type === 'text') {
+      if (last?.type === 'message') last.content.push(outputText(p));
+      else out.push({ id: itemId('msg'), type: 'message', status: 'completed', role: 'assistant', content: [outputText(p)] });
+    } else if (p.type === 'reasoning') out.push(reasoningItem(p));
+    else {
+      if (p.thoughtSignature) out.push({ id: itemId('rs'), type: 'reasoning', summary: [], encrypted_content: ENC.gemini + p.thoughtSignature });
+      out.push({ id: itemId('fc'), type: 'function_call', status: 'completed', call_id: p.id, name: p.name, arguments: p.arguments || '{}' });
+    }
+  }
+  return out;
+}
+
+function statusOf(r: C.FinishReason): { status: string; incomplete_details: Json | null } {
+  if (r === 'length') return { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } };
+  if (r === 'content_filter' || r === 'refusal') return { status: 'incomplete', incomplete_details: { reason: 'content_filter' } };
+  return { status: 'completed', incomplete_details: null };
+}
+
+/** The response object's echo of the request's settings. */
+export function responseShell(id: string, model: string, raw: Json, createdAt: number): Json {
+  return {
+    id,
+    object: 'response',
+    created_at: createdAt,
+    status: 'in_progress',
+    error: null,
+    incomplete_details: null,
+    instructions: raw.instructions ?? null,
+    max_output_tokens: raw.max_output_tokens ?? null,
+    model,
+    output: [],
+    parallel_tool_calls: raw.parallel_tool_calls ?? true,
+    previous_response_id: null,
+    reasoning: { effort: raw.reasoning?.effort ?? null, summary: raw.reasoning?.summary ?? null },
+    store: false,
+    temperature: raw.temperature ?? null,
+    text: { format: raw.text?.format ?? { type: 'text' } },
+    tool_choice: raw.tool_choice ?? 'auto',
+    tools: raw.tools ?? [],
+    top_p: raw.top_p ?? null,
+    truncation: 'disabled',
+    usage: null,
+    metadata: {},
+  };
+}
+
+export function canonicalToResponse(r: C.Response, model: string, raw: Json): Json {
+  return {
+    ...responseShell(itemId('resp'), model, raw, Math.floor(Date.now() / 1000)),
+    ...statusOf(r.finishReason),
+    output: outputItems(r.content),
+    usage: responsesUsage(r.usage),
+  };
+}
+
+export const responsesSse = (data: Json) => `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
+
+type Open =
+  | { kind: 'message'; index: number; id: string; text: string; annotations: C.UrlCitation[] }
+  | { kind: 'reasoning'; index: number; id: string; text: string; signature?: string }
+  | { kind: 'function_call'; index: number; id: string; callId: string; name: string; args: string; toolIndex: number };
+
+/**
+ * Canonical events → the typed Responses event sequence with sequence numbers and
+ * output/content indices, ending in response.completed / .incomplete / .failed.
+ */
+export class ResponsesStreamEncoder {
+  private seq = 0;
+  private readonly shell: Json;
+  private started = false;
+  private open: Open | null = null;
+  private readonly items: Json[] = [];
+  private finish: C.FinishReason = 'stop';
+  private usage: C.Usage | null = null;
+  private pendingSignature: string | undefined;
+
+  constructor(model: string, raw: Json) {
+    this.shell = responseShell(itemId('resp'), model, raw, Math.floor(Date.now() / 1000));
+  }
+
+  private ev(data: Json): string {
+    return responsesSse({ ...data, sequence_number: this.seq++ });
+  }
+
+  private start(): string {
+    if (this.started) return '';
+    this.started = true;
+    return this.ev({ type: 'response.created', response: this.shell }) + this.ev({ type: 'response.in_progress', response: this.shell });
+  }
+
+  private close(): string {
+    const o = this.open;
+    if (!o) return '';
+    this.open = null;
+    let out = '';
+    let item: Json;
+    if (o.kind === 'message') {
+      const part = outputText({ type: 'text', text: o.text, annotations: o.annotations });
+      out += this.ev({ type: 'response.output_text.done', item_id: o.id, output_index: o.index, content_index: 0, text: o.text, logprobs: [] });
+      out += this.ev({ type: 'response.content_part.done', item_id: o.id, output_index: o.index, content_index: 0, part });
+      item = { id: o.id, type: 'message', status: 'completed', role: 'assistant', content: [part] };
+    } else if (o.kind === 'reasoning') {
+      if (o.text) {
+        out += this.ev({ type: 'response.reasoning_summary_text.done', item_id: o.id, output_index: o.index, summary_index: 0, text: o.text });
+        out += this.ev({ type: 'response.reasoning_summary_part.done', item_id: o.id, output_index: o.index, summary_index: 0, part: { type: 'summary_text', text: o.text } });
+      }
+      item = reasoningItem({ type: 'reasoning', text: o.text, signature: o.signature }, o.id);
+    } else {
+      const args = o.args || '{}';
+      out += this.ev({ type: 'response.function_call_arguments.done', item_id: o.id, output_index: o.index, arguments: args, name: o.name });
+      item = { id: o.id, type: 'function_call', status: 'completed', call_id: o.callId, name: o.name, arguments: args };
+    }
+    this.items.push(item);
+    return out + this.ev({ type: 'response.output_item.done', output_index: o.index, item });
+  }
+
+  private openItem(o: Open, item: Json): string {
+    const out = this.close();
+    this.open = o;
+    return out + this.ev({ type: 'response.output_item.added', output_index: o.index, item });
+  }
+
+  push(e: C.StreamEvent): string {
+    let out = this.start();
+    const index = this.items.length + (this.open ? 1 : 0);
+    switch (e.type) {
+      case 'text': {
+        if (!e.text) return out;
+        if (this.open?.kind !== 'message') {
+          const id = itemId('msg');
+          out += this.openItem({ kind: 'message', index, id, text: '', annotations: [] }, { id, type: 'message', status: 'in_progress', role: 'assistant', content: [] });
+          out += this.ev({ type: 'response.content_part.added', item_id: id, output_index: index, content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } });
+        }
+        const o = this.open as Open & { kind: 'message' };
+        o.text += e.text;
+        return out + this.ev({ type: 'response.output_text.delta', item_id: o.id, output_index: o.index, content_index: 0, delta: e.text, logprobs: [] });
+      }
+      case 'reasoning': {
+        if (this.open?.kind !== 'reasoning' || this.open.signature) {
+          const id = itemId('rs');
+          out += this.openItem({ kind: 'reasoning', index, id, text: '' }, { id, type: 'reasoning', summary: [] });
+          out += this.ev({ type: 'response.reasoning_summary_part.added', item_id: id, output_index: index, summary_index: 0, part: { type: 'summary_text', text: '' } });
+        }
+        const o = this.open as Open & { kind: 'reasoning' };
+        o.text += e.text;
+        return out + this.ev({ type: 'response.reasoning_summary_text.delta', item_id: o.id, output_index: o.index, summary_index: 0, delta: e.text });
+      }
+      case 'reasoning_signature':
+        if (this.open?.kind === 'reasoning') {
+          this.open.signature = e.signature;
+          return out + this.close();
+        }
+        return out;
+      case 'reasoning_redacted': {
+        const id = itemId('rs');
+        out += this.openItem({ kind: 'reasoning', index, id, text: '' }, { id, type: 'reasoning', summary: [] });
+        (this.open as Open & { kind: 'reasoning' }).signature = undefined;
+        this.open = null;
+        const item = reasoningItem({ type: 'reasoning', text: '', redactedData: e.data }, id);
+        this.items.push(item);
+        return out + this.ev({ type: 'response.output_item.done', output_index: index, item });
+      }
+      case 'tool_call_start': {
+        out += this.close();
+        let at = this.items.length;
+        if (e.thoughtSignature) {
+          const item = { id: itemId('rs'), type: 'reasoning', summary: [], encrypted_content: ENC.gemini + e.thoughtSignature };
+          out += this.ev({ type: 'response.output_item.added', output_index: at, item: { ...item } });
+          this.items.push(item);
+          out += this.ev({ type: 'response.output_item.done', output_index: at, item });
+          at++;
+        }
+        const id = itemId('fc');
+        return out + this.openItem({ kind: 'function_call', index: at, id, callId: e.id, name: e.name, args: '', toolIndex: e.index }, { id, type: 'function_call', status: 'in_progress', call_id: e.id, name: e.name, arguments: '' });
+      }
+      case 'tool_call_delta': {
+        const o = this.open;
+        if (o?.kind !== 'function_call' || o.toolIndex !== e.index || !e.arguments) return out;
+        o.args += e.arguments;
+        return out + this.ev({ type: 'response.function_call_arguments.delta', item_id: o.id, output_index: o.index, delta: e.arguments });
+      }
+      case 'finish':
+        this.finish = e.reason;
+        return out;
+      case 'usage':
+        this.usage = e.usage;
+        return out;
+      default:
+        return out;
+    }
+  }
+
+  /** Annotations known only at the end (gateway web search) go on the last message. */
+  annotate(annotations: C.UrlCitation[]): void {
+    if (this.open?.kind === 'message') this.open.annotations.push(...annotations);
+  }
+
+  end(): string {
+    const out = this.start() + this.close();
+    const response = { ...this.shell, ...statusOf(this.finish), output: this.items, usage: responsesUsage(this.usage) };
+    return out + this.ev({ type: response.status === 'completed' ? 'response.completed' : 'response.incomplete', response });
+  }
+
+  fail(err: GatewayError): string {
+    const out = this.start();
+    const e = err.toBody().error;
+    const response = { ...this.shell, status: 'failed', error: { code: e.code, message: e.message }, output: this.items, usage: responsesUsage(this.usage) };
+    return out + this.ev({ type: 'error', code: e.code, message: e.message, param: e.param ?? null, error: e }) + this.ev({ type: 'response.failed', response });
+  }
+
+  /** The next sequence number, for frames written around the encoder. */
+  get nextSequence(): number {
+    return this.seq;
+  }
+}
