@@ -110,10 +110,10 @@ describe('with a server running on the embedded database', () => {
   }, 60_000);
 
   const chat = (key: string) =>
-    fetch(`${url}/v1/responses`, {
+    fetch(`${url}/v1/embeddings`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'gpt-4o-mini', input: 'hi' }),
+      body: JSON.stringify({ model: 'text-embedding-3-small', input: 'hi' }),
     });
 
   it('a key made while no server ran authenticates', async () => {

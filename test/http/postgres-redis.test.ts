@@ -21,7 +21,7 @@ afterAll(async () => {
 });
 
 const chat = (gw: TestGateway, key: string) =>
-  gw.fetch('/v1/responses', { method: 'POST', key, json: { model: 'gpt-4o-mini', input: 'hi' } });
+  gw.fetch('/v1/embeddings', { method: 'POST', key, json: { model: 'text-embedding-3-small', input: 'hi' } });
 
 it('reports both stores in readyz', async () => {
   const body: any = await (await a.fetch('/readyz')).json();
