@@ -23,24 +23,26 @@ export function buildRouter(services: Services) {
     inference: {
       chatCompletions: async ({ body, request, reply }) => {
         const wantsUsage = body.stream_options?.include_usage === true;
+        const decoded = chatToCanonical(body);
         const result = await runText(services, {
-          format: chatFormat(wantsUsage),
+          format: chatFormat(wantsUsage, !!decoded.webSearch, services.search !== null),
           requestId: request.id,
           principal: request.principal!,
           raw: body,
-          request: chatToCanonical(body),
+          request: decoded,
           clientHeaders: {},
         });
         reply.headers(result.headers);
         return { status: 200, body: result.body as never };
       },
       messages: async ({ body, request, reply }) => {
+        const decoded = messagesToCanonical(body);
         const result = await runText(services, {
-          format: messagesFormat,
+          format: messagesFormat(!!decoded.webSearch, services.search !== null),
           requestId: request.id,
           principal: request.principal!,
           raw: body,
-          request: messagesToCanonical(body),
+          request: decoded,
           clientHeaders: {
             'anthropic-version': request.headers['anthropic-version'] as string | undefined,
             'anthropic-beta': request.headers['anthropic-beta'] as string | undefined,
@@ -52,7 +54,7 @@ export function buildRouter(services: Services) {
       responses: async ({ body, request, reply }) => {
         const decoded = responsesToCanonical(body);
         const result = await runText(services, {
-          format: responsesFormat(body, decoded.builtIns, services.search !== null),
+          format: responsesFormat(body, decoded.builtIns, services.search !== null, decoded.nativeOnly),
           requestId: request.id,
           principal: request.principal!,
           raw: body,

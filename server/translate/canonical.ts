@@ -33,6 +33,7 @@ export type ToolResultPart = {
   isError?: boolean;
 };
 
+/** A web source for a span of one text part (offsets within that part's text). */
 export type UrlCitation = { url: string; title: string; start: number; end: number };
 export type TextPart = { type: 'text'; text: string; thoughtSignature?: string; annotations?: UrlCitation[] };
 export type ImagePart = { type: 'image'; source: ImageSource; detail?: string };
@@ -119,6 +120,8 @@ export type StreamEvent =
   | { type: 'finish'; reason: FinishReason; stopSequence?: string | null }
   | { type: 'usage'; usage: Usage }
   | { type: 'web_search' }
+  /** Citations for the text streamed so far (known at the end of a gateway web search). */
+  | { type: 'annotations'; annotations: UrlCitation[] }
   /** A failure the upstream reported in-band and the client format forwards itself (Responses). */
   | { type: 'failed'; message: string; code?: string };
 
@@ -187,6 +190,9 @@ export class ResponseAccumulator {
       case 'web_search':
         this.webSearch = true;
         break;
+      case 'annotations':
+        if (last?.type === 'text') last.annotations = [...(last.annotations ?? []), ...e.annotations];
+        break;
       case 'failed':
         this.failure = { message: e.message, code: e.code };
         break;
@@ -197,4 +203,28 @@ export class ResponseAccumulator {
     for (const p of this.content) if (p.type === 'tool_call' && p.arguments === '') p.arguments = '{}';
     return { id: this.id, model: this.model, content: this.content, finishReason: this.finishReason, stopSequence: this.stopSequence, usage: this.usage, webSearch: this.webSearch };
   }
+}
+
+/** A finished response as the stream events that would have produced it. */
+export function responseEvents(r: Response): StreamEvent[] {
+  const out: StreamEvent[] = [{ type: 'start', id: r.id, model: r.model }];
+  if (r.webSearch) out.push({ type: 'web_search' });
+  r.content.forEach((p, index) => {
+    if (p.type === 'text') {
+      out.push({ type: 'text', text: p.text });
+      if (p.annotations?.length) out.push({ type: 'annotations', annotations: p.annotations });
+    } else if (p.type === 'reasoning') {
+      if (p.redactedData) out.push({ type: 'reasoning_redacted', data: p.redactedData });
+      else {
+        if (p.text) out.push({ type: 'reasoning', text: p.text });
+        if (p.signature) out.push({ type: 'reasoning_signature', signature: p.signature });
+      }
+    } else {
+      out.push({ type: 'tool_call_start', index, id: p.id, name: p.name, thoughtSignature: p.thoughtSignature });
+      out.push({ type: 'tool_call_delta', index, arguments: p.arguments });
+    }
+  });
+  out.push({ type: 'finish', reason: r.finishReason, stopSequence: r.stopSequence });
+  if (r.usage) out.push({ type: 'usage', usage: r.usage });
+  return out;
 }

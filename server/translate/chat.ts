@@ -94,6 +94,7 @@ export function chatToCanonical(body: ChatCompletionRequest): C.Request {
           ? { type: rf.type }
           : undefined,
     stream: body.stream === true,
+    webSearch: (body as Json).web_search_options != null,
   };
 }
 
@@ -128,6 +129,15 @@ export function canonicalToChat(r: C.Response, model: string): Json {
   const calls = r.content.filter((p): p is C.ToolCallPart => p.type === 'tool_call');
   const reasoning = r.content.filter((p): p is C.ReasoningPart => p.type === 'reasoning');
   const message: Json = { role: 'assistant', content: text || (calls.length ? null : ''), refusal: null };
+  // Citation offsets are per text part; chat joins the parts into one string.
+  let offset = 0;
+  const cites = r.content.flatMap((p) => {
+    if (p.type !== 'text') return [];
+    const shifted = (p.annotations ?? []).map((a) => ({ ...a, start: a.start + offset, end: a.end + offset }));
+    offset += p.text.length;
+    return shifted;
+  });
+  if (cites.length) message.annotations = cites.map((a) => ({ type: 'url_citation', url_citation: { url: a.url, title: a.title, start_index: a.start, end_index: a.end } }));
   if (calls.length) message.tool_calls = calls.map(toolCallJson);
   if (reasoning.length) {
     message.reasoning_content = reasoning.map((p) => p.text).join('');

@@ -92,6 +92,7 @@ export function messagesToCanonical(body: MessagesRequest): C.Request {
           : undefined,
     stream: body.stream === true,
     user: body.metadata?.user_id ?? undefined,
+    webSearch: body.tools?.some((t) => typeof t.type === 'string' && t.type.startsWith('web_search_')) ?? false,
   };
 }
 

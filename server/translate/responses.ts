@@ -1,12 +1,35 @@
 // The Responses client format: request → canonical, canonical → Response object and typed events.
 import type { ResponsesRequest } from '../../contract/responses.ts';
 import { randomToken } from '../auth/secrets.ts';
-import type { GatewayError } from '../http/errors.ts';
-import { errors } from '../http/errors.ts';
+import { errors, type GatewayError } from '../http/errors.ts';
 import { parseImageUrl } from './chat.ts';
 import type * as C from './canonical.ts';
 
 type Json = Record<string, any>;
+
+/**
+ * Output items this gateway generated for translated responses, so a client that sends them back
+ * as `item_reference` (the AI SDK does) can be served without OpenAI's response storage. Ids are
+ * 40 random characters; entries live an hour, per instance.
+ */
+class ItemMemory {
+  private readonly items = new Map<string, { item: Json; expires: number }>();
+  constructor(private readonly max = 50_000, private readonly ttlMs = 3_600_000) {}
+  remember(items: Json[]): void {
+    const expires = Date.now() + this.ttlMs;
+    for (const item of items) {
+      if (!item.id) continue;
+      if (this.items.size >= this.max) this.items.delete(this.items.keys().next().value!);
+      this.items.set(item.id, { item, expires });
+    }
+  }
+  get(id: string): Json | undefined {
+    const e = this.items.get(id);
+    if (!e || e.expires < Date.now()) return undefined;
+    return e.item;
+  }
+}
+export const generatedItems = new ItemMemory();
 
 export const WEB_SEARCH_TOOLS = new Set(['web_search', 'web_search_preview', 'web_search_2025_08_26', 'web_search_preview_2025_03_11']);
 
@@ -17,27 +40,37 @@ export const WEB_SEARCH_TOOLS = new Set(['web_search', 'web_search_preview', 'we
  */
 const ENC = { anthropic: 'mg1:a:', redacted: 'mg1:r:', gemini: 'mg1:g:' };
 
-export type ResponsesDecoded = { request: C.Request; builtIns: string[] };
+/**
+ * `nativeOnly`: the request uses something only OpenAI's own Responses API has (stored responses,
+ * file ids); it can go to OpenAI upstreams only, and fails with this error for the others.
+ */
+export type ResponsesDecoded = { request: C.Request; builtIns: string[]; nativeOnly: GatewayError | null };
 
-function contentParts(content: string | Json[], at: string): C.Part[] {
+function contentParts(content: string | Json[], at: string, nativeOnly: (e: GatewayError) => void): C.Part[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
-  return content.map((p, j): C.Part => {
+  return content.flatMap((p, j): C.Part[] => {
     switch (p.type) {
       case 'input_text':
       case 'output_text':
-        return { type: 'text', text: p.text };
+        return [{ type: 'text', text: p.text }];
       case 'refusal':
-        return { type: 'text', text: p.refusal };
+        return [{ type: 'text', text: p.refusal }];
       case 'input_image':
-        if (!p.image_url) throw errors.invalid('Image file ids can only be sent to OpenAI models.', `${at}[${j}].file_id`);
-        return { type: 'image', source: parseImageUrl(p.image_url, `${at}[${j}].image_url`), detail: p.detail };
+        if (!p.image_url) {
+          nativeOnly(errors.invalid('Image file ids can only be sent to OpenAI models.', `${at}[${j}].file_id`));
+          return [];
+        }
+        return [{ type: 'image', source: parseImageUrl(p.image_url, `${at}[${j}].image_url`), detail: p.detail }];
       default:
-        throw errors.invalid(`Content of type '${p.type}' can only be sent to OpenAI models.`, `${at}[${j}].type`);
+        nativeOnly(errors.invalid(`Content of type '${p.type}' can only be sent to OpenAI models.`, `${at}[${j}].type`));
+        return [];
     }
   });
 }
 
 export function responsesToCanonical(body: ResponsesRequest): ResponsesDecoded {
+  let nativeOnly: GatewayError | null = null;
+  const needsNative = (e: GatewayError) => void (nativeOnly ??= e);
   const system: string[] = body.instructions ? [body.instructions] : [];
   const messages: C.Message[] = [];
   const push = (role: C.Message['role'], parts: C.Part[]) => {
@@ -50,12 +83,13 @@ export function responsesToCanonical(body: ResponsesRequest): ResponsesDecoded {
   if (typeof body.input === 'string') push('user', [{ type: 'text', text: body.input }]);
   else {
     body.input.forEach((raw, i) => {
-      const item = raw as Json;
+      let item = raw as Json;
       const at = `input[${i}]`;
+      if (item.type === 'item_reference') item = generatedItems.get(item.id) ?? item;
       if (item.type === undefined || item.type === 'message') {
         if (item.role === 'system' || item.role === 'developer') {
-          system.push(contentParts(item.content, `${at}.content`).map((p) => (p.type === 'text' ? p.text : '')).join(''));
-        } else push(item.role === 'assistant' ? 'assistant' : 'user', contentParts(item.content, `${at}.content`));
+          system.push(contentParts(item.content, `${at}.content`, needsNative).map((p) => (p.type === 'text' ? p.text : '')).join(''));
+        } else push(item.role === 'assistant' ? 'assistant' : 'user', contentParts(item.content, `${at}.content`, needsNative));
       } else if (item.type === 'function_call') {
         names.set(item.call_id, item.name);
         push('assistant', [{ type: 'tool_call', id: item.call_id, name: item.name, arguments: item.arguments, thoughtSignature: pendingSignature }]);
@@ -70,7 +104,7 @@ export function responsesToCanonical(body: ResponsesRequest): ResponsesDecoded {
         else if (enc.startsWith(ENC.redacted)) push('assistant', [{ type: 'reasoning', text: '', redactedData: enc.slice(ENC.redacted.length) }]);
         else push('assistant', [{ type: 'reasoning', text, signature: enc.startsWith(ENC.anthropic) ? enc.slice(ENC.anthropic.length) : undefined }]);
       } else if (item.type === 'item_reference') {
-        throw errors.invalid('Item references need stored responses, which only OpenAI models have.', `${at}.type`);
+        needsNative(errors.invalid(`Item reference ${item.id} is not an item this gateway generated recently; item references to stored responses need an OpenAI model.`, `${at}.id`));
       }
       // Other items (earlier built-in tool calls and their results) carry nothing another provider can use.
     });
@@ -98,8 +132,8 @@ export function responsesToCanonical(body: ResponsesRequest): ResponsesDecoded {
     stream: body.stream === true,
     webSearch: builtIns.some((b) => WEB_SEARCH_TOOLS.has(b)),
   };
-  if (body.previous_response_id) throw errors.invalid('previous_response_id needs stored responses, which only OpenAI models have; send the conversation in `input`.', 'previous_response_id');
-  return { request, builtIns };
+  if (body.previous_response_id) needsNative(errors.invalid('previous_response_id needs stored responses, which only OpenAI models have; send the conversation in `input`.', 'previous_response_id'));
+  return { request, builtIns, nativeOnly };
 }
 
 export function responsesUsage(u: C.Usage | null): Json | null {
@@ -183,10 +217,12 @@ export function responseShell(id: string, model: string, raw: Json, createdAt: n
 }
 
 export function canonicalToResponse(r: C.Response, model: string, raw: Json): Json {
+  const output = outputItems(r.content);
+  generatedItems.remember(output);
   return {
     ...responseShell(itemId('resp'), model, raw, Math.floor(Date.now() / 1000)),
     ...statusOf(r.finishReason),
-    output: outputItems(r.content),
+    output,
     usage: responsesUsage(r.usage),
   };
 }
@@ -317,6 +353,9 @@ export class ResponsesStreamEncoder {
         o.args += e.arguments;
         return out + this.ev({ type: 'response.function_call_arguments.delta', item_id: o.id, output_index: o.index, delta: e.arguments });
       }
+      case 'annotations':
+        if (this.open?.kind === 'message') this.open.annotations.push(...e.annotations);
+        return out;
       case 'finish':
         this.finish = e.reason;
         return out;
@@ -328,13 +367,9 @@ export class ResponsesStreamEncoder {
     }
   }
 
-  /** Annotations known only at the end (gateway web search) go on the last message. */
-  annotate(annotations: C.UrlCitation[]): void {
-    if (this.open?.kind === 'message') this.open.annotations.push(...annotations);
-  }
-
   end(): string {
     const out = this.start() + this.close();
+    generatedItems.remember(this.items);
     const response = { ...this.shell, ...statusOf(this.finish), output: this.items, usage: responsesUsage(this.usage) };
     return out + this.ev({ type: response.status === 'completed' ? 'response.completed' : 'response.incomplete', response });
   }

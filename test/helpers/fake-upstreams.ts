@@ -15,6 +15,8 @@ const lines = (p: string) => fixture(p).split('\n').filter((l) => l.trim());
 export type Recorded = { path: string; headers: IncomingMessage['headers']; body: Json };
 
 type Script = {
+  /** Anthropic native web search: a server_tool_use, its results and a cited answer. */
+  serverSearch?: boolean;
   text?: string;
   reasoning?: { text: string; signature: string };
   toolCall?: { id: string; name: string; args: Json };
@@ -28,7 +30,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 function decide(model: string, tools: string[], toolResult: string | null, wantsJson: boolean, maxTokens?: number): Script | 'fixture' {
   // Uses exactly what the gateway reserves for a 40-character prompt: 10 in, max_tokens out.
   if (model.includes('exact')) return { text: 'ok', finish: 'stop', usage: { input: 10, output: maxTokens ?? 0 } };
+  if (toolResult !== null && tools.includes('web_search')) return { text: 'Paris is sunny today [1].', finish: 'stop', usage: { input: 60, output: 7 } };
   if (toolResult !== null) return { text: `The tool said: ${toolResult}`, finish: 'stop', usage: { input: 50, output: 8 } };
+  if (tools[0] === 'web_search') return { toolCall: { id: 'call_search_1', name: 'web_search', args: { query: 'weather Paris' } }, finish: 'tool', usage: { input: 40, output: 6 } };
   if (tools.length) return { toolCall: { id: 'call_fake_1', name: tools[0]!, args: { location: 'Paris', unit: 'celsius' } }, finish: 'tool', usage: { input: 40, output: 12 } };
   if (wantsJson) return { text: JSON.stringify(model.includes('badjson') ? { wrong: true } : { answer: '42', confidence: 0.9 }), finish: 'stop', usage: { input: 30, output: 9 } };
   if (model.includes('reasoning')) {
@@ -92,8 +96,16 @@ function anthropicToolResult(body: Json): string | null {
   return typeof block.content === 'string' ? block.content : (block.content ?? []).map((c: Json) => c.text ?? '').join('');
 }
 
+const SEARCH_HIT = { url: 'https://example.com/paris-weather', title: 'Paris weather' };
+
 function anthropicBlocks(s: Script): Json[] {
   const blocks: Json[] = [];
+  if (s.serverSearch) {
+    blocks.push({ type: 'server_tool_use', id: 'srvtoolu_01Fake', name: 'web_search', input: { query: 'weather Paris' } });
+    blocks.push({ type: 'web_search_tool_result', tool_use_id: 'srvtoolu_01Fake', content: [{ type: 'web_search_result', ...SEARCH_HIT, encrypted_content: 'EqgfCioIARgB', page_age: null }] });
+    blocks.push({ type: 'text', text: 'Paris is sunny today.', citations: [{ type: 'web_search_result_location', ...SEARCH_HIT, cited_text: 'Sunny', encrypted_index: 'Eo8BCioIAhgB' }] });
+    return blocks;
+  }
   if (s.reasoning) blocks.push({ type: 'thinking', thinking: s.reasoning.text, signature: s.reasoning.signature });
   if (s.text !== undefined) blocks.push({ type: 'text', text: s.text });
   if (s.toolCall) blocks.push({ type: 'tool_use', id: 'toolu_01FakeTool', name: s.toolCall.name, input: s.toolCall.args });
@@ -123,9 +135,15 @@ function anthropicEvents(s: Script, model: string): Json[] {
       out.push({ type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } });
       out.push({ type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: b.thinking } });
       out.push({ type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: b.signature } });
+    } else if (b.type === 'server_tool_use') {
+      out.push({ type: 'content_block_start', index, content_block: { ...b, input: {} } });
+      out.push({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(b.input) } });
+    } else if (b.type === 'web_search_tool_result') {
+      out.push({ type: 'content_block_start', index, content_block: b });
     } else if (b.type === 'text') {
       out.push({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
       for (const piece of b.text.match(/.{1,7}/gs) ?? []) out.push({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } });
+      for (const citation of b.citations ?? []) out.push({ type: 'content_block_delta', index, delta: { type: 'citations_delta', citation } });
     } else {
       out.push({ type: 'content_block_start', index, content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} } });
       out.push({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: '' } });
@@ -296,6 +314,12 @@ async function writeStream(res: ServerResponse, frames: string[], model: string,
 }
 
 async function route(path: string, body: Json, req: IncomingMessage, res: ServerResponse) {
+  if (path.startsWith('/search?')) {
+    // A SearXNG instance's JSON API.
+    const q = new URL(path, 'http://x').searchParams;
+    res.writeHead(200, { 'content-type': 'application/json' });
+    return res.end(JSON.stringify({ query: q.get('q'), results: [{ ...SEARCH_HIT, content: 'Sunny, 21 °C.' }, { url: 'https://example.org/forecast', title: 'Forecast', content: 'Clear skies.' }] }));
+  }
   if (path.endsWith('/responses')) {
     const model: string = body.model;
     if (await failures(model, res, 'openai')) return;
@@ -338,7 +362,8 @@ async function route(path: string, body: Json, req: IncomingMessage, res: Server
     if (await failures(model, res, 'anthropic')) return;
     const tools = (body.tools ?? []).map((t: Json) => t.name);
     const forcedJson = body.tool_choice?.type === 'tool' && body.tool_choice.name === 'json_response';
-    let script = decide(model, forcedJson ? [] : tools, anthropicToolResult(body), forcedJson, body.max_tokens);
+    let script = decide(model, forcedJson ? [] : tools.filter((n: string) => n !== 'web_search'), anthropicToolResult(body), forcedJson, body.max_tokens);
+    if ((body.tools ?? []).some((t: Json) => String(t.type).startsWith('web_search_'))) script = { serverSearch: true, finish: 'stop', usage: { input: 2000, output: 40 } };
     if (forcedJson && script !== 'fixture') script = { toolCall: { id: 'x', name: 'json_response', args: JSON.parse(script.text!) }, finish: 'tool', usage: script.usage };
     if (!body.stream) {
       const json = script === 'fixture' ? JSON.parse(fixture('anthropic/src/__fixtures__/anthropic-text.json')) : anthropicJson(script, model);

@@ -43,9 +43,12 @@ client_disconnect_drain_ms: 2000
 ${extra}`;
 }
 
-export async function startTextGateway(extra = ''): Promise<{ gw: TestGateway; fake: FakeUpstreams; key: string; close(): Promise<void> }> {
+/** Appended to the config: the gateway's own web search through the fake SearXNG. */
+export const searchBackend = (fake: string) => `web_search: { backend: searxng, base_url: "${fake}" }`;
+
+export async function startTextGateway(extra: string | ((fake: string) => string) = ''): Promise<{ gw: TestGateway; fake: FakeUpstreams; key: string; close(): Promise<void> }> {
   const fake = await startFakeUpstreams();
-  const gw = await startTestGateway({ config: textConfig(fake.url, extra) });
+  const gw = await startTestGateway({ config: textConfig(fake.url, typeof extra === 'function' ? extra(fake.url) : extra) });
   const key = await gw.newKey();
   return { gw, fake, key, close: async () => void (await Promise.all([gw.close(), fake.close()])) };
 }

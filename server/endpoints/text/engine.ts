@@ -14,6 +14,7 @@ import { withFailover } from '../../routing/failover.ts';
 import { textTargets, type Target } from '../../routing/targets.ts';
 import * as C from '../../translate/canonical.ts';
 import { checkStructuredOutput } from '../../translate/structured-output.ts';
+import { gatewaySearchLoop } from './web-search-loop.ts';
 import type { Services } from '../../services.ts';
 
 type Json = Record<string, any>;
@@ -30,6 +31,8 @@ export type ClientFormat = {
   /** Native stream: forward one upstream event, or drop/rewrite it (returns the frame to write). */
   passthroughFrame(event: { event?: string; data: string }, decoded: { json: Json | null }): string;
   errorFrame(err: GatewayError): string;
+  /** Set when the request can only go to the endpoint's native upstreams; this is the error for the others. */
+  nativeOnly?: GatewayError | null;
   /** Built-in tools the client asked for that this upstream cannot run (named in X-Gateway-Stripped-Tools). */
   stripped?(target: Target): string[];
 };
@@ -60,12 +63,21 @@ async function inlineImages(req: C.Request, services: Services): Promise<C.Reque
   return { ...req, messages };
 }
 
-function upstreamRequest(call: TextCall, target: Target, services: Services, prepared: C.Request) {
-  const ctx: CallContext = {
+function callContext(call: TextCall, target: Target, services: Services): CallContext {
+  return {
     provider: target.provider,
     clientHeaders: call.clientHeaders,
     defaultMaxTokens: services.catalog.model(call.request.model)?.max_output_tokens ?? undefined,
   };
+}
+
+/** Web search the gateway runs itself: requested, configured, and the upstream has none of its own. */
+function usesGatewaySearch(call: TextCall, target: Target, services: Services): boolean {
+  return !!call.request.webSearch && services.search !== null && target.format !== call.format.native && (target.format === 'gemini' || target.format === 'openai-chat');
+}
+
+function upstreamRequest(call: TextCall, target: Target, services: Services, prepared: C.Request) {
+  const ctx = callContext(call, target, services);
   if (target.format === call.format.native) {
     const base = target.wire.build({ ...prepared, model: target.upstreamModel }, ctx);
     return { ctx, http: { ...base, body: call.format.passthroughBody(call.raw, target.upstreamModel) }, native: true };
@@ -84,7 +96,11 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
   const model = services.catalog.model(modelId);
   if (!model) throw errors.modelNotFound(modelId);
   const providers = new Map(services.config.providers.map((p) => [p.id, p]));
-  const targets = textTargets(model, providers, call.format.endpoint);
+  let targets = textTargets(model, providers, call.format.endpoint);
+  if (call.format.nativeOnly) {
+    targets = targets.filter((t) => t.format === call.format.native);
+    if (!targets.length) throw call.format.nativeOnly;
+  }
   const ticket = await services.billing.begin({
     requestId: call.requestId,
     principal: call.principal,
@@ -119,10 +135,16 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
       const { value, candidate } = await withFailover(
         targets,
         async (t) => {
+          if (usesGatewaySearch(call, t, services)) {
+            const decoded = await gatewaySearchLoop(services, t, await prepare(t), callContext(call, t, services));
+            return { decoded, body: call.format.encodeResponse(decoded, modelId) };
+          }
           const { http, ctx, native } = upstreamRequest(call, t, services, await prepare(t));
           const res = await postJson({ ...http, timeoutMs: t.provider.timeout_ms });
           const json = (await res.body.json()) as Json;
           const decoded = t.wire.decode(json, ctx);
+          // A native search request (e.g. chat `web_search_options`) searches by definition.
+          if (native && call.request.webSearch && call.format.endpoint === 'chat') decoded.webSearch = true;
           return { decoded, body: native ? json : call.format.encodeResponse(decoded, modelId) };
         },
         opts,
@@ -173,6 +195,13 @@ async function runStream(
   const { value: opened } = await withFailover(
     targets,
     async (t): Promise<Opened> => {
+      if (usesGatewaySearch(call, t, services)) {
+        // The search rounds run to completion first; the answer is then streamed as events.
+        const decoded = await gatewaySearchLoop(services, t, await prepare(t), callContext(call, t, services));
+        const acc = new C.ResponseAccumulator();
+        const frames = replayFrames(call, decoded, acc);
+        return { target: t, first: (await frames.next()).value ?? '', frames, acc, abort: new AbortController() };
+      }
       const { http, ctx, native } = upstreamRequest(call, t, services, await prepare(t));
       const abort = new AbortController();
       const res = await postJson({ ...http, timeoutMs: t.provider.timeout_ms, signal: abort.signal });
@@ -230,16 +259,27 @@ async function* translatedFrames(call: TextCall, t: Target, body: AsyncIterable<
   yield tail + encoder.end();
 }
 
+async function* replayFrames(call: TextCall, r: C.Response, acc: C.ResponseAccumulator): AsyncGenerator<string> {
+  const encoder = call.format.streamEncoder(call.request.model);
+  let out = '';
+  for (const e of C.responseEvents(r)) {
+    acc.push(e);
+    out += encoder.push(e);
+  }
+  checkStructuredOutput(call.request.responseFormat, acc.content, acc.finishReason);
+  yield out + encoder.end();
+}
+
 async function* nativeFrames(call: TextCall, t: Target, body: AsyncIterable<Buffer>, acc: C.ResponseAccumulator, ctx: CallContext): AsyncGenerator<string> {
   const decoder = t.wire.streamDecoder(ctx);
   for await (const e of readSse(body)) {
     const json = e.data === '[DONE]' ? null : (JSON.parse(e.data) as Json);
     const events = json === null ? decoder.push(e) : decoder.pushParsed(json);
     for (const ev of events) acc.push(ev);
-    if (json === null) {
-      decoder.end();
-      checkStructuredOutput(call.request.responseFormat, acc.content, acc.finishReason);
-    }
+    if (call.request.webSearch && call.format.endpoint === 'chat') acc.webSearch = true;
+    // The output is complete at the finish event: check it before that frame goes out.
+    if (events.some((ev) => ev.type === 'finish')) checkStructuredOutput(call.request.responseFormat, acc.content, acc.finishReason);
+    if (json === null) decoder.end();
     yield call.format.passthroughFrame(e, { json });
   }
   decoder.end();

@@ -5,12 +5,22 @@ import { ResponsesStreamEncoder, WEB_SEARCH_TOOLS, canonicalToResponse, response
 import type { GatewayError } from '../../http/errors.ts';
 import { ChatStreamEncoder, canonicalToChat } from '../../translate/chat.ts';
 import { MessagesStreamEncoder, canonicalToMessages, sseEvent } from '../../translate/messages.ts';
+import type { Target } from '../../routing/targets.ts';
 import type { ClientFormat } from './engine.ts';
 
 type Json = Record<string, any>;
 
-/** Chat completions. `includeUsage`: whether the client asked for the usage chunk. */
-export function chatFormat(includeUsage: boolean): ClientFormat {
+/** Web search the client asked for but this upstream cannot do (no native search, no gateway backend). */
+function searchStripped(target: Target, native: Target['format'], requested: boolean, gatewaySearch: boolean): string[] {
+  if (!requested || target.format === native || target.format === 'anthropic' || target.format === 'openai-responses' || gatewaySearch) return [];
+  return ['web_search'];
+}
+
+/**
+ * Chat completions. `includeUsage`: whether the client asked for the usage chunk; `webSearch`:
+ * it sent `web_search_options`.
+ */
+export function chatFormat(includeUsage: boolean, webSearch = false, gatewaySearch = false): ClientFormat {
   return {
     endpoint: 'chat',
     native: 'openai-chat',
@@ -33,10 +43,12 @@ export function chatFormat(includeUsage: boolean): ClientFormat {
       return `data: ${e.data}\n\n`;
     },
     errorFrame: (err: GatewayError) => `data: ${JSON.stringify(err.toBody())}\n\n`,
+    stripped: (target) => searchStripped(target, 'openai-chat', webSearch, gatewaySearch),
   };
 }
 
-export const messagesFormat: ClientFormat = {
+/** Messages. `webSearch`: it sent Anthropic's web search server tool. */
+export const messagesFormat = (webSearch = false, gatewaySearch = false): ClientFormat => ({
   endpoint: 'messages',
   native: 'anthropic',
   passthroughBody: (raw, upstreamModel) => ({ ...raw, model: upstreamModel }),
@@ -45,18 +57,20 @@ export const messagesFormat: ClientFormat = {
   passthroughFrame: (e, { json }) => `event: ${e.event ?? json?.type ?? 'message'}\ndata: ${e.data}\n\n`,
   // `type: error` for Messages clients, the standard error body fields inside `error`.
   errorFrame: (err: GatewayError) => sseEvent('error', { type: 'error', error: err.toBody().error }),
-};
+  stripped: (target) => searchStripped(target, 'anthropic', webSearch, gatewaySearch),
+});
 
 /**
  * Responses. `builtIns`: the built-in tools the client asked for; `gatewaySearch`: whether the
  * gateway can run web search itself for upstreams without a native one.
  */
-export function responsesFormat(raw: Json, builtIns: string[], gatewaySearch: boolean): ClientFormat {
+export function responsesFormat(raw: Json, builtIns: string[], gatewaySearch: boolean, nativeOnly: GatewayError | null = null): ClientFormat {
   let encoder: ResponsesStreamEncoder | null = null;
   let lastSeq = -1;
   return {
     endpoint: 'responses',
     native: 'openai-responses',
+    nativeOnly,
     passthroughBody(body, upstreamModel) {
       const out: Json = { ...body, model: upstreamModel };
       for (const f of responsesStrippedFields) delete out[f];

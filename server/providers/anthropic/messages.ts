@@ -84,6 +84,8 @@ export function encodeMessagesBody(req: C.Request, ctx: CallContext): Json {
       body.system = [body.system, `Answer with a single JSON value only, matching this JSON Schema:\n${JSON.stringify(schema)}`].filter(Boolean).join('\n\n');
     }
   }
+  // Web search runs on Anthropic's side as its server tool.
+  if (req.webSearch) tools.push({ type: 'web_search_20250305', name: 'web_search', max_uses: 5 });
   if (tools.length) body.tools = tools;
   if (toolChoice) body.tool_choice = toolChoice;
 
@@ -146,9 +148,15 @@ export function decodeMessagesResponse(body: unknown): C.Response {
   const b = body as Json;
   const content: C.Response['content'] = [];
   let jsonTool = false;
+  let webSearch = false;
   for (const block of b.content ?? []) {
-    if (block.type === 'text') content.push({ type: 'text', text: block.text });
-    else if (block.type === 'thinking') content.push({ type: 'reasoning', text: block.thinking ?? '', signature: block.signature });
+    if (block.type === 'server_tool_use' && block.name === 'web_search') webSearch = true;
+    if (block.type === 'text') {
+      const annotations: C.UrlCitation[] = (block.citations ?? [])
+        .filter((c: Json) => c.type === 'web_search_result_location' && c.url)
+        .map((c: Json) => ({ url: c.url, title: c.title ?? c.url, start: 0, end: block.text.length }));
+      content.push({ type: 'text', text: block.text, ...(annotations.length ? { annotations } : {}) });
+    } else if (block.type === 'thinking') content.push({ type: 'reasoning', text: block.thinking ?? '', signature: block.signature });
     else if (block.type === 'redacted_thinking') content.push({ type: 'reasoning', text: '', redactedData: block.data });
     else if (block.type === 'tool_use' && block.name === JSON_TOOL) {
       jsonTool = true;
@@ -163,6 +171,7 @@ export function decodeMessagesResponse(body: unknown): C.Response {
     finishReason: jsonTool && finish === 'tool_calls' ? 'stop' : finish,
     stopSequence: b.stop_sequence ?? null,
     usage: decodeUsage(b.usage),
+    webSearch,
   };
 }
 
@@ -171,6 +180,9 @@ export class MessagesStreamDecoder implements StreamDecoder {
   private stopped = false;
   private jsonBlock = -1;
   private finish?: C.StreamEvent;
+  /** Server-tool blocks (web search) whose deltas are Anthropic's business, not the client's. */
+  private readonly serverBlocks = new Set<number>();
+  private readonly textLength = new Map<number, number>();
 
   push(e: { event?: string; data: string }): C.StreamEvent[] {
     return this.pushParsed(JSON.parse(e.data) as Json);
@@ -188,19 +200,32 @@ export class MessagesStreamDecoder implements StreamDecoder {
           return [];
         }
         if (b.type === 'tool_use') return [{ type: 'tool_call_start', index: ev.index, id: b.id, name: b.name }];
+        if (b.type === 'server_tool_use' && b.name === 'web_search') {
+          this.serverBlocks.add(ev.index);
+          return [{ type: 'web_search' }];
+        }
+        if (b.type === 'web_search_tool_result') this.serverBlocks.add(ev.index);
         if (b.type === 'redacted_thinking') return [{ type: 'reasoning_redacted', data: b.data }];
         if (b.type === 'text' && b.text) return [{ type: 'text', text: b.text }];
         return [];
       }
       case 'content_block_delta': {
         const d = ev.delta ?? {};
-        if (d.type === 'text_delta') return [{ type: 'text', text: d.text }];
+        if (d.type === 'text_delta') {
+          this.textLength.set(ev.index, (this.textLength.get(ev.index) ?? 0) + d.text.length);
+          return [{ type: 'text', text: d.text }];
+        }
         if (d.type === 'input_json_delta') {
+          if (this.serverBlocks.has(ev.index)) return [];
           if (ev.index === this.jsonBlock) return d.partial_json ? [{ type: 'text', text: d.partial_json }] : [];
           return d.partial_json ? [{ type: 'tool_call_delta', index: ev.index, arguments: d.partial_json }] : [];
         }
         if (d.type === 'thinking_delta') return [{ type: 'reasoning', text: d.thinking }];
         if (d.type === 'signature_delta') return [{ type: 'reasoning_signature', signature: d.signature }];
+        if (d.type === 'citations_delta' && d.citation?.type === 'web_search_result_location' && d.citation.url) {
+          const len = this.textLength.get(ev.index) ?? 0;
+          return [{ type: 'annotations', annotations: [{ url: d.citation.url, title: d.citation.title ?? d.citation.url, start: 0, end: len }] }];
+        }
         return [];
       }
       case 'message_delta': {
