@@ -235,7 +235,7 @@ const metadataRoutes = c.router({
   },
 });
 
-const oauthErrors = { 400: OAuthErrorBody, 401: OAuthErrorBody, 500: OAuthErrorBody, 501: ErrorBody };
+const oauthErrors = { 400: OAuthErrorBody, 401: OAuthErrorBody, 403: OAuthErrorBody, 500: OAuthErrorBody };
 
 const oauthRoutes = c.router({
   authorize: {
@@ -243,15 +243,15 @@ const oauthRoutes = c.router({
     path: '/v1/oauth/authorize',
     query: oauth.AuthorizeQuery,
     responses: {
+      200: c.otherResponse({ contentType: 'text/html', body: z.string() }),
       302: c.noBody(),
       400: c.otherResponse({ contentType: 'text/html', body: z.string() }),
-      501: ErrorBody,
     },
     summary: 'Start the authorization-code flow (browser)',
     description:
       'Signs the user in if needed, shows the consent page, then redirects to redirect_uri with `code` and `state` (or `error=access_denied`). ' +
       'An unknown client or a redirect_uri that is not registered shows an error page and never redirects.',
-    ...meta({ auth: 'none', tag: 'OAuth', raw: { 400: { 'text/html': 'error page' } } }),
+    ...meta({ auth: 'none', tag: 'OAuth', raw: { 200: { 'text/html': 'the consent page' }, 400: { 'text/html': 'error page' } } }),
   },
   token: {
     method: 'POST',
@@ -274,11 +274,72 @@ const oauthRoutes = c.router({
   revoke: {
     method: 'POST',
     path: '/v1/oauth/revoke',
+    contentType: 'application/x-www-form-urlencoded',
     body: oauth.RevokeRequest,
     responses: { 200: z.object({}), ...oauthErrors },
     summary: 'Revoke a grant by one of its tokens',
     description: 'Access or refresh token; the whole grant (both tokens) dies. Answers 200 for unknown tokens too (RFC 7009).',
     ...meta({ auth: 'none', tag: 'OAuth' }),
+  },
+  metadata: {
+    method: 'GET',
+    path: '/.well-known/oauth-authorization-server',
+    responses: { 200: oauth.ServerMetadata },
+    summary: 'Authorization server metadata (RFC 8414)',
+    description: 'For agent and MCP clients that discover the OAuth endpoints.',
+    ...meta({ auth: 'none', tag: 'OAuth' }),
+  },
+  listApps: {
+    method: 'GET',
+    path: '/v1/apps',
+    responses: { 200: z.object({ data: z.array(oauth.App) }), ...errorResponses(401, 403, 500) },
+    summary: 'Your OAuth apps',
+    description: 'App management for developers, authenticated by your API key (the dashboard at /apps does the same in a browser).',
+    ...meta({ auth: 'bearer', tag: 'OAuth apps' }),
+  },
+  createApp: {
+    method: 'POST',
+    path: '/v1/apps',
+    body: oauth.AppInput,
+    responses: { 201: oauth.AppWithSecret, ...errorResponses(400, 401, 403, 500) },
+    summary: 'Register an OAuth app',
+    description: 'At most 5 apps per user (403 too_many_apps). The client secret is in this response only.',
+    ...meta({ auth: 'bearer', tag: 'OAuth apps' }),
+  },
+  rotateAppSecret: {
+    method: 'POST',
+    path: '/v1/apps/:id/rotate-secret',
+    pathParams: z.object({ id: z.string() }),
+    body: c.noBody(),
+    responses: { 200: oauth.AppWithSecret, ...errorResponses(401, 403, 404, 500) },
+    summary: 'Rotate an app’s client secret',
+    description: 'The old secret stops working at once.',
+    ...meta({ auth: 'bearer', tag: 'OAuth apps' }),
+  },
+  deleteApp: {
+    method: 'DELETE',
+    path: '/v1/apps/:id',
+    pathParams: z.object({ id: z.string() }),
+    body: c.noBody(),
+    responses: { 204: c.noBody(), ...errorResponses(401, 403, 404, 500) },
+    summary: 'Delete an OAuth app (and every grant and token of it)',
+    ...meta({ auth: 'bearer', tag: 'OAuth apps' }),
+  },
+  listConnectedApps: {
+    method: 'GET',
+    path: '/v1/connected-apps',
+    responses: { 200: z.object({ data: z.array(oauth.ConnectedApp) }), ...errorResponses(401, 403, 500) },
+    summary: 'Apps you granted access',
+    ...meta({ auth: 'bearer', tag: 'OAuth apps' }),
+  },
+  revokeConnectedApp: {
+    method: 'DELETE',
+    path: '/v1/connected-apps/:id',
+    pathParams: z.object({ id: z.string() }),
+    body: c.noBody(),
+    responses: { 204: c.noBody(), ...errorResponses(401, 403, 404, 500) },
+    summary: 'Revoke an app’s access (its access and refresh tokens die at once)',
+    ...meta({ auth: 'bearer', tag: 'OAuth apps' }),
   },
 });
 

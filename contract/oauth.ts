@@ -2,21 +2,73 @@ import { z } from 'zod';
 
 export const OAuthScope = z.enum(['identity', 'email', 'inference']);
 
+// The authorization endpoint checks its parameters itself: an unknown client or redirect URI is an
+// error page, every other problem a redirect to the app with `error=` (RFC 6749 §4.1.2.1).
 export const AuthorizeQuery = z.looseObject({
-  client_id: z.string().min(1),
-  redirect_uri: z.string().min(1),
-  response_type: z.literal('code'),
-  scope: z
-    .string()
-    .regex(/^(identity|email|inference)( (identity|email|inference))*$/, { message: 'must be a space-separated subset of identity, email, inference' }),
-  state: z.string().optional(),
-  code_challenge: z.string().regex(/^[A-Za-z0-9_-]{43}$/, { message: 'must be BASE64URL(SHA256(code_verifier))' }).optional(),
-  code_challenge_method: z.literal('S256').optional().describe('Only S256; `plain` is refused.'),
+  client_id: z.string().optional().describe('Required: the app’s client_id.'),
+  redirect_uri: z.string().optional().describe('Required: exactly one of the app’s registered redirect URIs.'),
+  response_type: z.string().optional().describe('Required: `code`.'),
+  scope: z.string().optional().describe('Required: a space-separated subset of identity, email, inference.'),
+  state: z.string().optional().describe('Recommended: echoed back on the redirect.'),
+  code_challenge: z.string().optional().describe('BASE64URL(SHA256(code_verifier)), 43 characters. Required for public clients.'),
+  code_challenge_method: z.string().optional().describe('`S256` (the only method; `plain` is refused).'),
 });
+
+export const AppInput = z
+  .object({
+    name: z.string().min(1).max(100),
+    description: z.string().max(1000).optional(),
+    redirect_uris: z.array(z.string()).min(1).max(20).describe('Exact match; HTTPS, or http://localhost / 127.0.0.1; no fragments or wildcards.'),
+    homepage_url: z.string().nullable().optional(),
+    logo_url: z.string().nullable().optional(),
+    public_client: z.boolean().optional().describe('true: no secret (PKCE only, e.g. SPAs and native apps).'),
+  })
+  .meta({ id: 'OAuthAppInput' });
+
+export const App = z
+  .object({
+    id: z.string(),
+    client_id: z.string(),
+    name: z.string(),
+    description: z.string(),
+    redirect_uris: z.array(z.string()),
+    homepage_url: z.string().nullable(),
+    logo_url: z.string().nullable(),
+    public_client: z.boolean(),
+    created_at: z.string(),
+  })
+  .meta({ id: 'OAuthApp' });
+
+export const AppWithSecret = App.extend({ client_secret: z.string().nullable().describe('Shown once; only its hash is stored. null for public clients.') }).meta({ id: 'OAuthAppWithSecret' });
+
+export const ConnectedApp = z
+  .object({
+    id: z.string().describe('The grant id.'),
+    app: z.object({ client_id: z.string(), name: z.string(), description: z.string(), homepage_url: z.string().nullable(), logo_url: z.string().nullable() }),
+    scopes: z.array(z.string()),
+    granted_at: z.string(),
+    last_used_at: z.string().nullable(),
+  })
+  .meta({ id: 'ConnectedApp' });
+
+export const ServerMetadata = z
+  .looseObject({
+    issuer: z.string(),
+    authorization_endpoint: z.string(),
+    token_endpoint: z.string(),
+    revocation_endpoint: z.string(),
+    userinfo_endpoint: z.string(),
+    scopes_supported: z.array(z.string()),
+    response_types_supported: z.array(z.string()),
+    grant_types_supported: z.array(z.string()),
+    code_challenge_methods_supported: z.array(z.string()),
+    token_endpoint_auth_methods_supported: z.array(z.string()),
+  })
+  .meta({ id: 'OAuthServerMetadata', description: 'RFC 8414 authorization server metadata.' });
 
 export const TokenRequest = z
   .looseObject({
-    grant_type: z.enum(['authorization_code', 'refresh_token']),
+    grant_type: z.string().optional().describe('Required: `authorization_code` or `refresh_token`.'),
     code: z.string().optional(),
     redirect_uri: z.string().optional(),
     code_verifier: z.string().regex(/^[A-Za-z0-9._~-]{43,128}$/).optional(),
@@ -50,4 +102,4 @@ export const UserInfo = z
   })
   .meta({ id: 'OAuthUserInfo', description: 'Spec 2.5; fields are gated by the granted scopes.' });
 
-export const RevokeRequest = z.looseObject({ token: z.string().min(1) }).meta({ id: 'OAuthRevokeRequest' });
+export const RevokeRequest = z.looseObject({ token: z.string().optional(), token_type_hint: z.string().optional() }).meta({ id: 'OAuthRevokeRequest' });

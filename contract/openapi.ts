@@ -127,7 +127,7 @@ export function buildOpenApiDocument(version = '0.1.0') {
       license: { name: 'UNLICENSED' },
     },
     servers: [{ url: '/', description: 'this gateway' }],
-    tags: ['Text', 'Images', 'Audio', 'Embeddings and moderation', 'Models', 'Usage', 'OAuth', 'Admin', 'Operations'].map((name) => ({ name })),
+    tags: ['Text', 'Images', 'Audio', 'Embeddings and moderation', 'Models', 'Usage', 'OAuth', 'OAuth apps', 'Admin', 'Operations'].map((name) => ({ name })),
   });
   doc.components = { ...doc.components, securitySchemes: securitySchemes as never };
   return doc;

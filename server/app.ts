@@ -1,5 +1,7 @@
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
+import { webRoutes } from './web/routes.ts';
 import swaggerUi from '@fastify/swagger-ui';
 import { initServer } from '@ts-rest/fastify';
 import { contract } from '../contract/index.ts';
@@ -74,6 +76,9 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     services.metrics.requests.inc({ method: request.method, route, status: reply.statusCode });
     services.metrics.latency.observe({ method: request.method, route }, reply.elapsedTime / 1000);
   });
+
+  await app.register(cookie, { secret: services.cookieSecret });
+  await app.register(async (scope) => webRoutes(scope, services));
 
   const document = buildOpenApiDocument(services.version);
   app.get('/openapi.json', { logLevel: 'warn' }, async () => document);

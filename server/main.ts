@@ -7,6 +7,12 @@ import { UsageLedger } from './billing/ledger.ts';
 import { QuotaBilling } from './billing/service.ts';
 import { systemClock } from './runtime/clock.ts';
 import { openSearchBackend } from './search/backends.ts';
+import { gatewaySecret } from './runtime/secret.ts';
+import { OAuthAuthenticator } from './oauth/authenticator.ts';
+import { OAuthService } from './oauth/service.ts';
+import { AccountDirectory } from './web/accounts.ts';
+import { IdentityProviders } from './web/identity.ts';
+import { Sessions } from './web/sessions.ts';
 import { HealthRecorder } from './routing/health.ts';
 import { buildApp, redactedPaths } from './app.ts';
 import { KeyAuthenticator } from './auth/key-cache.ts';
@@ -68,6 +74,8 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
     const recovered = await ledger.recover();
     if (recovered) logger.warn(`usage ledger: recovered ${recovered} record(s) a previous process had not written`);
     const clock = systemClock();
+    const secret = gatewaySecret(env);
+    const oauth = new OAuthService(db.prisma, secret, clock, config.auth.max_apps_per_user);
     const services: Services = {
       config,
       db,
@@ -81,6 +89,12 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
       ledger,
       clock,
       search: openSearchBackend(config.webSearch),
+      oauth,
+      oauthAuth: new OAuthAuthenticator(oauth, config.keyCacheTtlMs, () => clock.now()),
+      sessions: new Sessions(db.prisma, clock, config.auth.session_ttl_hours * 3_600_000, secret),
+      directory: new AccountDirectory(db.prisma, oauth, config.defaultPlan),
+      identityProviders: new IdentityProviders(config.auth.providers),
+      cookieSecret: secret,
       adminToken: adminToken(env, true)!,
       version,
     };

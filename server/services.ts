@@ -3,6 +3,11 @@ import type { Billing } from './billing/hooks.ts';
 import type { UsageLedger } from './billing/ledger.ts';
 import type { Clock } from './runtime/clock.ts';
 import type { SearchBackend } from './search/backends.ts';
+import type { OAuthAuthenticator } from './oauth/authenticator.ts';
+import type { OAuthService } from './oauth/service.ts';
+import type { AccountDirectory } from './web/accounts.ts';
+import type { IdentityProviders } from './web/identity.ts';
+import type { Sessions } from './web/sessions.ts';
 import type { HealthRecorder } from './routing/health.ts';
 import type { KeyAuthenticator } from './auth/key-cache.ts';
 import type { Catalog } from './catalog/catalog.ts';
@@ -26,6 +31,13 @@ export type Services = {
   clock: Clock;
   /** The gateway's own web search, when configured. */
   search: SearchBackend | null;
+  oauth: OAuthService;
+  oauthAuth: OAuthAuthenticator;
+  sessions: Sessions;
+  directory: AccountDirectory;
+  identityProviders: IdentityProviders;
+  /** Signs short-lived cookies (sign-in state with external providers). */
+  cookieSecret: string;
   adminToken: string;
   version: string;
 };

@@ -80,6 +80,8 @@ function resolve(raw: unknown, loc: Located, env: NodeJS.ProcessEnv): ResolvedCo
     reservationTtlMs: cfg.reservation_ttl_ms,
     webSearchSurchargeTokens: cfg.web_search_surcharge_tokens,
     webSearch: cfg.web_search,
+    auth: cfg.auth,
+    publicUrl: cfg.public_url?.replace(/\/+$/, ''),
     source: loc.file,
   };
 }

@@ -67,6 +67,39 @@ export const WebSearchConfig = z.discriminatedUnion('backend', [
   z.strictObject({ backend: z.literal('brave'), api_key: z.string().min(1), base_url: z.url({ protocol: /^https?$/ }).default('https://api.search.brave.com/res/v1'), ...searchCommon }),
 ]);
 
+const IdentityProvider = z.discriminatedUnion('type', [
+  z.strictObject({ id: id.default('discord'), type: z.literal('discord'), name: z.string().default('Discord'), client_id: z.string().min(1), client_secret: z.string().min(1) }),
+  z.strictObject({
+    id,
+    type: z.literal('oidc'),
+    name: z.string().optional(),
+    issuer: z.url(),
+    client_id: z.string().min(1),
+    client_secret: z.string().optional(),
+    scopes: z.array(z.string()).default(['openid', 'email', 'profile']),
+  }),
+  z.strictObject({
+    id,
+    type: z.literal('oauth2'),
+    name: z.string().optional(),
+    authorization_endpoint: z.url(),
+    token_endpoint: z.url(),
+    userinfo_endpoint: z.url(),
+    client_id: z.string().min(1),
+    client_secret: z.string().optional(),
+    scopes: z.array(z.string()).default([]),
+  }),
+]);
+export type IdentityProviderConfig = z.infer<typeof IdentityProvider>;
+
+export const AuthConfig = z.strictObject({
+  /** Email + password accounts (argon2id). */
+  local: z.strictObject({ enabled: z.boolean().default(true), allow_signup: z.boolean().default(true) }).default({ enabled: true, allow_signup: true }),
+  providers: z.array(IdentityProvider).default([]),
+  session_ttl_hours: z.number().positive().default(168),
+  max_apps_per_user: z.number().int().min(1).default(5),
+});
+
 export const GatewayConfig = z
   .strictObject({
     providers: z.array(ProviderConfig).default([]),
@@ -86,6 +119,11 @@ export const GatewayConfig = z
       .default(900_000)
       .describe('How long a quota reservation counts if its request never settles (its gateway crashed).'),
     web_search_surcharge_tokens: z.number().int().min(0).default(1_000),
+    auth: AuthConfig.default({ local: { enabled: true, allow_signup: true }, providers: [], session_ttl_hours: 168, max_apps_per_user: 5 }),
+    public_url: z
+      .url({ protocol: /^https?$/ })
+      .optional()
+      .describe('The address users and apps reach the gateway at (OAuth issuer, redirect URIs of sign-in providers); default: taken from each request.'),
     web_search: WebSearchConfig.optional().describe('The backend the gateway searches with for models whose provider has no native web search.'),
   })
   .superRefine((cfg, ctx) => {
@@ -135,6 +173,8 @@ export type ResolvedConfig = {
   reservationTtlMs: number;
   webSearchSurchargeTokens: number;
   webSearch?: z.infer<typeof WebSearchConfig>;
+  auth: z.infer<typeof AuthConfig>;
+  publicUrl?: string;
   /** Where it came from, for start-up messages. */
   source: string;
 };

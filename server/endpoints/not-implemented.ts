@@ -20,10 +20,6 @@ export const notImplemented: Record<string, string> = {
   '/v1/embeddings': 'Embeddings',
   '/v1/moderations': 'Moderation',
   '/v1/models/status': 'Model health history',
-  '/v1/oauth/authorize': 'The OAuth authorization endpoint',
-  '/v1/oauth/token': 'The OAuth token endpoint',
-  '/v1/oauth/me': 'The OAuth userinfo endpoint',
-  '/v1/oauth/revoke': 'OAuth token revocation',
 };
 
 /**

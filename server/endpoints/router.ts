@@ -2,6 +2,16 @@ import { initServer } from '@ts-rest/fastify';
 import { contract } from '../../contract/index.ts';
 import type { Services } from '../services.ts';
 import { notImplementedHandler as todo } from './not-implemented.ts';
+import { authorizeEndpoint, metadataEndpoint, revokeEndpoint, tokenEndpoint, userinfoEndpoint } from '../oauth/endpoints.ts';
+import { errors } from '../http/errors.ts';
+import type { FastifyRequest } from 'fastify';
+
+/** App management is for the account's owner, signed in with an API key, not for apps acting for them. */
+function keyUser(request: FastifyRequest): string {
+  const p = request.principal!;
+  if (p.kind !== 'api_key') throw errors.forbidden('api_key_required', 'Managing OAuth apps needs an API key, not an OAuth access token.');
+  return p.userId;
+}
 import { runText } from './text/engine.ts';
 import { usageReport } from '../billing/usage-report.ts';
 import { chatFormat, messagesFormat, responsesFormat } from './text/formats.ts';
@@ -82,7 +92,27 @@ export function buildRouter(services: Services) {
       modelStatus: todo,
       usage: async ({ query, request }) => ({ status: 200, body: await usageReport(services, request.principal!, query) }),
     },
-    oauth: { authorize: todo, token: todo, me: todo, revoke: todo },
+    oauth: {
+      authorize: async ({ query, request, reply }) => authorizeEndpoint(services, request, reply as never, query),
+      token: async ({ body, request, reply }) => tokenEndpoint(services, request, reply as never, body),
+      me: async ({ request, reply }) => userinfoEndpoint(services, request, reply as never),
+      revoke: async ({ body, reply }) => revokeEndpoint(services, reply as never, body),
+      metadata: async ({ request }) => ({ status: 200, body: metadataEndpoint(services, request) }),
+      listApps: async ({ request }) => ({ status: 200, body: { data: await services.oauth.listApps(keyUser(request)) } }),
+      createApp: async ({ request, body }) => ({ status: 201, body: await services.oauth.createApp(keyUser(request), body) }),
+      rotateAppSecret: async ({ request, params }) => ({ status: 200, body: await services.oauth.rotateSecret(keyUser(request), params.id) }),
+      deleteApp: async ({ request, params }) => {
+        await services.oauth.deleteApp(keyUser(request), params.id);
+        services.oauthAuth.invalidateAll();
+        return { status: 204, body: undefined };
+      },
+      listConnectedApps: async ({ request }) => ({ status: 200, body: { data: await services.oauth.connectedApps(keyUser(request)) } }),
+      revokeConnectedApp: async ({ request, params }) => {
+        await services.oauth.revokeConnectedApp(keyUser(request), params.id);
+        services.oauthAuth.invalidateAll();
+        return { status: 204, body: undefined };
+      },
+    },
     admin: {
       listUsers: async () => ({ status: 200, body: { data: await accounts.listUsers() } }),
       createUser: async ({ body }) => ({ status: 201, body: changed(await accounts.createUser(body)) }),

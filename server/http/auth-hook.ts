@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteMeta } from '../../contract/index.ts';
 import type { Principal } from '../auth/principal.ts';
 import { constantTimeEqual } from '../auth/secrets.ts';
+import { isAccessToken } from '../oauth/service.ts';
 import type { Services } from '../services.ts';
 import { GatewayError, errors } from './errors.ts';
 
@@ -39,6 +40,15 @@ export function authHook(services: Services) {
               ? 'Missing API key. Send it as `Authorization: Bearer <API_KEY>`.'
               : 'Missing API key. Send it as `x-api-key: <API_KEY>` or `Authorization: Bearer <API_KEY>`.',
           );
+        }
+        if (isAccessToken(key)) {
+          const principal = await services.oauthAuth.authenticate(key);
+          if (!principal) throw errors.unauthenticated('Invalid, expired or revoked access token.');
+          if (!principal.scopes?.includes('inference')) {
+            throw errors.forbidden('insufficient_scope', 'This access token was not granted the inference scope.');
+          }
+          request.principal = principal;
+          return;
         }
         const principal = await services.keys.authenticate(key);
         if (!principal) throw errors.unauthenticated('Invalid API key.');

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "oauth_codes" ADD COLUMN     "grant_id" TEXT;

@@ -1,0 +1,131 @@
+// The OAuth endpoints of the contract: authorize (consent page), token, userinfo, revoke, metadata.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Services } from '../services.ts';
+import { html, page, pageHeaders } from '../web/html.ts';
+import { checkAuthorizeRequest, scopeText, type AuthorizeParams } from './authorize.ts';
+import { OAuthError } from './errors.ts';
+import { SCOPES, isAccessToken } from './service.ts';
+
+export const issuerOf = (services: Services, request: FastifyRequest) => services.config.publicUrl ?? `${request.protocol}://${request.host}`;
+
+export function errorPage(title: string, message: string): string {
+  return page(title, html`<h1>${title}</h1><p class="error">${message}</p>`);
+}
+
+function send(reply: FastifyReply, status: number, body: unknown) {
+  return { status, body } as never;
+}
+
+export async function authorizeEndpoint(services: Services, request: FastifyRequest, reply: FastifyReply, q: AuthorizeParams) {
+  reply.headers(pageHeaders);
+  const check = await checkAuthorizeRequest(services.oauth, q, issuerOf(services, request));
+  if (check.kind === 'page') return send(reply, 400, errorPage(check.title, check.message));
+  if (check.kind === 'redirect') {
+    reply.header('location', check.location);
+    return send(reply, 302, undefined);
+  }
+  const user = await services.sessions.user(request);
+  if (!user) {
+    reply.header('location', `/signin?next=${encodeURIComponent(request.url)}`);
+    return send(reply, 302, undefined);
+  }
+  const { app, scopes, params } = check;
+  const csrf = services.sessions.csrf(request, reply);
+  const hidden = Object.entries(params)
+    .filter(([, v]) => typeof v === 'string')
+    .map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`);
+  const body = html`
+<div class="app">${app.logoUrl ? html`<img src="${app.logoUrl}" alt="">` : ''}<div><h1>${app.name} wants to access your account</h1>
+${app.homepageUrl ? html`<a href="${app.homepageUrl}" rel="noopener noreferrer">${app.homepageUrl}</a>` : ''}</div></div>
+${app.description ? html`<p>${app.description}</p>` : ''}
+<p>Signed in as <strong>${user.username ?? user.email}</strong>. ${app.name} will be able to:</p>
+<ul class="scopes">${scopes.map((s) => html`<li>${scopeText[s] ?? s}</li>`)}</ul>
+<form method="post" action="/oauth/consent">
+<input type="hidden" name="csrf" value="${csrf}">${hidden}
+<button type="submit" name="decision" value="approve" id="approve">Allow</button>
+<button type="submit" name="decision" value="deny" class="secondary" id="deny">Deny</button>
+</form>
+<p><small>You can revoke this at any time under <a href="/connected">Connected apps</a>. You will be sent back to ${new URL(params.redirect_uri).origin}.</small></p>`;
+  return send(reply, 200, page(`Authorize ${app.name}`, body, user));
+}
+
+function basicAuth(request: FastifyRequest): { id?: string; secret?: string } {
+  const h = request.headers.authorization;
+  const m = h && /^Basic\s+(\S+)$/i.exec(h);
+  if (!m) return {};
+  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+  const i = decoded.indexOf(':');
+  if (i < 0) return {};
+  // RFC 6749 §2.3.1: both parts are form-urlencoded.
+  const dec = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
+  return { id: dec(decoded.slice(0, i)), secret: dec(decoded.slice(i + 1)) };
+}
+
+function oauthFailure(reply: FastifyReply, err: unknown) {
+  if (!(err instanceof OAuthError)) throw err;
+  if (err.status === 401) reply.header('www-authenticate', err.error === 'invalid_token' ? `Bearer error="invalid_token"` : 'Basic realm="oauth"');
+  return send(reply, err.status, err.body());
+}
+
+export async function tokenEndpoint(services: Services, request: FastifyRequest, reply: FastifyReply, body: Record<string, any>) {
+  reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+  try {
+    const basic = basicAuth(request);
+    if (basic.id && body.client_id && basic.id !== body.client_id) throw new OAuthError('invalid_request', 'client_id in the body differs from HTTP Basic.');
+    if (!body.grant_type) throw new OAuthError('invalid_request', 'grant_type is required.');
+    if (body.grant_type !== 'authorization_code' && body.grant_type !== 'refresh_token') {
+      throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token.');
+    }
+    const app = await services.oauth.authenticateClient(basic.id ?? body.client_id, basic.secret ?? body.client_secret);
+    const tokens =
+      body.grant_type === 'authorization_code' ? await services.oauth.exchangeCode(app, body) : await services.oauth.refresh(app, body.refresh_token);
+    services.oauthAuth.invalidateAll();
+    return send(reply, 200, tokens);
+  } catch (err) {
+    services.oauthAuth.invalidateAll();
+    return oauthFailure(reply, err);
+  }
+}
+
+export async function userinfoEndpoint(services: Services, request: FastifyRequest, reply: FastifyReply) {
+  try {
+    const m = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
+    const found = m && isAccessToken(m[1]!) ? await services.oauth.accessToken(m[1]!) : null;
+    if (!found) throw new OAuthError('invalid_token', 'The access token is missing, invalid, expired or revoked.');
+    const { user, scopes } = found;
+    const out: Record<string, unknown> = { sub: user.id, scope: scopes.join(' ') };
+    if (scopes.includes('identity')) Object.assign(out, { id: user.id, username: user.username ?? user.name, avatar_url: user.avatarUrl, plan: user.planId });
+    if (scopes.includes('email')) out.email = user.email;
+    if (scopes.includes('inference')) out.api_key = (await services.oauth.ensureStableKey(user.id)).key;
+    reply.header('cache-control', 'no-store');
+    return send(reply, 200, out);
+  } catch (err) {
+    return oauthFailure(reply, err);
+  }
+}
+
+export async function revokeEndpoint(services: Services, reply: FastifyReply, body: Record<string, any>) {
+  if (!body.token) return send(reply, 400, new OAuthError('invalid_request', 'token is required.').body());
+  await services.oauth.revokeToken(String(body.token));
+  services.oauthAuth.invalidateAll();
+  return send(reply, 200, {});
+}
+
+export function metadataEndpoint(services: Services, request: FastifyRequest) {
+  const issuer = issuerOf(services, request);
+  return {
+    issuer,
+    authorization_endpoint: `${issuer}/v1/oauth/authorize`,
+    token_endpoint: `${issuer}/v1/oauth/token`,
+    revocation_endpoint: `${issuer}/v1/oauth/revoke`,
+    userinfo_endpoint: `${issuer}/v1/oauth/me`,
+    scopes_supported: [...SCOPES],
+    response_types_supported: ['code'],
+    grant_types_supported: ['authorization_code', 'refresh_token'],
+    code_challenge_methods_supported: ['S256'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    revocation_endpoint_auth_methods_supported: ['none'],
+    authorization_response_iss_parameter_supported: true,
+    service_documentation: `${issuer}/docs`,
+  };
+}

@@ -1,0 +1,59 @@
+// Users who sign in to the gateway's pages: local email + password accounts (argon2id) and
+// accounts from external identity providers. The first sign-in creates the user and their stable key.
+import { argon2Verify, argon2id } from 'hash-wasm';
+import { randomBytes } from 'node:crypto';
+import type { PrismaClient } from '../db/client.ts';
+import { newId } from '../auth/secrets.ts';
+import type { OAuthService } from '../oauth/service.ts';
+import type { ExternalProfile } from './identity.ts';
+
+const hashPassword = (password: string) =>
+  argon2id({ password, salt: randomBytes(16), parallelism: 1, iterations: 3, memorySize: 19_456, hashLength: 32, outputType: 'encoded' });
+
+// Verifying against this when the email is unknown keeps the timing of both failures alike.
+const dummyHash = hashPassword(randomBytes(16).toString('hex'));
+
+export class AccountDirectory {
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly oauth: OAuthService,
+    private readonly defaultPlan: string,
+  ) {}
+
+  async signUp(email: string, password: string, name: string | null): Promise<{ id: string } | 'exists' | 'weak'> {
+    if (password.length < 10) return 'weak';
+    const normalized = email.trim().toLowerCase();
+    if (await this.prisma.user.findUnique({ where: { email: normalized } })) return 'exists';
+    const user = await this.prisma.user.create({
+      data: { id: newId('usr'), email: normalized, name, username: name, planId: this.defaultPlan, passwordHash: await hashPassword(password) },
+    });
+    await this.oauth.ensureStableKey(user.id);
+    return user;
+  }
+
+  async signIn(email: string, password: string): Promise<{ id: string } | null> {
+    const user = await this.prisma.user.findUnique({ where: { email: email.trim().toLowerCase() } });
+    const ok = await argon2Verify({ password, hash: user?.passwordHash ?? (await dummyHash) });
+    return user && user.passwordHash && ok && !user.disabledAt ? user : null;
+  }
+
+  /** The user behind an external identity; links to an existing account only by a verified email. */
+  async external(provider: string, p: ExternalProfile): Promise<{ id: string }> {
+    const identity = await this.prisma.identity.findUnique({ where: { provider_subject: { provider, subject: p.subject } }, include: { user: true } });
+    if (identity) {
+      await this.prisma.user.update({ where: { id: identity.userId }, data: { username: p.username ?? identity.user.username, avatarUrl: p.avatarUrl ?? identity.user.avatarUrl } });
+      return identity.user;
+    }
+    const email = p.email?.toLowerCase() ?? null;
+    let user = email && p.emailVerified ? await this.prisma.user.findUnique({ where: { email } }) : null;
+    if (!user) {
+      const taken = email ? await this.prisma.user.findUnique({ where: { email } }) : null;
+      user = await this.prisma.user.create({
+        data: { id: newId('usr'), email: taken ? null : email, name: p.name, username: p.username ?? p.name, avatarUrl: p.avatarUrl, planId: this.defaultPlan },
+      });
+    }
+    await this.prisma.identity.create({ data: { id: newId('idn'), userId: user.id, provider, subject: p.subject, email } });
+    await this.oauth.ensureStableKey(user.id);
+    return user;
+  }
+}

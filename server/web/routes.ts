@@ -1,0 +1,234 @@
+// The gateway's own pages: sign-in (local accounts and external identity providers), OAuth app
+// management, connected apps, and the consent decision. Forms carry CSRF tokens; pages send
+// frame-busting headers.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { GatewayError } from '../http/errors.ts';
+import { checkAuthorizeRequest, redirectWith, type AuthorizeParams } from '../oauth/authorize.ts';
+import { errorPage, issuerOf } from '../oauth/endpoints.ts';
+import type { Services } from '../services.ts';
+import { html, page, pageHeaders, type Markup } from './html.ts';
+import type { SessionUser } from './sessions.ts';
+
+type Form = Record<string, string | undefined>;
+const IDP_COOKIE = 'mg_idp';
+
+/** Only same-site paths are followed after sign-in. */
+const safeNext = (next: unknown) => (typeof next === 'string' && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : '/apps');
+
+export async function webRoutes(app: FastifyInstance, services: Services) {
+  const { sessions, directory, identityProviders, oauth, config } = services;
+  const show = (reply: FastifyReply, title: string, body: Markup, user?: SessionUser | null, status = 200) =>
+    reply.status(status).headers(pageHeaders).send(page(title, body, user));
+  const redirect = (reply: FastifyReply, to: string) => reply.status(303).header('location', to).header('cache-control', 'no-store').send();
+  const requireUser = async (request: FastifyRequest, reply: FastifyReply) => {
+    const user = await sessions.user(request);
+    if (!user) redirect(reply, `/signin?next=${encodeURIComponent(request.url)}`);
+    return user;
+  };
+  const csrfOk = (request: FastifyRequest, reply: FastifyReply) => {
+    if (sessions.checkCsrf(request, (request.body as Form | undefined)?.csrf)) return true;
+    show(reply, 'Expired form', html`<h1>This form expired</h1><p class="error">Go back, reload the page and try again.</p>`, null, 403);
+    return false;
+  };
+
+  app.get('/', async (request, reply) => redirect(reply, (await sessions.user(request)) ? '/apps' : '/signin'));
+
+  function signinPage(request: FastifyRequest, reply: FastifyReply, next: string, error?: string) {
+    const csrf = sessions.csrf(request, reply);
+    const local = config.auth.local;
+    const body = html`<h1>Sign in</h1>
+${error ? html`<p class="error">${error}</p>` : ''}
+${identityProviders.list().map((p) => html`<p><a class="button" href="/signin/${p.id}?next=${encodeURIComponent(next)}">Continue with ${p.name}</a></p>`)}
+${local.enabled
+  ? html`<form method="post" action="/signin">
+<input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="next" value="${next}">
+<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required>
+<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
+<button type="submit" id="signin">Sign in</button>
+</form>${local.allow_signup ? html`<p>No account? <a href="/signup?next=${encodeURIComponent(next)}">Create one</a>.</p>` : ''}`
+  : ''}`;
+    return show(reply, 'Sign in', body, null, error ? 401 : 200);
+  }
+
+  app.get('/signin', async (request, reply) => signinPage(request, reply, safeNext((request.query as Form).next)));
+  app.post('/signin', async (request, reply) => {
+    if (!csrfOk(request, reply)) return;
+    const f = request.body as Form;
+    const next = safeNext(f.next);
+    if (!config.auth.local.enabled) return signinPage(request, reply, next, 'Password sign-in is disabled.');
+    const user = await directory.signIn(f.email ?? '', f.password ?? '');
+    if (!user) return signinPage(request, reply, next, 'Wrong email or password.');
+    await sessions.start(request, reply, user.id);
+    return redirect(reply, next);
+  });
+
+  app.get('/signup', async (request, reply) => {
+    if (!config.auth.local.enabled || !config.auth.local.allow_signup) return redirect(reply, '/signin');
+    const next = safeNext((request.query as Form).next);
+    const csrf = sessions.csrf(request, reply);
+    return show(reply, 'Create an account', html`<h1>Create an account</h1>
+<form method="post" action="/signup"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="next" value="${next}">
+<label for="name">Name</label><input id="name" name="name" autocomplete="name">
+<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required>
+<label for="password">Password (at least 10 characters)</label><input id="password" name="password" type="password" autocomplete="new-password" minlength="10" required>
+<button type="submit" id="signup">Create account</button></form>`);
+  });
+  app.post('/signup', async (request, reply) => {
+    if (!csrfOk(request, reply)) return;
+    if (!config.auth.local.enabled || !config.auth.local.allow_signup) return redirect(reply, '/signin');
+    const f = request.body as Form;
+    const r = await directory.signUp(f.email ?? '', f.password ?? '', f.name?.trim() || null);
+    if (r === 'exists' || r === 'weak') {
+      return show(reply, 'Create an account', html`<h1>Create an account</h1><p class="error">${r === 'exists' ? 'An account with this email exists; sign in instead.' : 'Choose a password of at least 10 characters.'}</p><p><a href="/signup">Try again</a></p>`, null, 400);
+    }
+    await sessions.start(request, reply, r.id);
+    return redirect(reply, safeNext(f.next));
+  });
+
+  app.post('/signout', async (request, reply) => {
+    if (!csrfOk(request, reply)) return;
+    await sessions.end(request, reply);
+    return redirect(reply, '/signin');
+  });
+
+  // ---- external identity providers ----------------------------------------------------------
+  app.get('/signin/:provider', async (request, reply) => {
+    const { provider } = request.params as { provider: string };
+    if (!identityProviders.list().some((p) => p.id === provider)) return show(reply, 'Sign in', html`<p class="error">Unknown sign-in provider.</p>`, null, 404);
+    const next = safeNext((request.query as Form).next);
+    const callback = `${issuerOf(services, request)}/signin/${provider}/callback`;
+    let start;
+    try {
+      start = await identityProviders.start(provider, callback);
+    } catch (err) {
+      request.log.error({ err }, 'identity provider unavailable');
+      return show(reply, 'Sign in', html`<p class="error">The sign-in provider cannot be reached right now.</p>`, null, 502);
+    }
+    reply.setCookie(IDP_COOKIE, JSON.stringify({ provider, state: start.state, verifier: start.verifier, nonce: start.nonce, next }), {
+      path: '/signin', httpOnly: true, sameSite: 'lax', secure: request.protocol === 'https', signed: true, maxAge: 600,
+    });
+    return reply.status(302).header('location', start.url).send();
+  });
+
+  app.get('/signin/:provider/callback', async (request, reply) => {
+    const { provider } = request.params as { provider: string };
+    const raw = request.cookies[IDP_COOKIE];
+    const unsigned = raw ? request.unsignCookie(raw) : null;
+    const saved = unsigned?.valid && unsigned.value ? (JSON.parse(unsigned.value) as { provider: string; state: string; verifier: string; nonce: string; next: string }) : null;
+    reply.clearCookie(IDP_COOKIE, { path: '/signin' });
+    if (!saved || saved.provider !== provider) return signinPage(request, reply, '/apps', 'The sign-in took too long or was started elsewhere; try again.');
+    try {
+      const profile = await identityProviders.finish(provider, new URL(request.url, issuerOf(services, request)), saved);
+      const user = await directory.external(provider, profile);
+      await sessions.start(request, reply, user.id);
+      return redirect(reply, saved.next);
+    } catch (err) {
+      request.log.warn({ err }, 'external sign-in failed');
+      return signinPage(request, reply, saved.next, 'Sign-in with the provider failed; try again.');
+    }
+  });
+
+  // ---- OAuth consent decision -------------------------------------------------------------------
+  app.post('/oauth/consent', async (request, reply) => {
+    if (!csrfOk(request, reply)) return;
+    const user = await sessions.user(request);
+    if (!user) return redirect(reply, '/signin');
+    const f = request.body as Form & AuthorizeParams;
+    const issuer = issuerOf(services, request);
+    const check = await checkAuthorizeRequest(oauth, f, issuer);
+    if (check.kind === 'page') return reply.status(400).headers(pageHeaders).send(errorPage(check.title, check.message));
+    if (check.kind === 'redirect') return redirect(reply, check.location);
+    const { app: client, params, scopes } = check;
+    if (f.decision !== 'approve') return redirect(reply, redirectWith(params.redirect_uri, { error: 'access_denied', error_description: 'The user denied access.', state: params.state, iss: issuer }));
+    const code = await oauth.issueCode({ appId: client.id, userId: user.id, redirectUri: params.redirect_uri, scopes, codeChallenge: params.code_challenge, codeChallengeMethod: params.code_challenge_method });
+    return redirect(reply, redirectWith(params.redirect_uri, { code, state: params.state, iss: issuer }));
+  });
+
+  // ---- apps dashboard ------------------------------------------------------------------------
+  const appsPage = async (request: FastifyRequest, reply: FastifyReply, user: SessionUser, notice?: Markup, error?: string) => {
+    const csrf = sessions.csrf(request, reply);
+    const apps = await oauth.listApps(user.id);
+    return show(reply, 'Your apps', html`<h1>Your OAuth apps</h1>
+${notice ?? ''}${error ? html`<p class="error">${error}</p>` : ''}
+<table><tr><th>App</th><th>Client id</th><th></th></tr>${apps.map(
+      (a) => html`<tr><td><strong>${a.name}</strong><br><small>${a.redirect_uris.join(', ')}</small></td><td><code>${a.client_id}</code>${a.public_client ? html`<br><small>public (PKCE)</small>` : ''}</td>
+<td><form method="post" action="/apps/${a.id}/rotate"><input type="hidden" name="csrf" value="${csrf}"><button class="secondary" ${a.public_client ? 'disabled' : ''}>Rotate secret</button></form>
+<form method="post" action="/apps/${a.id}/delete"><input type="hidden" name="csrf" value="${csrf}"><button class="danger">Delete</button></form></td></tr>`,
+    )}</table>
+<h2>Register an app</h2>
+<form method="post" action="/apps"><input type="hidden" name="csrf" value="${csrf}">
+<label for="name">Name</label><input id="name" name="name" required maxlength="100">
+<label for="description">Description</label><textarea id="description" name="description" maxlength="1000"></textarea>
+<label for="redirect_uris">Redirect URIs (one per line; exact match)</label><textarea id="redirect_uris" name="redirect_uris" required></textarea>
+<label for="homepage_url">Homepage URL</label><input id="homepage_url" name="homepage_url" type="url">
+<label for="logo_url">Logo URL</label><input id="logo_url" name="logo_url" type="url">
+<label><input type="checkbox" name="public_client" value="1" style="width:auto"> Public client (no secret; PKCE only)</label>
+<button type="submit" id="create-app">Register</button></form>
+<form method="post" action="/signout"><input type="hidden" name="csrf" value="${csrf}"><button class="secondary">Sign out</button></form>`, user, error ? 400 : 200);
+  };
+
+  const secretNotice = (clientId: string, secret: string | null) =>
+    html`<div class="notice"><p>Client id: <code id="client-id">${clientId}</code></p>${secret ? html`<p>Client secret: <code id="client-secret">${secret}</code></p><p><strong>Copy the secret now: it is shown once.</strong></p>` : ''}</div>`;
+
+  app.get('/apps', async (request, reply) => {
+    const user = await requireUser(request, reply);
+    if (user) return appsPage(request, reply, user);
+  });
+  app.post('/apps', async (request, reply) => {
+    if (!csrfOk(request, reply)) return;
+    const user = await requireUser(request, reply);
+    if (!user) return;
+    const f = request.body as Form;
+    try {
+      const created = await oauth.createApp(user.id, {
+        name: (f.name ?? '').trim(),
+        description: f.description?.trim(),
+        redirect_uris: (f.redirect_uris ?? '').split(/\s+/).filter(Boolean),
+        homepage_url: f.homepage_url || null,
+        logo_url: f.logo_url || null,
+        public_client: f.public_client === '1',
+      });
+      return appsPage(request, reply, user, secretNotice(created.client_id, created.client_secret));
+    } catch (err) {
+      if (err instanceof GatewayError) return appsPage(request, reply, user, undefined, err.message);
+      throw err;
+    }
+  });
+  app.post('/apps/:id/rotate', async (request, reply) => {
+    if (!csrfOk(request, reply)) return;
+    const user = await requireUser(request, reply);
+    if (!user) return;
+    const rotated = await oauth.rotateSecret(user.id, (request.params as { id: string }).id);
+    return appsPage(request, reply, user, secretNotice(rotated.client_id, rotated.client_secret));
+  });
+  app.post('/apps/:id/delete', async (request, reply) => {
+    if (!csrfOk(request, reply)) return;
+    const user = await requireUser(request, reply);
+    if (!user) return;
+    await oauth.deleteApp(user.id, (request.params as { id: string }).id);
+    services.oauthAuth.invalidateAll();
+    return redirect(reply, '/apps');
+  });
+
+  // ---- connected apps -----------------------------------------------------------------------
+  app.get('/connected', async (request, reply) => {
+    const user = await requireUser(request, reply);
+    if (!user) return;
+    const csrf = sessions.csrf(request, reply);
+    const grants = await oauth.connectedApps(user.id);
+    return show(reply, 'Connected apps', html`<h1>Connected apps</h1>
+${grants.length ? '' : html`<p>No app has access to your account.</p>`}
+<table>${grants.map(
+      (g) => html`<tr><td><strong>${g.app.name}</strong><br><small>${g.scopes.join(', ')} · last used ${g.last_used_at ?? 'never'}</small></td>
+<td><form method="post" action="/connected/${g.id}/revoke"><input type="hidden" name="csrf" value="${csrf}"><button class="danger" id="revoke-${g.id}">Revoke</button></form></td></tr>`,
+    )}</table>`, user);
+  });
+  app.post('/connected/:id/revoke', async (request, reply) => {
+    if (!csrfOk(request, reply)) return;
+    const user = await requireUser(request, reply);
+    if (!user) return;
+    await oauth.revokeConnectedApp(user.id, (request.params as { id: string }).id);
+    services.oauthAuth.invalidateAll();
+    return redirect(reply, '/connected');
+  });
+}

@@ -1,0 +1,66 @@
+// Sign-in sessions for the gateway's own pages: an HTTP-only, SameSite=Lax cookie holding a random
+// token whose hash is stored. CSRF tokens are an HMAC of the session (or pre-session) cookie, so
+// forms need no server-side state.
+import { createHmac } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type {} from '@fastify/cookie';
+import type { PrismaClient } from '../db/client.ts';
+import { constantTimeEqual, hashSecret, newId, randomToken } from '../auth/secrets.ts';
+import type { Clock } from '../runtime/clock.ts';
+
+export const SESSION_COOKIE = 'mg_session';
+const PRE_COOKIE = 'mg_pre';
+
+export type SessionUser = { id: string; email: string | null; username: string | null; name: string | null; avatarUrl: string | null; planId: string };
+
+export class Sessions {
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly clock: Clock,
+    private readonly ttlMs: number,
+    private readonly secret: string,
+  ) {}
+
+  private cookieOptions(request: FastifyRequest, maxAgeS: number) {
+    return { path: '/', httpOnly: true, sameSite: 'lax' as const, secure: request.protocol === 'https', maxAge: maxAgeS };
+  }
+
+  async start(request: FastifyRequest, reply: FastifyReply, userId: string): Promise<void> {
+    const token = randomToken(43);
+    await this.prisma.webSession.create({
+      data: { id: newId('ses'), tokenHash: hashSecret(token), userId, csrfHash: '', expiresAt: new Date(this.clock.now() + this.ttlMs) },
+    });
+    reply.setCookie(SESSION_COOKIE, token, this.cookieOptions(request, Math.floor(this.ttlMs / 1000)));
+  }
+
+  async user(request: FastifyRequest): Promise<SessionUser | null> {
+    const token = request.cookies[SESSION_COOKIE];
+    if (!token) return null;
+    const s = await this.prisma.webSession.findUnique({ where: { tokenHash: hashSecret(token) }, include: { user: true } });
+    if (!s || s.expiresAt.getTime() <= this.clock.now() || s.user.disabledAt) return null;
+    const u = s.user;
+    return { id: u.id, email: u.email, username: u.username, name: u.name, avatarUrl: u.avatarUrl, planId: u.planId };
+  }
+
+  async end(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const token = request.cookies[SESSION_COOKIE];
+    if (token) await this.prisma.webSession.deleteMany({ where: { tokenHash: hashSecret(token) } });
+    reply.clearCookie(SESSION_COOKIE, { path: '/' });
+  }
+
+  /** The CSRF token for forms on this page; sets a pre-session cookie for anonymous visitors. */
+  csrf(request: FastifyRequest, reply: FastifyReply): string {
+    let base = request.cookies[SESSION_COOKIE] ?? request.cookies[PRE_COOKIE];
+    if (!base) {
+      base = randomToken(32);
+      reply.setCookie(PRE_COOKIE, base, this.cookieOptions(request, 3600));
+      request.cookies[PRE_COOKIE] = base;
+    }
+    return createHmac('sha256', this.secret).update(`csrf:${base}`).digest('base64url');
+  }
+
+  checkCsrf(request: FastifyRequest, token: unknown): boolean {
+    const bases = [request.cookies[SESSION_COOKIE], request.cookies[PRE_COOKIE]].filter((b): b is string => !!b);
+    return typeof token === 'string' && bases.some((b) => constantTimeEqual(token, createHmac('sha256', this.secret).update(`csrf:${b}`).digest('base64url')));
+  }
+}
