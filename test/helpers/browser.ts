@@ -1,0 +1,46 @@
+// A minimal browser for server-rendered pages: a cookie jar, manual redirects and form posting.
+export class Browser {
+  readonly cookies = new Map<string, string>();
+  constructor(readonly base: string) {}
+
+  private store(res: Response) {
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(';');
+      const i = pair!.indexOf('=');
+      const name = pair!.slice(0, i);
+      const value = pair!.slice(i + 1);
+      if (/max-age=0|expires=thu, 01 jan 1970/i.test(c) || value === '') this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+  }
+
+  async request(path: string, init: RequestInit = {}): Promise<Response> {
+    const headers = new Headers(init.headers);
+    if (this.cookies.size) headers.set('cookie', [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '));
+    const url = path.startsWith('http') ? path : this.base + path;
+    const res = await fetch(url, { ...init, headers, redirect: 'manual' });
+    this.store(res);
+    return res;
+  }
+
+  get(path: string) {
+    return this.request(path);
+  }
+
+  post(path: string, form: Record<string, string>) {
+    return this.request(path, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form).toString() });
+  }
+
+  /** The named hidden inputs of the first form on a page. */
+  static fields(pageHtml: string): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const m of pageHtml.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) out[m[1]!] = m[2]!.replace(/&amp;/g, '&').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>');
+    return out;
+  }
+
+  async signUp(email: string, password = 'correct horse battery'): Promise<void> {
+    const form = Browser.fields(await (await this.get('/signup')).text());
+    const res = await this.post('/signup', { ...form, email, password, name: email.split('@')[0]! });
+    if (res.status !== 303) throw new Error(`sign-up failed: ${res.status} ${await res.text()}`);
+  }
+}

@@ -1,0 +1,2 @@
+// oidc-provider ships no types; the test uses a handful of its options.
+declare module 'oidc-provider';
