@@ -6,7 +6,7 @@ export type UsageReport = {
   requestId: string;
   principal: Principal;
   model: string;
-  endpoint: 'chat' | 'messages' | 'responses';
+  endpoint: 'chat' | 'messages' | 'responses' | 'embeddings' | 'moderations';
   provider: string | null;
   upstreamModel: string | null;
   usage: C.Usage | null;

@@ -13,6 +13,7 @@ function keyUser(request: FastifyRequest): string {
   return p.userId;
 }
 import { runText } from './text/engine.ts';
+import { embeddings, moderations } from './embeddings.ts';
 import { usageReport } from '../billing/usage-report.ts';
 import { chatFormat, messagesFormat, responsesFormat } from './text/formats.ts';
 import { responsesToCanonical } from '../translate/responses.ts';
@@ -84,8 +85,16 @@ export function buildRouter(services: Services) {
       transcriptionJobCreate: todo,
       transcriptionJobStatus: todo,
       transcriptionJobDownload: todo,
-      embeddings: todo,
-      moderations: todo,
+      embeddings: async ({ body, request, reply }) => {
+        const r = await embeddings(services, request.principal!, request.id, body);
+        reply.headers(r.headers);
+        return { status: 200, body: r.value as never };
+      },
+      moderations: async ({ body, request, reply }) => {
+        const r = await moderations(services, request.principal!, request.id, body);
+        reply.headers(r.headers);
+        return { status: 200, body: r.value as never };
+      },
     },
     metadata: {
       listModels: async () => ({ status: 200, body: { object: 'list', data: catalog.entries } }),

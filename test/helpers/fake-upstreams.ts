@@ -313,7 +313,48 @@ async function writeStream(res: ServerResponse, frames: string[], model: string,
   res.end();
 }
 
+// ---- embeddings and moderation ----------------------------------------------------------------
+const MODERATION_CATEGORIES = ['hate', 'hate/threatening', 'harassment', 'harassment/threatening', 'illicit', 'illicit/violent', 'self-harm', 'self-harm/intent', 'self-harm/instructions', 'sexual', 'sexual/minors', 'violence', 'violence/graphic'];
+
+function embeddingsResponse(body: Json): Json {
+  const fixtureJson = JSON.parse(fixture('openai/src/embedding/__fixtures__/openai-embedding.json'));
+  const inputs: string[] = typeof body.input === 'string' ? [body.input] : body.input;
+  const data = inputs.map((_, index) => {
+    const floats: number[] = fixtureJson.data[index % fixtureJson.data.length].embedding;
+    const buf = Buffer.alloc(floats.length * 4);
+    floats.forEach((v, i) => buf.writeFloatLE(v, i * 4));
+    return { object: 'embedding', index, embedding: body.encoding_format === 'base64' ? buf.toString('base64') : floats };
+  });
+  return { ...fixtureJson, data, model: body.model };
+}
+
+function moderationResponse(body: Json): Json {
+  const inputs: unknown[] = typeof body.input === 'string' ? [body.input] : body.input;
+  return {
+    id: 'modr-fake1',
+    model: body.model,
+    results: inputs.map((i) => {
+      const violent = JSON.stringify(i).includes('kill');
+      const categories = Object.fromEntries(MODERATION_CATEGORIES.map((c) => [c, violent && c === 'violence']));
+      const category_scores = Object.fromEntries(MODERATION_CATEGORIES.map((c) => [c, violent && c === 'violence' ? 0.91 : 0.0012]));
+      const category_applied_input_types = Object.fromEntries(MODERATION_CATEGORIES.map((c) => [c, ['text']]));
+      return { flagged: violent, categories, category_scores, category_applied_input_types };
+    }),
+  };
+}
+
 async function route(path: string, body: Json, req: IncomingMessage, res: ServerResponse) {
+  if (path.endsWith('/embeddings') || path.endsWith('/moderations')) {
+    if (await failures(body.model, res, 'openai')) return;
+    res.writeHead(200, { 'content-type': 'application/json' });
+    return res.end(JSON.stringify(path.endsWith('/embeddings') ? embeddingsResponse(body) : moderationResponse(body)));
+  }
+  const embed = /\/models\/([^:]+):batchEmbedContents/.exec(path);
+  if (embed) {
+    if (await failures(decodeURIComponent(embed[1]!), res, 'gemini')) return;
+    res.writeHead(200, { 'content-type': 'application/json' });
+    return res.end(JSON.stringify({ embeddings: body.requests.map((r: Json, i: number) => ({ values: [0.25 * (i + 1), -0.5, 1.5, r.content.parts[0].text.length] })) }));
+  }
   if (path.startsWith('/search?')) {
     // A SearXNG instance's JSON API.
     const q = new URL(path, 'http://x').searchParams;

@@ -34,7 +34,12 @@ ${models.join('\n')}
     upstreams: [{ provider: openai, model: text-model }]
   - id: embed-model
     endpoint: embeddings
+    token_multiplier: 0.5
     upstreams: [{ provider: openai, model: text-embedding-3-small }]
+  - { id: gemini-embed, endpoint: embeddings, upstreams: [{ provider: gemini, model: gemini-embedding-001 }] }
+  - { id: compat-embed, endpoint: embeddings, upstreams: [{ provider: openai, model: fail500-embed }, { provider: compat, model: nomic-embed-text }] }
+  - { id: omni-moderation-latest, endpoint: moderation, upstreams: [{ provider: openai, model: omni-moderation-latest }] }
+  - { id: text-moderation-stable, endpoint: moderation, upstreams: [{ provider: openai, model: omni-moderation-latest }] }
 plans:
   - { id: free, rank: 0, daily_tokens: 1000000, requests_per_minute: 1000 }
   - { id: pro, rank: 1, daily_tokens: 1000000, requests_per_minute: 1000 }

@@ -166,7 +166,7 @@ describe('404, 413, 415, 500, 501', () => {
   });
 
   it('capabilities of later releases answer 501 not_implemented after authentication', async () => {
-    const res = await gw.fetch('/v1/embeddings', { method: 'POST', key, json: { model: 'text-embedding-3-small', input: 'hi' } });
+    const res = await gw.fetch('/v1/images/generations', { method: 'POST', key, json: { model: 'gpt-image-1', prompt: 'a cat' } });
     expect(res.status).toBe(501);
     expect(await errorBody(res)).toMatchObject({ type: 'server_error', code: 'not_implemented' });
     const form = new FormData();

@@ -1,0 +1,108 @@
+// Embeddings (spec 4.5) for OpenAI-format and Gemini upstreams, and moderation (OpenAI-format).
+import type { z } from 'zod';
+import type { EmbeddingsRequest, ModerationRequest } from '../../contract/embeddings.ts';
+import type { Principal } from '../auth/principal.ts';
+import { GatewayError, errors } from '../http/errors.ts';
+import { postJson } from '../providers/http.ts';
+import { chatHeaders, defaultBaseUrl } from '../providers/openai/chat.ts';
+import { geminiBaseUrl } from '../providers/gemini/generate-content.ts';
+import type { CallContext } from '../providers/types.ts';
+import { joinUrl } from '../providers/types.ts';
+import { withFailover } from '../routing/failover.ts';
+import type { ProviderConfig } from '../config/schema.ts';
+import type { Services } from '../services.ts';
+import type * as C from '../translate/canonical.ts';
+
+type Json = Record<string, any>;
+
+/** Little-endian float32, base64 — exactly how OpenAI encodes `encoding_format: base64`. */
+export function encodeFloat32Base64(values: number[]): string {
+  const buf = Buffer.alloc(values.length * 4);
+  values.forEach((v, i) => buf.writeFloatLE(v, i * 4));
+  return buf.toString('base64');
+}
+
+const ctxFor = (provider: ProviderConfig): CallContext => ({ provider, clientHeaders: {} });
+
+function upstreams(services: Services, modelId: string, endpoint: 'embeddings' | 'moderation', types: ProviderConfig['type'][]) {
+  const model = services.catalog.model(modelId);
+  if (!model) throw errors.modelNotFound(modelId);
+  if (model.endpoint !== endpoint) throw errors.invalid(`The model '${modelId}' is a ${model.endpoint} model, not a${endpoint === 'embeddings' ? 'n embeddings' : ' moderation'} model.`, 'model', 'model_not_supported');
+  const providers = new Map(services.config.providers.map((p) => [p.id, p]));
+  const targets = model.upstreams.map((u) => ({ provider: providers.get(u.provider)!, upstreamModel: u.model })).filter((t) => types.includes(t.provider.type));
+  if (!targets.length) throw errors.invalid(`The model '${modelId}' has no upstream that serves ${endpoint}.`, 'model', 'model_not_supported');
+  return { model, targets };
+}
+
+/** Billing for single-shot endpoints: reserve the input estimate, settle to what was reported. */
+async function billed<T>(services: Services, principal: Principal, requestId: string, modelId: string, multiplier: number, texts: string[], endpoint: 'embeddings' | 'moderations', run: () => Promise<{ value: T; usage: C.Usage | null; provider: string; upstreamModel: string; estimated: boolean }>): Promise<{ value: T; headers: Record<string, string> }> {
+  const request: C.Request = { model: modelId, system: [], messages: [{ role: 'user', content: texts.map((text) => ({ type: 'text', text })) }], maxTokens: 0, stream: false };
+  const started = performance.now();
+  const ticket = await services.billing.begin({ requestId, principal, model: modelId, multiplier, request });
+  const settle = (r: { usage: C.Usage | null; provider: string | null; upstreamModel: string | null; estimated: boolean; status: number; code: string | null }) =>
+    ticket.settle({ requestId, principal, model: modelId, endpoint: endpoint as never, provider: r.provider, upstreamModel: r.upstreamModel, usage: r.usage, estimated: r.estimated, status: r.status, errorCode: r.code, latencyMs: Math.round(performance.now() - started) });
+  try {
+    const r = await run();
+    await settle({ ...r, status: 200, code: null });
+    return { value: r.value, headers: ticket.headers };
+  } catch (err) {
+    const gw = err instanceof GatewayError ? err : null;
+    await settle({ usage: null, provider: null, upstreamModel: null, estimated: false, status: gw?.status ?? 500, code: gw?.code ?? 'internal_error' });
+    throw err;
+  }
+}
+
+const estimate = (texts: string[]) => Math.ceil(texts.reduce((n, t) => n + t.length, 0) / 4);
+
+export async function embeddings(services: Services, principal: Principal, requestId: string, body: z.infer<typeof EmbeddingsRequest>) {
+  const { model, targets } = upstreams(services, body.model, 'embeddings', ['openai', 'openai-compatible', 'gemini']);
+  const texts = typeof body.input === 'string' ? [body.input] : body.input;
+  const base64 = body.encoding_format === 'base64';
+  return billed(services, principal, requestId, body.model, model.token_multiplier, texts, 'embeddings', async () => {
+    const { value, candidate } = await withFailover(
+      targets,
+      async (t): Promise<{ json: Json; usage: C.Usage | null }> => {
+        if (t.provider.type === 'gemini') {
+          const url = joinUrl(geminiBaseUrl(ctxFor(t.provider)), `/models/${encodeURIComponent(t.upstreamModel)}:batchEmbedContents`);
+          const requests = texts.map((text) => ({ model: `models/${t.upstreamModel}`, content: { parts: [{ text }] }, ...(body.dimensions ? { outputDimensionality: body.dimensions } : {}) }));
+          const res = await postJson({ url, headers: { ...(t.provider.api_key ? { 'x-goog-api-key': t.provider.api_key } : {}), ...t.provider.headers }, body: { requests }, timeoutMs: t.provider.timeout_ms });
+          const out = (await res.body.json()) as Json;
+          const data = (out.embeddings ?? []).map((e: Json, index: number) => ({ object: 'embedding', index, embedding: base64 ? encodeFloat32Base64(e.values) : e.values }));
+          // Gemini reports no token counts for embeddings: the gateway estimates them.
+          const tokens = estimate(texts);
+          return { json: { object: 'list', data, model: body.model, usage: { prompt_tokens: tokens, total_tokens: tokens } }, usage: null };
+        }
+        const ctx = ctxFor(t.provider);
+        const { model: _m, ...rest } = body;
+        const res = await postJson({ url: joinUrl(defaultBaseUrl(ctx), '/embeddings'), headers: chatHeaders(ctx), body: { ...rest, model: t.upstreamModel }, timeoutMs: t.provider.timeout_ms });
+        const json = (await res.body.json()) as Json;
+        const prompt = json.usage?.prompt_tokens;
+        return { json, usage: typeof prompt === 'number' ? { inputTokens: prompt, outputTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 } : null };
+      },
+      { model: body.model, health: services.health, metrics: services.metrics },
+    );
+    const usage = value.usage ?? { inputTokens: estimate(texts), outputTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
+    return { value: value.json, usage, provider: candidate.provider.id, upstreamModel: candidate.upstreamModel, estimated: !value.usage };
+  });
+}
+
+export const DEFAULT_MODERATION_MODEL = 'omni-moderation-latest';
+
+/** Moderation counts against the request rate but costs no tokens (providers do not charge for it). */
+export async function moderations(services: Services, principal: Principal, requestId: string, body: z.infer<typeof ModerationRequest>) {
+  const modelId = body.model ?? DEFAULT_MODERATION_MODEL;
+  const { model, targets } = upstreams(services, modelId, 'moderation', ['openai', 'openai-compatible']);
+  const texts = typeof body.input === 'string' ? [body.input] : (body.input as (string | Json)[]).map((i) => (typeof i === 'string' ? i : (i.text ?? '')));
+  return billed(services, principal, requestId, modelId, model.token_multiplier, texts, 'moderations', async () => {
+    const { value, candidate } = await withFailover(
+      targets,
+      async (t) => {
+        const ctx = ctxFor(t.provider);
+        const res = await postJson({ url: joinUrl(defaultBaseUrl(ctx), '/moderations'), headers: chatHeaders(ctx), body: { ...body, model: t.upstreamModel }, timeoutMs: t.provider.timeout_ms });
+        return (await res.body.json()) as Json;
+      },
+      { model: modelId, health: services.health, metrics: services.metrics },
+    );
+    return { value, usage: null, provider: candidate.provider.id, upstreamModel: candidate.upstreamModel, estimated: false };
+  });
+}
