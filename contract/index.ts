@@ -217,7 +217,7 @@ const metadataRoutes = c.router({
     method: 'GET',
     path: '/v1/models/status',
     query: ModelStatusQuery,
-    responses: { 200: ModelStatusList, ...errorResponses(400, 500, 501) },
+    responses: { 200: ModelStatusList, ...errorResponses(400, 500) },
     summary: 'Per-model health history',
     description: 'No authentication (like a public status page).',
     ...meta({ auth: 'none', tag: 'Models' }),

@@ -51,15 +51,19 @@ export const ModelList = z.object({ object: z.literal('list'), data: z.array(Cat
 
 export const ModelStatusQuery = z.object({
   model: z.string().optional().describe('Only this model.'),
-  window: z.enum(['1h', '24h', '7d', '30d']).default('24h').describe('How far back the history goes.'),
+  window: z
+    .enum(['1h', '24h', '7d', '30d'])
+    .default('24h')
+    .describe('How far back the history goes: 1h in 5-minute buckets, 24h and 7d in hourly buckets, 30d in daily buckets.'),
 });
 
 const HealthBucket = z.object({
   start: z.string().describe('ISO 8601 start of the bucket'),
-  requests: z.number().int(),
+  requests: z.number().int().describe('Upstream attempts (failovers included).'),
   errors: z.number().int(),
   availability: z.number().nullable().describe('Successful / all attempts in the bucket, 0–1; null without traffic.'),
   latency_ms_avg: z.number().nullable(),
+  latency_ms_p50: z.number().nullable().describe('Median attempt latency, to the histogram bucket bound (50, 100, 250, 500 ms, 1, 2.5, 5, 10, 30 s).'),
 });
 
 export const ModelStatus = z
@@ -71,10 +75,20 @@ export const ModelStatus = z
     requests: z.number().int(),
     errors: z.number().int(),
     latency_ms_avg: z.number().nullable(),
+    latency_ms_p50: z.number().nullable(),
     last_success_at: z.string().nullable(),
     last_error_at: z.string().nullable(),
+    last_error: z.string().nullable().describe('Class of the latest error: `http_<status>`, `upstream_timeout`, `upstream_unreachable`, …'),
     upstreams: z.array(
-      z.object({ provider: z.string(), requests: z.number().int(), errors: z.number().int(), availability: z.number().nullable() }),
+      z.object({
+        provider: z.string(),
+        requests: z.number().int(),
+        errors: z.number().int(),
+        availability: z.number().nullable(),
+        latency_ms_p50: z.number().nullable(),
+        last_error: z.string().nullable(),
+        last_error_at: z.string().nullable(),
+      }),
     ),
     history: z.array(HealthBucket).describe('Hourly buckets for 1h/24h, daily for 7d/30d, oldest first.'),
   })

@@ -67,13 +67,13 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
 
     const keys = new KeyAuthenticator(db.prisma, config.keyCacheTtlMs);
     cleanups.push(() => keys.close());
-    const health = new HealthRecorder(db.prisma);
+    const clock = systemClock();
+    const health = new HealthRecorder(db.prisma, clock);
     cleanups.push(() => health.close());
     const ledger = new UsageLedger(db.prisma, path.join(dataDir, 'ledger'), { onError: (err) => logger.error({ err }, 'usage ledger write failed; will retry') });
     cleanups.push(() => ledger.close());
     const recovered = await ledger.recover();
     if (recovered) logger.warn(`usage ledger: recovered ${recovered} record(s) a previous process had not written`);
-    const clock = systemClock();
     const secret = gatewaySecret(env);
     const oauth = new OAuthService(db.prisma, secret, clock, config.auth.max_apps_per_user);
     const services: Services = {

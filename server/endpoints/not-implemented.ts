@@ -17,7 +17,6 @@ export const notImplemented: Record<string, string> = {
   '/v1/audio/transcriptions/jobs': 'Async transcription jobs',
   '/v1/audio/transcriptions/jobs/:id/status': 'Async transcription jobs',
   '/v1/audio/transcriptions/jobs/:id/download': 'Async transcription jobs',
-  '/v1/models/status': 'Model health history',
 };
 
 /**

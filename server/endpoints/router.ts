@@ -14,6 +14,7 @@ function keyUser(request: FastifyRequest): string {
 }
 import { runText } from './text/engine.ts';
 import { embeddings, moderations } from './embeddings.ts';
+import { modelStatus } from '../catalog/health-report.ts';
 import { usageReport } from '../billing/usage-report.ts';
 import { chatFormat, messagesFormat, responsesFormat } from './text/formats.ts';
 import { responsesToCanonical } from '../translate/responses.ts';
@@ -98,7 +99,7 @@ export function buildRouter(services: Services) {
     },
     metadata: {
       listModels: async () => ({ status: 200, body: { object: 'list', data: catalog.entries } }),
-      modelStatus: todo,
+      modelStatus: async ({ query }) => ({ status: 200, body: await modelStatus(services, query) }),
       usage: async ({ query, request }) => ({ status: 200, body: await usageReport(services, request.principal!, query) }),
     },
     oauth: {

@@ -1,10 +1,33 @@
 import type { PrismaClient } from '../db/client.ts';
+import type { Clock } from '../runtime/clock.ts';
 
-type Bucket = { model: string; provider: string; start: number; requests: number; errors: number; latencySum: number; latencyMax: number; lastError: string | null };
+/** Upper bounds (ms) of the latency histogram buckets; the last bucket is open-ended. */
+export const LATENCY_BOUNDS = [50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000];
+
+export type Bucket = {
+  model: string;
+  provider: string;
+  start: number;
+  requests: number;
+  errors: number;
+  latencySum: number;
+  latencyMax: number;
+  hist: number[];
+  lastError: string | null;
+  lastErrorAt: number | null;
+  lastSuccessAt: number | null;
+};
+
+export const emptyHist = () => new Array(LATENCY_BOUNDS.length + 1).fill(0) as number[];
+const histIndex = (ms: number) => {
+  const i = LATENCY_BOUNDS.findIndex((b) => ms <= b);
+  return i < 0 ? LATENCY_BOUNDS.length : i;
+};
 
 /**
  * Every upstream attempt's outcome and latency, aggregated per model, provider and minute in
- * memory and written in one statement per bucket every few seconds (spec 2.7 reads them back).
+ * memory and added into the database every few seconds (one upsert per bucket, increments, so
+ * several instances' counts sum correctly). No database write per request.
  */
 export class HealthRecorder {
   private buckets = new Map<string, Bucket>();
@@ -12,6 +35,7 @@ export class HealthRecorder {
 
   constructor(
     private readonly prisma: PrismaClient,
+    private readonly clock: Clock,
     flushMs = 10_000,
   ) {
     this.timer = setInterval(() => void this.flush(), flushMs);
@@ -19,23 +43,28 @@ export class HealthRecorder {
   }
 
   record(model: string, provider: string, ok: boolean, latencyMs: number, errorCode?: string): void {
-    const start = Math.floor(Date.now() / 60_000) * 60_000;
+    const now = this.clock.now();
+    const start = Math.floor(now / 60_000) * 60_000;
     const key = `${model}\u0000${provider}\u0000${start}`;
     let b = this.buckets.get(key);
     if (!b) {
-      b = { model, provider, start, requests: 0, errors: 0, latencySum: 0, latencyMax: 0, lastError: null };
+      b = { model, provider, start, requests: 0, errors: 0, latencySum: 0, latencyMax: 0, hist: emptyHist(), lastError: null, lastErrorAt: null, lastSuccessAt: null };
       this.buckets.set(key, b);
     }
+    const ms = Math.round(latencyMs);
     b.requests++;
-    if (!ok) {
+    if (ok) b.lastSuccessAt = now;
+    else {
       b.errors++;
       b.lastError = errorCode ?? 'error';
+      b.lastErrorAt = now;
     }
-    b.latencySum += Math.round(latencyMs);
-    b.latencyMax = Math.max(b.latencyMax, Math.round(latencyMs));
+    b.latencySum += ms;
+    b.latencyMax = Math.max(b.latencyMax, ms);
+    b.hist[histIndex(ms)]!++;
   }
 
-  /** Pending (not yet written) aggregates, for tests and status reads. */
+  /** Aggregates not yet written (this instance). */
   pending(): Bucket[] {
     return [...this.buckets.values()];
   }
@@ -44,27 +73,33 @@ export class HealthRecorder {
     if (!this.buckets.size) return;
     const batch = this.buckets;
     this.buckets = new Map();
-    for (const b of batch.values()) {
+    for (const [key, b] of batch) {
       try {
         await this.prisma.$executeRaw`
-          INSERT INTO model_health_samples (model, provider, bucket_start, requests, errors, latency_ms_sum, latency_ms_max, last_error_code)
-          VALUES (${b.model}, ${b.provider}, ${new Date(b.start)}, ${b.requests}, ${b.errors}, ${b.latencySum}, ${b.latencyMax}, ${b.lastError})
+          INSERT INTO model_health_samples (model, provider, bucket_start, requests, errors, latency_ms_sum, latency_ms_max, latency_hist, last_error_code, last_error_at, last_success_at)
+          VALUES (${b.model}, ${b.provider}, ${new Date(b.start)}, ${b.requests}, ${b.errors}, ${b.latencySum}, ${b.latencyMax}, ${b.hist}::int[], ${b.lastError},
+                  ${b.lastErrorAt === null ? null : new Date(b.lastErrorAt)}, ${b.lastSuccessAt === null ? null : new Date(b.lastSuccessAt)})
           ON CONFLICT (model, provider, bucket_start) DO UPDATE SET
             requests = model_health_samples.requests + EXCLUDED.requests,
             errors = model_health_samples.errors + EXCLUDED.errors,
             latency_ms_sum = model_health_samples.latency_ms_sum + EXCLUDED.latency_ms_sum,
             latency_ms_max = GREATEST(model_health_samples.latency_ms_max, EXCLUDED.latency_ms_max),
-            last_error_code = COALESCE(EXCLUDED.last_error_code, model_health_samples.last_error_code)`;
+            latency_hist = CASE WHEN cardinality(model_health_samples.latency_hist) = 0 THEN EXCLUDED.latency_hist
+              ELSE ARRAY(SELECT a + b FROM unnest(model_health_samples.latency_hist, EXCLUDED.latency_hist) AS t(a, b)) END,
+            last_error_code = COALESCE(EXCLUDED.last_error_code, model_health_samples.last_error_code),
+            last_error_at = GREATEST(model_health_samples.last_error_at, EXCLUDED.last_error_at),
+            last_success_at = GREATEST(model_health_samples.last_success_at, EXCLUDED.last_success_at)`;
       } catch {
         // Keep it for the next flush rather than lose it.
-        const key = `${b.model}\u0000${b.provider}\u0000${b.start}`;
         const again = this.buckets.get(key);
-        if (again) {
+        if (!again) this.buckets.set(key, b);
+        else {
           again.requests += b.requests;
           again.errors += b.errors;
           again.latencySum += b.latencySum;
           again.latencyMax = Math.max(again.latencyMax, b.latencyMax);
-        } else this.buckets.set(key, b);
+          again.hist = again.hist.map((n, i) => n + b.hist[i]!);
+        }
       }
     }
   }

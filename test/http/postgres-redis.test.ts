@@ -58,3 +58,12 @@ it('a plan change reaches cached principals within the TTL', async () => {
   await new Promise((r) => setTimeout(r, a.services.config.keyCacheTtlMs + 50));
   expect((await a.services.keys.authenticate(key))!.planId).toBe('pro');
 });
+
+it('health history sums the attempts of every instance', async () => {
+  a.services.health.record('gpt-4o-mini', 'openai', true, 120);
+  a.services.health.record('gpt-4o-mini', 'openai', false, 900, 'http_503');
+  b.services.health.record('gpt-4o-mini', 'openai', true, 80);
+  await Promise.all([a.services.health.flush(), b.services.health.flush()]);
+  const body: any = await (await a.fetch('/v1/models/status?model=gpt-4o-mini&window=1h')).json();
+  expect(body.data[0]).toMatchObject({ requests: 3, errors: 1, last_error: 'http_503', latency_ms_p50: 250 });
+});

@@ -2187,23 +2187,32 @@ export type components = {
             requests: number;
             errors: number;
             latency_ms_avg: number | null;
+            latency_ms_p50: number | null;
             last_success_at: string | null;
             last_error_at: string | null;
+            /** @description Class of the latest error: `http_<status>`, `upstream_timeout`, `upstream_unreachable`, … */
+            last_error: string | null;
             upstreams: {
                 provider: string;
                 requests: number;
                 errors: number;
                 availability: number | null;
+                latency_ms_p50: number | null;
+                last_error: string | null;
+                last_error_at: string | null;
             }[];
             /** @description Hourly buckets for 1h/24h, daily for 7d/30d, oldest first. */
             history: {
                 /** @description ISO 8601 start of the bucket */
                 start: string;
+                /** @description Upstream attempts (failovers included). */
                 requests: number;
                 errors: number;
                 /** @description Successful / all attempts in the bucket, 0–1; null without traffic. */
                 availability: number | null;
                 latency_ms_avg: number | null;
+                /** @description Median attempt latency, to the histogram bucket bound (50, 100, 250, 500 ms, 1, 2.5, 5, 10, 30 s). */
+                latency_ms_p50: number | null;
             }[];
         };
         /** @description Spec 2.8. For an API key: that key’s plan and counters; for an OAuth access token: the billed user’s key. */
@@ -3910,7 +3919,7 @@ export interface operations {
             query?: {
                 /** @description Only this model. */
                 model?: string;
-                /** @description How far back the history goes. */
+                /** @description How far back the history goes: 1h in 5-minute buckets, 24h and 7d in hourly buckets, 30d in daily buckets. */
                 window?: "1h" | "24h" | "7d" | "30d";
             };
             header?: never;
@@ -3939,15 +3948,6 @@ export interface operations {
             };
             /** @description Internal error */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description Not implemented yet in this release */
-            501: {
                 headers: {
                     [name: string]: unknown;
                 };

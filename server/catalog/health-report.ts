@@ -1,0 +1,120 @@
+// GET /v1/models/status (spec 2.7): rolling availability per model and upstream, from the attempts
+// the routing layer records — the database's per-minute sums from every instance, plus this
+// instance's not-yet-written minute buckets.
+import type { z } from 'zod';
+import type { ModelStatus, ModelStatusList, ModelStatusQuery } from '../../contract/models.ts';
+import { errors } from '../http/errors.ts';
+import { LATENCY_BOUNDS, emptyHist, type Bucket } from '../routing/health.ts';
+import type { Services } from '../services.ts';
+
+const WINDOWS = { '1h': [3_600_000, 300_000], '24h': [86_400_000, 3_600_000], '7d': [604_800_000, 3_600_000], '30d': [2_592_000_000, 86_400_000] } as const;
+/** The current state looks at the last 15 minutes. */
+const RECENT_MS = 15 * 60_000;
+
+type Acc = { requests: number; errors: number; latencySum: number; latencyMax: number; hist: number[]; lastError: string | null; lastErrorAt: number | null; lastSuccessAt: number | null };
+const acc = (): Acc => ({ requests: 0, errors: 0, latencySum: 0, latencyMax: 0, hist: emptyHist(), lastError: null, lastErrorAt: null, lastSuccessAt: null });
+
+function add(a: Acc, b: Bucket) {
+  a.requests += b.requests;
+  a.errors += b.errors;
+  a.latencySum += b.latencySum;
+  a.latencyMax = Math.max(a.latencyMax, b.latencyMax);
+  b.hist.forEach((n, i) => (a.hist[i]! += n));
+  if (b.lastErrorAt !== null && (a.lastErrorAt === null || b.lastErrorAt >= a.lastErrorAt)) {
+    a.lastErrorAt = b.lastErrorAt;
+    a.lastError = b.lastError;
+  }
+  if (b.lastSuccessAt !== null) a.lastSuccessAt = Math.max(a.lastSuccessAt ?? 0, b.lastSuccessAt);
+}
+
+function p50(a: Acc): number | null {
+  const total = a.hist.reduce((x, y) => x + y, 0);
+  if (!total) return null;
+  let seen = 0;
+  for (let i = 0; i < a.hist.length; i++) {
+    seen += a.hist[i]!;
+    if (seen * 2 >= total) return i < LATENCY_BOUNDS.length ? LATENCY_BOUNDS[i]! : a.latencyMax;
+  }
+  return a.latencyMax;
+}
+
+const availability = (a: Acc) => (a.requests ? (a.requests - a.errors) / a.requests : null);
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+const round = (x: number | null) => (x === null ? null : Math.round(x * 10_000) / 10_000);
+
+export async function modelStatus(services: Services, query: z.infer<typeof ModelStatusQuery>): Promise<z.infer<typeof ModelStatusList>> {
+  const now = services.clock.now();
+  const [span, size] = WINDOWS[query.window];
+  const last = Math.floor(now / size) * size;
+  const count = Math.round(span / size);
+  const first = last - (count - 1) * size;
+  const models = query.model ? [query.model] : services.catalog.entries.map((e) => e.id);
+  if (query.model && !services.catalog.model(query.model)) throw errors.modelNotFound(query.model);
+
+  const rows = await services.db.prisma.modelHealthSample.findMany({
+    where: { bucketStart: { gte: new Date(first) }, ...(query.model ? { model: query.model } : {}) },
+  });
+  const samples: Bucket[] = rows.map((r) => ({
+    model: r.model,
+    provider: r.provider,
+    start: r.bucketStart.getTime(),
+    requests: r.requests,
+    errors: r.errors,
+    latencySum: Number(r.latencyMsSum),
+    latencyMax: r.latencyMsMax,
+    hist: r.latencyHist.length ? r.latencyHist : emptyHist(),
+    lastError: r.lastErrorCode,
+    lastErrorAt: r.lastErrorAt?.getTime() ?? (r.errors ? r.bucketStart.getTime() : null),
+    lastSuccessAt: r.lastSuccessAt?.getTime() ?? null,
+  }));
+  samples.push(...services.health.pending().filter((b) => b.start >= first && (!query.model || b.model === query.model)));
+
+  const data: z.infer<typeof ModelStatus>[] = models.map((model) => {
+    const total = acc();
+    const recent = acc();
+    const byProvider = new Map<string, Acc>();
+    const history = Array.from({ length: count }, acc);
+    for (const s of samples) {
+      if (s.model !== model) continue;
+      add(total, s);
+      if (s.start >= now - RECENT_MS) add(recent, s);
+      if (!byProvider.has(s.provider)) byProvider.set(s.provider, acc());
+      add(byProvider.get(s.provider)!, s);
+      const i = Math.floor((s.start - first) / size);
+      if (i >= 0 && i < count) add(history[i]!, s);
+    }
+    const a = availability(recent);
+    const status = a === null ? 'unknown' : a >= 0.99 ? 'operational' : a >= 0.5 ? 'degraded' : 'down';
+    return {
+      model,
+      status,
+      availability: round(availability(total)),
+      error_rate: total.requests ? round(total.errors / total.requests) : null,
+      requests: total.requests,
+      errors: total.errors,
+      latency_ms_avg: total.requests ? Math.round(total.latencySum / total.requests) : null,
+      latency_ms_p50: p50(total),
+      last_success_at: iso(total.lastSuccessAt),
+      last_error_at: iso(total.lastErrorAt),
+      last_error: total.lastError,
+      upstreams: [...byProvider].map(([provider, u]) => ({
+        provider,
+        requests: u.requests,
+        errors: u.errors,
+        availability: round(availability(u)),
+        latency_ms_p50: p50(u),
+        last_error: u.lastError,
+        last_error_at: iso(u.lastErrorAt),
+      })),
+      history: history.map((h, i) => ({
+        start: new Date(first + i * size).toISOString(),
+        requests: h.requests,
+        errors: h.errors,
+        availability: round(availability(h)),
+        latency_ms_avg: h.requests ? Math.round(h.latencySum / h.requests) : null,
+        latency_ms_p50: p50(h),
+      })),
+    };
+  });
+  return { object: 'list', window: { start: new Date(first).toISOString(), end: new Date(last + size).toISOString(), bucket_seconds: size / 1000 }, data };
+}
