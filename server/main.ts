@@ -17,6 +17,8 @@ import { HealthRecorder } from './routing/health.ts';
 import { buildApp, redactedPaths } from './app.ts';
 import { KeyAuthenticator } from './auth/key-cache.ts';
 import { Catalog } from './catalog/catalog.ts';
+import { MetadataStore } from './catalog/metadata.ts';
+import { startMetadataRefresh } from './catalog/refresh.ts';
 import { loadConfig } from './config/load.ts';
 import { openDatabase } from './db/client.ts';
 import { createMetrics } from './http/metrics.ts';
@@ -75,6 +77,10 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
     const recovered = await ledger.recover();
     if (recovered) logger.warn(`usage ledger: recovered ${recovered} record(s) a previous process had not written`);
     const secret = gatewaySecret(env);
+    const metadata = new MetadataStore(db.prisma);
+    const catalog = new Catalog(config, new Date(), metadata);
+    const refresher = await startMetadataRefresh({ config, store: metadata, catalog, logger, fetch: env.GATEWAY_METADATA_FETCH !== 'off' });
+    cleanups.push(() => refresher.stop());
     const oauth = new OAuthService(db.prisma, secret, clock, config.auth.max_apps_per_user);
     const services: Services = {
       config,
@@ -82,7 +88,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
       counters,
       keys,
       accounts: new AccountService(db.prisma, config),
-      catalog: new Catalog(config),
+      catalog,
       metrics: createMetrics(),
       health,
       billing: new QuotaBilling(config, counters, ledger, clock),
@@ -95,6 +101,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
       directory: new AccountDirectory(db.prisma, oauth, config.defaultPlan),
       identityProviders: new IdentityProviders(config.auth.providers),
       cookieSecret: secret,
+      refreshMetadata: refresher.refresh,
       adminToken: adminToken(env, true)!,
       version,
     };

@@ -36,6 +36,8 @@ export type Services = {
   sessions: Sessions;
   directory: AccountDirectory;
   identityProviders: IdentityProviders;
+  /** Fetches OpenRouter/Poe metadata now (it also refreshes on its own schedule). */
+  refreshMetadata(): Promise<void>;
   /** Signs short-lived cookies (sign-in state with external providers). */
   cookieSecret: string;
   adminToken: string;

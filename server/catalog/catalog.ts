@@ -1,23 +1,46 @@
 import type { CatalogEntry } from '../../contract/models.ts';
 import type { ResolvedConfig } from '../config/schema.ts';
+import type { MetadataStore, Resolved } from './metadata.ts';
 
 type ModelConfig = ResolvedConfig['models'][number];
 
-const orNull = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
+const METADATA_FIELDS = [
+  'context_window',
+  'max_output_tokens',
+  'supports_vision',
+  'supports_tools',
+  'supports_function_calling',
+  'supports_reasoning',
+  'supports_json_mode',
+  'supports_audio_input',
+  'supports_image_output',
+  'supports_streaming',
+  'input_modalities',
+  'output_modalities',
+  'modality',
+  'tokenizer',
+  'description',
+  'pricing',
+] as const satisfies readonly (keyof Resolved)[];
 
-function pricing(m: ModelConfig): CatalogEntry['pricing'] {
-  if (!m.pricing) return null;
-  return {
-    prompt: orNull(m.pricing.prompt),
-    completion: orNull(m.pricing.completion),
-    image: orNull(m.pricing.image),
-    request: orNull(m.pricing.request),
-  };
+function configPricing(m: ModelConfig): CatalogEntry['pricing'] | undefined {
+  if (m.pricing === undefined) return undefined;
+  if (m.pricing === null) return null;
+  return { prompt: m.pricing.prompt ?? null, completion: m.pricing.completion ?? null, image: m.pricing.image ?? null, request: m.pricing.request ?? null };
 }
 
-/** A catalog entry (spec 2.6) from the config alone: what the config does not say is null. */
-export function catalogEntry(m: ModelConfig, providerName: string, created: number): CatalogEntry {
-  const tools = m.supports_tools ?? m.supports_function_calling ?? null;
+/**
+ * A catalog entry (spec 2.6): what the config says wins, then resolved metadata, else null —
+ * never 0 or false for something unknown.
+ */
+export function catalogEntry(m: ModelConfig, providerName: string, created: number, resolved: { source: 'openrouter' | 'poe'; fields: Resolved } | null = null): CatalogEntry {
+  const fromConfig: Partial<Record<(typeof METADATA_FIELDS)[number], unknown>> = { ...m, pricing: configPricing(m) };
+  // One flag, two names: whichever the config states counts for both.
+  const tools = m.supports_tools ?? m.supports_function_calling;
+  if (tools !== undefined) fromConfig.supports_tools = fromConfig.supports_function_calling = tools;
+  const fields = Object.fromEntries(
+    METADATA_FIELDS.map((f) => [f, fromConfig[f] !== undefined ? fromConfig[f] : (resolved?.fields[f] ?? null)]),
+  ) as Pick<CatalogEntry, (typeof METADATA_FIELDS)[number]>;
   return {
     id: m.id,
     object: 'model',
@@ -27,36 +50,31 @@ export function catalogEntry(m: ModelConfig, providerName: string, created: numb
     token_multiplier: m.token_multiplier,
     premium: m.premium,
     required_plan: m.required_plan,
-    context_window: orNull(m.context_window),
-    max_output_tokens: orNull(m.max_output_tokens),
-    supports_vision: orNull(m.supports_vision),
-    supports_tools: tools,
-    supports_function_calling: tools,
-    supports_reasoning: orNull(m.supports_reasoning),
-    supports_json_mode: orNull(m.supports_json_mode),
-    supports_audio_input: orNull(m.supports_audio_input),
-    supports_image_output: orNull(m.supports_image_output),
-    supports_streaming: orNull(m.supports_streaming),
-    input_modalities: orNull(m.input_modalities),
-    output_modalities: orNull(m.output_modalities),
-    modality: orNull(m.modality),
-    tokenizer: orNull(m.tokenizer),
-    description: orNull(m.description),
-    pricing: pricing(m),
-    // Resolution from OpenRouter/Poe metadata comes with the catalog-metadata work.
-    metadata_source: null,
-    metadata_status: 'unknown',
+    ...fields,
+    metadata_source: resolved?.source ?? null,
+    metadata_status: resolved ? 'known' : 'unknown',
   };
 }
 
 export class Catalog {
-  readonly entries: CatalogEntry[];
+  entries: CatalogEntry[] = [];
   private readonly byId: Map<string, ModelConfig>;
+  private readonly created: number;
 
-  constructor(config: Pick<ResolvedConfig, 'models' | 'providers'>, loadedAt = new Date()) {
-    const created = Math.floor(loadedAt.getTime() / 1000);
-    this.entries = config.models.map((m) => catalogEntry(m, m.upstreams[0]!.provider, created));
+  constructor(
+    private readonly config: Pick<ResolvedConfig, 'models' | 'providers'>,
+    loadedAt = new Date(),
+    private readonly metadata: MetadataStore | null = null,
+  ) {
+    this.created = Math.floor(loadedAt.getTime() / 1000);
     this.byId = new Map(config.models.map((m) => [m.id, m]));
+    this.rebuild();
+  }
+
+  /** Recomputes the entries (after metadata was refreshed). */
+  rebuild(): void {
+    const providers = new Map(this.config.providers.map((p) => [p.id, p]));
+    this.entries = this.config.models.map((m) => catalogEntry(m, m.upstreams[0]!.provider, this.created, this.metadata?.resolve(m, providers) ?? null));
   }
 
   model(id: string): ModelConfig | undefined {

@@ -81,6 +81,7 @@ function resolve(raw: unknown, loc: Located, env: NodeJS.ProcessEnv): ResolvedCo
     webSearchSurchargeTokens: cfg.web_search_surcharge_tokens,
     webSearch: cfg.web_search,
     auth: cfg.auth,
+    catalogMetadata: { ...cfg.catalog_metadata, snapshot: cfg.catalog_metadata.snapshot && path.resolve(path.dirname(loc.file === '(environment)' ? '.' : loc.file), cfg.catalog_metadata.snapshot) },
     publicUrl: cfg.public_url?.replace(/\/+$/, ''),
     source: loc.file,
   };

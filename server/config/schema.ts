@@ -100,6 +100,14 @@ export const AuthConfig = z.strictObject({
   max_apps_per_user: z.number().int().min(1).default(5),
 });
 
+const MetadataSource = (url: string) => z.strictObject({ enabled: z.boolean().default(true), url: z.url().default(url) }).default({ enabled: true, url });
+export const CatalogMetadataConfig = z.strictObject({
+  refresh_hours: z.number().positive().default(24),
+  openrouter: MetadataSource('https://openrouter.ai/api/v1/models'),
+  poe: MetadataSource('https://api.poe.com/v1/models'),
+  snapshot: z.string().optional().describe('An OpenRouter model list (JSON) to start from before the first fetch succeeds.'),
+});
+
 export const GatewayConfig = z
   .strictObject({
     providers: z.array(ProviderConfig).default([]),
@@ -120,6 +128,11 @@ export const GatewayConfig = z
       .describe('How long a quota reservation counts if its request never settles (its gateway crashed).'),
     web_search_surcharge_tokens: z.number().int().min(0).default(1_000),
     auth: AuthConfig.default({ local: { enabled: true, allow_signup: true }, providers: [], session_ttl_hours: 168, max_apps_per_user: 5 }),
+    catalog_metadata: CatalogMetadataConfig.default({
+      refresh_hours: 24,
+      openrouter: { enabled: true, url: 'https://openrouter.ai/api/v1/models' },
+      poe: { enabled: true, url: 'https://api.poe.com/v1/models' },
+    }),
     public_url: z
       .url({ protocol: /^https?$/ })
       .optional()
@@ -174,6 +187,7 @@ export type ResolvedConfig = {
   webSearchSurchargeTokens: number;
   webSearch?: z.infer<typeof WebSearchConfig>;
   auth: z.infer<typeof AuthConfig>;
+  catalogMetadata: z.infer<typeof CatalogMetadataConfig>;
   publicUrl?: string;
   /** Where it came from, for start-up messages. */
   source: string;

@@ -26,6 +26,7 @@ beforeAll(async () => {
   const env = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
+    GATEWAY_METADATA_FETCH: 'off',
     DATABASE_URL: db.url,
     REDIS_URL: TEST_REDIS_URL,
     REDIS_KEY_PREFIX: `mgtest:${randomToken(6)}:`,

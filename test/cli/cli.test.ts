@@ -45,7 +45,7 @@ beforeAll(() => {
   dataDir = freshDataDir();
   const config = path.join(dataDir, 'gateway.config.yaml');
   writeFileSync(config, minimalConfig);
-  env = { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, GATEWAY_CONFIG: config, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
+  env = { PATH: process.env.PATH, HOME: process.env.HOME, GATEWAY_METADATA_FETCH: 'off', DATA_DIR: dataDir, GATEWAY_CONFIG: config, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
 });
 afterAll(() => {
   server?.kill('SIGKILL');

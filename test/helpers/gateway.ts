@@ -62,7 +62,8 @@ export async function startTestGateway(opts: { config?: string; env?: NodeJS.Pro
   const dataDir = opts.env?.DATABASE_URL ? mkdtempSync(path.join(tmpdir(), 'mg-test-')) : freshDataDir();
   const configPath = path.join(dataDir, 'gateway.config.yaml');
   writeFileSync(configPath, opts.config ?? minimalConfig);
-  const env: NodeJS.ProcessEnv = { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', GATEWAY_CONFIG: configPath, ...opts.env };
+  // Tests never reach OpenRouter or Poe: metadata comes from snapshots and fakes.
+  const env: NodeJS.ProcessEnv = { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', GATEWAY_CONFIG: configPath, GATEWAY_METADATA_FETCH: 'off', ...opts.env };
   const gw = await startGateway(env, pino({ level: 'silent' }));
   let n = 0;
   return {
