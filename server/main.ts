@@ -72,7 +72,10 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
     const clock = systemClock();
     const health = new HealthRecorder(db.prisma, clock);
     cleanups.push(() => health.close());
-    const ledger = new UsageLedger(db.prisma, path.join(dataDir, 'ledger'), { onError: (err) => logger.error({ err }, 'usage ledger write failed; will retry') });
+    const ledger = new UsageLedger(db.prisma, path.join(dataDir, 'ledger'), {
+      flushMs: Number(env.LEDGER_FLUSH_MS ?? 1000),
+      onError: (err) => logger.error({ err }, 'usage ledger write failed; will retry'),
+    });
     cleanups.push(() => ledger.close());
     const recovered = await ledger.recover();
     if (recovered) logger.warn(`usage ledger: recovered ${recovered} record(s) a previous process had not written`);

@@ -18,7 +18,7 @@ beforeAll(async () => {
   fake = await startFakeUpstreams();
   dataDir = freshDataDir();
   writeFileSync(path.join(dataDir, 'gateway.config.yaml'), billingConfig(fake.url, { daily_tokens: 1_000_000, requests_per_minute: 1000 }));
-  env = { PATH: process.env.PATH, HOME: process.env.HOME, GATEWAY_METADATA_FETCH: 'off', DATA_DIR: dataDir, GATEWAY_CONFIG: path.join(dataDir, 'gateway.config.yaml'), HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', GATEWAY_ADMIN_TOKEN: 'mga-ledger-test-token' };
+  env = { PATH: process.env.PATH, HOME: process.env.HOME, GATEWAY_METADATA_FETCH: 'off', DATA_DIR: dataDir, GATEWAY_CONFIG: path.join(dataDir, 'gateway.config.yaml'), HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', GATEWAY_ADMIN_TOKEN: 'mga-ledger-test-token', LEDGER_FLUSH_MS: '60000' };
 });
 afterAll(async () => {
   await fake?.close();
