@@ -42,7 +42,8 @@ async function startIdp(callback: (issuer: string) => string): Promise<{ url: st
 
 beforeAll(async () => {
   appServer = createServer((req, res) => {
-    lastCallback = new URL(req.url!, APP_CALLBACK);
+    // Only the callback counts (the browser also asks this origin for /favicon.ico).
+    if (req.url?.startsWith('/callback')) lastCallback = new URL(req.url, APP_CALLBACK);
     res.writeHead(200, { 'content-type': 'text/html' }).end('<h1>Acme Notes</h1>');
   });
   await new Promise<void>((r) => appServer.listen(0, '127.0.0.1', r));

@@ -1,0 +1,110 @@
+// Starting every contender against the same mocks, each reporting where to send a chat request.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { randomToken } from '../server/auth/secrets.ts';
+
+export type Target = { name: string; url: string; path: string; headers: Record<string, string>; body: string; pid?: number };
+const root = fileURLToPath(new URL('..', import.meta.url));
+export const chatBody = (model: string, stream = false) => JSON.stringify({ model, messages: [{ role: 'user', content: 'Say hello.' }], max_tokens: 64, ...(stream ? { stream: true } : {}) });
+
+async function waitForFile(file: string, proc: ChildProcess, log: () => string) {
+  for (let i = 0; i < 600 && !existsSync(file); i++) {
+    if (proc.exitCode !== null) throw new Error(`process exited: ${log()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  if (!existsSync(file)) throw new Error(`timed out: ${log()}`);
+}
+
+export async function startGateway(opts: { json: string; sse: string; postgres?: boolean; redisUrl?: string }): Promise<{ url: string; key: string; pid: number; close(): Promise<void> }> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'mg-bench-gw-'));
+  const config = path.join(dir, 'gateway.config.yaml');
+  writeFileSync(
+    config,
+    `providers:
+  - { id: mock-openai, type: openai, base_url: "${opts.json}/v1", api_key: bench }
+  - { id: mock-anthropic, type: anthropic, base_url: "${opts.json}/v1", api_key: bench }
+  - { id: mock-stream, type: openai, base_url: "${opts.sse}/v1", api_key: bench }
+models:
+  - { id: bench-openai, endpoint: chat, upstreams: [{ provider: mock-openai, model: gpt-4o-mini }] }
+  - { id: bench-anthropic, endpoint: chat, upstreams: [{ provider: mock-anthropic, model: claude-sonnet-4-5 }] }
+  - { id: bench-stream, endpoint: chat, upstreams: [{ provider: mock-stream, model: gpt-4o-mini }] }
+plans:
+  - { id: bench, rank: 0, daily_tokens: 1000000000000, requests_per_minute: 100000000, max_concurrent_jobs: 10 }
+`,
+  );
+  let dropDb: (() => Promise<void>) | null = null;
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    DATA_DIR: dir,
+    GATEWAY_CONFIG: config,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'warn',
+    GATEWAY_METADATA_FETCH: 'off',
+    GATEWAY_ADMIN_TOKEN: `mga-${randomToken(30)}`,
+  };
+  if (opts.postgres) {
+    const base = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+    const name = `mg_bench_${randomToken(8).toLowerCase()}`;
+    const c = new pg.Client({ connectionString: base });
+    await c.connect();
+    await c.query(`CREATE DATABASE ${name}`);
+    await c.end();
+    const u = new URL(base);
+    u.pathname = `/${name}`;
+    env.DATABASE_URL = u.toString();
+    dropDb = async () => {
+      const d = new pg.Client({ connectionString: base });
+      await d.connect();
+      await d.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await d.end();
+    };
+  }
+  if (opts.redisUrl) {
+    env.REDIS_URL = opts.redisUrl;
+    env.REDIS_KEY_PREFIX = `mgbench:${randomToken(6)}:`;
+  }
+  const proc = spawn(process.execPath, [path.join(root, 'bin/model-gateway.mjs'), 'serve'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  proc.stderr!.on('data', (d) => (log += d));
+  await waitForFile(path.join(dir, 'server.json'), proc, () => log);
+  const url: string = JSON.parse(readFileSync(path.join(dir, 'server.json'), 'utf8')).url;
+  const admin = { authorization: `Bearer ${env.GATEWAY_ADMIN_TOKEN}`, 'content-type': 'application/json' };
+  await fetch(`${url}/admin/v1/users`, { method: 'POST', headers: admin, body: JSON.stringify({ email: 'bench@example.com', plan: 'bench' }) });
+  const { key } = (await (await fetch(`${url}/admin/v1/keys`, { method: 'POST', headers: admin, body: JSON.stringify({ user: 'bench@example.com' }) })).json()) as { key: string };
+  return {
+    url,
+    key,
+    pid: proc.pid!,
+    close: async () => {
+      await new Promise<void>((r) => {
+        proc.once('exit', () => r());
+        proc.kill('SIGTERM');
+      });
+      await dropDb?.();
+    },
+  };
+}
+
+export async function startPortkey(): Promise<{ url: string; close(): void } | null> {
+  const entry = path.join(root, 'node_modules/@portkey-ai/gateway/build/start-server.js');
+  if (!existsSync(entry)) return null;
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const proc = spawn(process.execPath, [entry, `--port=${port}`, '--headless'], { stdio: 'ignore', env: { ...process.env, NODE_ENV: 'production' } });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 200; i++) {
+    try {
+      await fetch(url);
+      return { url, close: () => proc.kill('SIGTERM') };
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  proc.kill('SIGKILL');
+  return null;
+}

@@ -1,0 +1,17 @@
+// The node floor: the least a Node proxy can do — Fastify in, undici (pooled, keep-alive) out,
+// the body passed on and the response piped back. What any Node gateway pays at minimum.
+import Fastify from 'fastify';
+import { Agent, request } from 'undici';
+
+export async function startNodeFloor(target: string): Promise<{ url: string; close(): Promise<void> }> {
+  const agent = new Agent({ keepAliveTimeout: 30_000, connections: 256 });
+  const app = Fastify({ logger: false });
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  app.post('/v1/chat/completions', async (req, reply) => {
+    const res = await request(`${target}/v1/chat/completions`, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json' }, body: req.body as Buffer });
+    reply.status(res.statusCode).header('content-type', res.headers['content-type'] as string);
+    return reply.send(res.body);
+  });
+  const address = await app.listen({ port: 0, host: '127.0.0.1' });
+  return { url: address, close: () => app.close() };
+}

@@ -1,0 +1,200 @@
+// npm run bench -- <overhead|throughput|streams|all> [--quick]
+// Every contender in the same run, against the same mocks, interleaved where it matters. Prints a
+// table and writes JSON to bench/results/. Not a test: it asserts nothing.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Agent, Client, request } from 'undici';
+import { chatBody, startGateway, startPortkey, type Target } from './contenders.ts';
+import { hasBinary, startNginx, startNodeMock } from './mocks.ts';
+import { startNodeFloor } from './node-floor.ts';
+
+const args = process.argv.slice(2);
+const scenario = args.find((a) => !a.startsWith('--')) ?? 'all';
+const quick = args.includes('--quick');
+const results: Record<string, unknown> = { date: new Date().toISOString(), quick, node: process.version, cpus: (await import('node:os')).cpus().length };
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.floor((s.length - 1) / 2)]! : NaN;
+};
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor((s.length * p) / 100))]! : NaN;
+};
+const fmt = (n: number, d = 2) => (Number.isFinite(n) ? n.toFixed(d) : '—');
+function table(title: string, header: string[], rows: (string | number)[][]) {
+  const cells = [header, ...rows.map((r) => r.map(String))];
+  const w = header.map((_, i) => Math.max(...cells.map((r) => r[i]!.length)));
+  console.log(`\n${title}\n${cells.map((r, j) => r.map((c, i) => (i ? c.padStart(w[i]!) : c.padEnd(w[i]!))).join('  ') + (j === 0 ? `\n${w.map((x) => '-'.repeat(x)).join('  ')}` : '')).join('\n')}`);
+}
+
+// ---- contenders --------------------------------------------------------------------------------
+const useNginx = hasBinary('nginx');
+const sse = await startNodeMock(quick ? 20 : 200);
+const mockJson = useNginx ? await startNginx() : null;
+const jsonUrl = mockJson?.url ?? sse.url;
+const nginxFloor = useNginx ? await startNginx(jsonUrl) : null;
+const nodeFloor = await startNodeFloor(jsonUrl);
+const gw = await startGateway({ json: jsonUrl, sse: sse.url });
+const gwShared = await startGateway({ json: jsonUrl, sse: sse.url, postgres: true, redisUrl: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379' }).catch((err) => {
+  console.log(`(gateway on PostgreSQL + Redis unavailable: ${(err as Error).message.slice(0, 200)})`);
+  return null;
+});
+const portkey = await startPortkey();
+const auth = (key: string) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
+const targets: Target[] = [
+  { name: 'direct (mock)', url: jsonUrl, path: '/v1/chat/completions', headers: { 'content-type': 'application/json' }, body: chatBody('gpt-4o-mini') },
+  ...(nginxFloor?.proxyUrl ? [{ name: 'nginx floor', url: nginxFloor.proxyUrl, path: '/v1/chat/completions', headers: { 'content-type': 'application/json' }, body: chatBody('gpt-4o-mini') }] : []),
+  { name: 'node floor', url: nodeFloor.url, path: '/v1/chat/completions', headers: { 'content-type': 'application/json' }, body: chatBody('gpt-4o-mini') },
+  { name: 'gateway (embedded)', url: gw.url, path: '/v1/chat/completions', headers: auth(gw.key), body: chatBody('bench-openai'), pid: gw.pid },
+  { name: 'gateway cross-format', url: gw.url, path: '/v1/chat/completions', headers: auth(gw.key), body: chatBody('bench-anthropic'), pid: gw.pid },
+  ...(gwShared ? [{ name: 'gateway (PostgreSQL+Redis)', url: gwShared.url, path: '/v1/chat/completions', headers: auth(gwShared.key), body: chatBody('bench-openai'), pid: gwShared.pid }] : []),
+  ...(portkey
+    ? [{ name: 'portkey', url: portkey.url, path: '/v1/chat/completions', headers: { 'content-type': 'application/json', authorization: 'Bearer bench', 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${jsonUrl}/v1` }, body: chatBody('gpt-4o-mini') }]
+    : []),
+];
+results.contenders = targets.map((t) => t.name);
+
+// Every contender must answer correctly before it is measured.
+for (const t of targets) {
+  const res = await request(t.url + t.path, { method: 'POST', headers: t.headers, body: t.body });
+  const text = await res.body.text();
+  if (res.statusCode !== 200 || !text.includes('Hello')) throw new Error(`${t.name} answered ${res.statusCode}: ${text.slice(0, 200)}`);
+}
+
+// ---- overhead: one connection, sequential, interleaved rounds ------------------------------------
+async function overhead() {
+  const rounds = quick ? 2 : 7;
+  const perRound = quick ? 30 : 300;
+  const clients = new Map(targets.map((t) => [t.name, new Client(t.url, { pipelining: 1, keepAliveTimeout: 60_000 })]));
+  const perTarget = new Map<string, number[]>(targets.map((t) => [t.name, []]));
+  for (let r = 0; r < rounds; r++) {
+    for (const t of targets) {
+      const c = clients.get(t.name)!;
+      const lat: number[] = [];
+      for (let i = 0; i < perRound; i++) {
+        const start = performance.now();
+        const res = await c.request({ path: t.path, method: 'POST', headers: t.headers, body: t.body });
+        await res.body.dump();
+        lat.push(performance.now() - start);
+      }
+      perTarget.get(t.name)!.push(median(lat.slice(Math.floor(perRound / 10))));
+    }
+  }
+  const direct = perTarget.get('direct (mock)')!;
+  const rows = targets.map((t) => {
+    const meds = perTarget.get(t.name)!;
+    const over = median(meds.map((m, i) => m - direct[i]!));
+    return { name: t.name, median_ms: median(meds), overhead_ms: over };
+  });
+  for (const c of clients.values()) await c.close();
+  table(`overhead — 1 connection, ${rounds} interleaved rounds × ${perRound} requests (median of round medians)`, ['contender', 'median ms', 'overhead ms'], rows.map((r) => [r.name, fmt(r.median_ms, 3), fmt(r.overhead_ms, 3)]));
+  results.overhead = rows;
+}
+
+// ---- throughput: wrk, 50 connections ----------------------------------------------------------------
+async function throughput() {
+  if (!hasBinary('wrk')) {
+    console.log('\nthroughput: skipped (wrk is not installed: apt-get install wrk)');
+    return;
+  }
+  const seconds = quick ? 2 : 10;
+  const conns = quick ? 10 : 50;
+  const rows: { name: string; rps: number; p50_ms: number; p99_ms: number; errors: number }[] = [];
+  for (const t of targets) {
+    const script = path.join(tmpdir(), `mg-bench-${process.pid}.lua`);
+    const headers = Object.entries(t.headers).map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`).join('\n');
+    writeFileSync(script, `wrk.method = "POST"\nwrk.body = ${JSON.stringify(t.body)}\n${headers}\n`);
+    // warm-up
+    spawnSync('wrk', ['-t2', `-c${conns}`, '-d1s', '-s', script, t.url + t.path], { encoding: 'utf8' });
+    const out = spawnSync('wrk', ['-t2', `-c${conns}`, `-d${seconds}s`, '--latency', '-s', script, t.url + t.path], { encoding: 'utf8' }).stdout;
+    const num = (re: RegExp) => Number(re.exec(out)?.[1] ?? NaN);
+    const ms = (re: RegExp) => {
+      const m = re.exec(out);
+      if (!m) return NaN;
+      const v = Number(m[1]);
+      return m[2] === 'us' ? v / 1000 : m[2] === 's' ? v * 1000 : v;
+    };
+    const errors = num(/Non-2xx or 3xx responses: (\d+)/) || 0;
+    rows.push({ name: t.name, rps: num(/Requests\/sec:\s+([\d.]+)/), p50_ms: ms(/50%\s+([\d.]+)(us|ms|s)/), p99_ms: ms(/99%\s+([\d.]+)(us|ms|s)/), errors });
+  }
+  table(`throughput — wrk ${conns} connections, ${seconds} s each after a 1 s warm-up`, ['contender', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx'], rows.map((r) => [r.name, fmt(r.rps, 0), fmt(r.p50_ms), fmt(r.p99_ms), r.errors]));
+  results.throughput = rows;
+}
+
+// ---- streams: many concurrent SSE streams through the gateway ----------------------------------------
+const rssMb = (pid: number) => {
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+  } catch {
+    return NaN;
+  }
+};
+
+async function streams() {
+  const n = quick ? 50 : 2000;
+  const rounds = quick ? 1 : 3;
+  const agent = new Agent({ connections: n + 10, pipelining: 1 });
+  const rows = [];
+  for (let r = 0; r < rounds; r++) {
+    const before = rssMb(gw.pid);
+    let peak = before;
+    const sampler = setInterval(() => (peak = Math.max(peak, rssMb(gw.pid))), 50);
+    const started = performance.now();
+    const ttfb: number[] = [];
+    const done: number[] = [];
+    let ok = 0;
+    await Promise.all(
+      Array.from({ length: n }, async () => {
+        const t0 = performance.now();
+        try {
+          const res = await request(`${gw.url}/v1/chat/completions`, { method: 'POST', dispatcher: agent, headers: auth(gw.key), body: chatBody('bench-stream', true) });
+          let first = true;
+          let tail = '';
+          for await (const chunk of res.body) {
+            if (first) {
+              ttfb.push(performance.now() - t0);
+              first = false;
+            }
+            tail = (tail + chunk.toString()).slice(-64);
+          }
+          if (tail.includes('[DONE]')) ok++;
+          done.push(performance.now() - t0);
+        } catch {
+          done.push(performance.now() - t0);
+        }
+      }),
+    );
+    const total = performance.now() - started;
+    clearInterval(sampler);
+    await new Promise((res) => setTimeout(res, 2000));
+    const after = rssMb(gw.pid);
+    rows.push({ round: r + 1, streams: n, completed: ok, ttfb_p50_ms: pct(ttfb, 50), ttfb_p99_ms: pct(ttfb, 99), complete_p50_ms: pct(done, 50), total_ms: total, rss_before_mb: before, rss_peak_mb: peak, rss_after_mb: after });
+  }
+  await agent.close();
+  table(
+    `streams — ${n} concurrent SSE streams of ${quick ? 20 : 200} chunks through the gateway (embedded)`,
+    ['round', 'completed', 'TTFB p50', 'TTFB p99', 'done p50', 'total ms', 'RSS before', 'RSS peak', 'RSS after'],
+    rows.map((r) => [r.round, `${r.completed}/${r.streams}`, fmt(r.ttfb_p50_ms, 1), fmt(r.ttfb_p99_ms, 1), fmt(r.complete_p50_ms, 1), fmt(r.total_ms, 0), fmt(r.rss_before_mb, 0), fmt(r.rss_peak_mb, 0), fmt(r.rss_after_mb, 0)]),
+  );
+  results.streams = rows;
+}
+
+try {
+  if (scenario === 'overhead' || scenario === 'all') await overhead();
+  if (scenario === 'throughput' || scenario === 'all') await throughput();
+  if (scenario === 'streams' || scenario === 'all') await streams();
+  if (!['overhead', 'throughput', 'streams', 'all'].includes(scenario)) throw new Error(`unknown scenario ${scenario}: overhead, throughput, streams or all`);
+  const dir = new URL('./results/', import.meta.url).pathname;
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${scenario}${quick ? '-quick' : ''}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, JSON.stringify(results, null, 2) + '\n');
+  console.log(`\nresults: ${path.relative(process.cwd(), file)}${useNginx ? '' : ' (nginx not installed: the mock is Node, no nginx floor)'}`);
+} finally {
+  await Promise.all([gw.close(), gwShared?.close(), nodeFloor.close(), sse.close()]);
+  mockJson?.close();
+  nginxFloor?.close();
+  portkey?.close();
+}
