@@ -1,7 +1,8 @@
 // npm run bench -- <overhead|throughput|streams|all> [--quick]
 // Every contender in the same run, against the same mocks, interleaved where it matters. Prints a
 // table and writes JSON to bench/results/. Not a test: it asserts nothing.
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -95,6 +96,7 @@ async function overhead() {
 }
 
 // ---- throughput: wrk, 50 connections ----------------------------------------------------------------
+const wrk = async (a: string[]) => (await promisify(execFile)('wrk', a, { encoding: 'utf8' })).stdout;
 async function throughput() {
   if (!hasBinary('wrk')) {
     console.log('\nthroughput: skipped (wrk is not installed: apt-get install wrk)');
@@ -107,9 +109,9 @@ async function throughput() {
     const script = path.join(tmpdir(), `mg-bench-${process.pid}.lua`);
     const headers = Object.entries(t.headers).map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`).join('\n');
     writeFileSync(script, `wrk.method = "POST"\nwrk.body = ${JSON.stringify(t.body)}\n${headers}\n`);
-    // warm-up
-    spawnSync('wrk', ['-t2', `-c${conns}`, '-d1s', '-s', script, t.url + t.path], { encoding: 'utf8' });
-    const out = spawnSync('wrk', ['-t2', `-c${conns}`, `-d${seconds}s`, '--latency', '-s', script, t.url + t.path], { encoding: 'utf8' }).stdout;
+    // Asynchronously: the node floor and the mocks run in this process and must keep serving.
+    await wrk(['-t2', `-c${conns}`, '-d1s', '-s', script, t.url + t.path]);
+    const out = await wrk(['-t2', `-c${conns}`, `-d${seconds}s`, '--latency', '-s', script, t.url + t.path]);
     const num = (re: RegExp) => Number(re.exec(out)?.[1] ?? NaN);
     const ms = (re: RegExp) => {
       const m = re.exec(out);

@@ -72,7 +72,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
     const clock = systemClock();
     const health = new HealthRecorder(db.prisma, clock);
     cleanups.push(() => health.close());
-    const ledger = new UsageLedger(db.prisma, path.join(dataDir, 'ledger'), {
+    const ledger = new UsageLedger(db.sql, path.join(dataDir, 'ledger'), {
       flushMs: Number(env.LEDGER_FLUSH_MS ?? 1000),
       onError: (err) => logger.error({ err }, 'usage ledger write failed; will retry'),
     });

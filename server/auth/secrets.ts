@@ -2,14 +2,24 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
+// Random bytes are drawn 4 KiB at a time: one system call serves many ids and tokens.
+let pool = Buffer.alloc(0);
+let offset = 0;
+function nextByte(): number {
+  if (offset >= pool.length) {
+    pool = randomBytes(4096);
+    offset = 0;
+  }
+  return pool[offset++]!;
+}
+
 /** Random base62 text; `length` 43 carries ~256 bits. */
 export function randomToken(length: number): string {
   // Rejection sampling keeps every character uniform (256 is not a multiple of 62).
   let out = '';
   while (out.length < length) {
-    for (const b of randomBytes(length * 2)) {
-      if (b < 248 && out.length < length) out += ALPHABET[b % 62];
-    }
+    const b = nextByte();
+    if (b < 248) out += ALPHABET[b % 62];
   }
   return out;
 }

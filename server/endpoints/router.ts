@@ -12,7 +12,7 @@ function keyUser(request: FastifyRequest): string {
   if (p.kind !== 'api_key') throw errors.forbidden('api_key_required', 'Managing OAuth apps needs an API key, not an OAuth access token.');
   return p.userId;
 }
-import { runText } from './text/engine.ts';
+import { runText, type TextResult } from './text/engine.ts';
 import { embeddings, moderations } from './embeddings.ts';
 import { modelStatus } from '../catalog/health-report.ts';
 import { usageReport } from '../billing/usage-report.ts';
@@ -24,6 +24,13 @@ import { messagesToCanonical } from '../translate/messages.ts';
 const s = initServer();
 
 export function buildRouter(services: Services) {
+  // The gateway's own time, upstream excluded: a header for the caller, a histogram for operators.
+  const sendText = (reply: { elapsedTime: number; headers(h: Record<string, string>): unknown }, result: TextResult, endpoint: string) => {
+    const overheadMs = Math.max(0, reply.elapsedTime - result.upstreamMs);
+    services.metrics.overhead.observe({ endpoint }, overheadMs / 1000);
+    reply.headers({ ...result.headers, 'x-gateway-overhead-ms': overheadMs.toFixed(2) });
+    return { status: 200 as const, body: result.body as never };
+  };
   const { accounts, catalog, db, counters, metrics, keys } = services;
   // Admin changes invalidate this instance's key cache at once; others follow within the TTL.
   const changed = <T>(value: T): T => {
@@ -44,8 +51,7 @@ export function buildRouter(services: Services) {
           request: decoded,
           clientHeaders: {},
         });
-        reply.headers(result.headers);
-        return { status: 200, body: result.body as never };
+        return sendText(reply, result, 'chat');
       },
       messages: async ({ body, request, reply }) => {
         const decoded = messagesToCanonical(body);
@@ -60,8 +66,7 @@ export function buildRouter(services: Services) {
             'anthropic-beta': request.headers['anthropic-beta'] as string | undefined,
           },
         });
-        reply.headers(result.headers);
-        return { status: 200, body: result.body as never };
+        return sendText(reply, result, 'messages');
       },
       responses: async ({ body, request, reply }) => {
         const decoded = responsesToCanonical(body);
@@ -73,8 +78,7 @@ export function buildRouter(services: Services) {
           request: decoded.request,
           clientHeaders: {},
         });
-        reply.headers(result.headers);
-        return { status: 200, body: result.body as never };
+        return sendText(reply, result, 'responses');
       },
       imageGenerations: todo,
       imageJob: todo,

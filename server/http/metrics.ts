@@ -25,6 +25,13 @@ export function createMetrics() {
       labelNames: ['provider', 'model', 'outcome'] as const,
       registers: [registry],
     }),
+    overhead: new Histogram({
+      name: 'gateway_overhead_seconds',
+      help: "The gateway's own processing time per inference request, upstream time excluded.",
+      labelNames: ['endpoint'] as const,
+      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1],
+      registers: [registry],
+    }),
     upstreamLatency: new Histogram({
       name: 'gateway_upstream_duration_seconds',
       help: 'Upstream call duration until the response (or first byte of a stream).',

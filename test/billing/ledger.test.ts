@@ -66,7 +66,7 @@ it('replays segment files, skips duplicates and lines cut short by a crash', asy
     });
     // pid 2147483646 is not a live process: its segment belongs to a crashed gateway.
     writeFileSync(path.join(dir, '2147483646-1-0.jsonl'), [rec('replay-1'), rec('replay-2'), rec('replay-1')].map((r) => JSON.stringify(r)).join('\n') + '\n{"requestId":"cut');
-    const ledger = new UsageLedger(db.prisma, dir);
+    const ledger = new UsageLedger(db.sql, dir);
     expect(await ledger.recover()).toBe(3);
     await ledger.close();
     expect(await db.prisma.usageRecord.count({ where: { requestId: { startsWith: 'replay-' } } })).toBe(2);

@@ -61,6 +61,14 @@ describe('same format: pass through', () => {
     });
   });
 
+  it('reports the gateway’s own processing time in X-Gateway-Overhead-Ms and a histogram', async () => {
+    const res = await post('/v1/chat/completions', { model: 'openai-text', messages: [{ role: 'user', content: 'hi' }] });
+    expect(Number(res.headers.get('x-gateway-overhead-ms'))).toBeGreaterThanOrEqual(0);
+    expect(Number(res.headers.get('x-gateway-overhead-ms'))).toBeLessThan(1000);
+    const metrics = await (await t.gw.fetch('/metrics')).text();
+    expect(metrics).toMatch(/gateway_overhead_seconds_count\{endpoint="chat"\} [1-9]/);
+  });
+
   it('sends the usage chunk, with empty choices, last before [DONE] when asked', async () => {
     const res = await post('/v1/chat/completions', { model: 'openai-text', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } });
     const events = (await res.text()).split('\n\n').filter(Boolean);

@@ -46,7 +46,8 @@ export type TextCall = {
   clientHeaders: Record<string, string | undefined>;
 };
 
-export type TextResult = { status: 200; body: Json | Readable; headers: Record<string, string> };
+/** `upstreamMs`: time spent waiting on upstreams (failed attempts and backoff included). */
+export type TextResult = { status: 200; body: Json | Readable | string; headers: Record<string, string>; upstreamMs: number };
 
 /** Gemini needs image bytes: URLs are downloaded (SSRF-guarded) and inlined. */
 async function inlineImages(req: C.Request, services: Services): Promise<C.Request> {
@@ -131,6 +132,7 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
   const prepare = async (t: Target) => (t.format === 'gemini' && needsBytes ? (inlined ??= await inlineImages(call.request, services)) : call.request);
 
   try {
+    const upstreamStarted = performance.now();
     if (!call.request.stream) {
       const { value, candidate } = await withFailover(
         targets,
@@ -141,14 +143,16 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
           }
           const { http, ctx, native } = upstreamRequest(call, t, services, await prepare(t));
           const res = await postJson({ ...http, timeoutMs: t.provider.timeout_ms });
-          const json = (await res.body.json()) as Json;
-          const decoded = t.wire.decode(json, ctx);
+          const text = await res.body.text();
+          const decoded = t.wire.decode(JSON.parse(text), ctx);
           // A native search request (e.g. chat `web_search_options`) searches by definition.
           if (native && call.request.webSearch && call.format.endpoint === 'chat') decoded.webSearch = true;
-          return { decoded, body: native ? json : call.format.encodeResponse(decoded, modelId) };
+          // Passed through: the upstream's bytes go out as they came.
+          return { decoded, body: native ? text : call.format.encodeResponse(decoded, modelId) };
         },
         opts,
       );
+      const upstreamMs = performance.now() - upstreamStarted;
       const usage = value.decoded.usage;
       const estimated = !usage;
       const billed = usage ?? estimatedUsage(call.request, value.decoded.content);
@@ -160,10 +164,11 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
         throw err;
       }
       await settle(candidate, billed, estimated, 200, null, value.decoded.webSearch);
-      return { status: 200, body: value.body, headers: { ...ticket.headers, ...targetHeaders(call, candidate) } };
+      const json: Record<string, string> = typeof value.body === 'string' ? { 'content-type': 'application/json; charset=utf-8' } : {};
+      return { status: 200, body: value.body, headers: { ...ticket.headers, ...targetHeaders(call, candidate), ...json }, upstreamMs };
     }
     const result = await runStream(services, call, targets, prepare, settle);
-    return { ...result, headers: { ...ticket.headers, ...result.headers } };
+    return { ...result, headers: { ...ticket.headers, ...result.headers }, upstreamMs: performance.now() - upstreamStarted };
   } catch (err) {
     // Failed before any output: the reservation is released, nothing is billed.
     const gw = err instanceof GatewayError ? err : null;
@@ -191,7 +196,7 @@ async function runStream(
   targets: Target[],
   prepare: (t: Target) => Promise<C.Request>,
   settle: (t: Target | null, u: C.Usage | null, estimated: boolean, status: number, code: string | null, webSearch?: boolean) => Promise<void>,
-): Promise<TextResult> {
+): Promise<Omit<TextResult, 'upstreamMs'>> {
   const { value: opened } = await withFailover(
     targets,
     async (t): Promise<Opened> => {
