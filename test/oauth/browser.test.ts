@@ -115,6 +115,7 @@ it('signs in through the identity provider, approves, and the app gets a code it
   expect(body).toContain('See your email address');
   mkdirSync('test/artifacts', { recursive: true });
   await page.screenshot({ path: 'test/artifacts/consent-page.png', fullPage: true });
+  console.log('consent page screenshot: test/artifacts/consent-page.png');
   await page.locator('#approve').click();
   await expect.poll(() => landed()).not.toBeNull();
   const url = landed()!;
