@@ -1,17 +1,12 @@
 // The authorization request (RFC 6749 §4.1.1 + PKCE): checked the same way when the consent page
 // is shown and when the user's decision comes back.
+import type { z } from 'zod';
+import type { AuthorizeQuery } from '../../contract/oauth.ts';
 import type { OAuthService } from './service.ts';
 import { SCOPES } from './service.ts';
 
-export type AuthorizeParams = {
-  client_id?: string;
-  redirect_uri?: string;
-  response_type?: string;
-  scope?: string;
-  state?: string;
-  code_challenge?: string;
-  code_challenge_method?: string;
-};
+/** The authorization request's parameters, as the contract declares them (all checked here). */
+export type AuthorizeParams = Pick<z.infer<typeof AuthorizeQuery>, 'client_id' | 'redirect_uri' | 'response_type' | 'scope' | 'state' | 'code_challenge' | 'code_challenge_method'>;
 
 type App = NonNullable<Awaited<ReturnType<OAuthService['clientById']>>>;
 

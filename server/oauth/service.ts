@@ -1,6 +1,8 @@
 // The OAuth 2.0 authorization server's state: apps, codes, grants and tokens (spec 2.1–2.5, 3.1).
 // Every secret is stored as a SHA-256 hash and compared in constant time.
 import { createHash, createHmac } from 'node:crypto';
+import type { z } from 'zod';
+import type { App } from '../../contract/oauth.ts';
 import type { PrismaClient } from '../db/client.ts';
 import { constantTimeEqualHex, displayPrefix, hashSecret, newId, randomToken } from '../auth/secrets.ts';
 import { errors } from '../http/errors.ts';
@@ -43,17 +45,7 @@ function base62(bytes: Buffer, length: number): string {
   return out;
 }
 
-export type AppView = {
-  id: string;
-  client_id: string;
-  name: string;
-  description: string;
-  redirect_uris: string[];
-  homepage_url: string | null;
-  logo_url: string | null;
-  public_client: boolean;
-  created_at: string;
-};
+export type AppView = z.infer<typeof App>;
 
 type AppRow = { id: string; clientId: string; name: string; description: string; redirectUris: string[]; homepageUrl: string | null; logoUrl: string | null; secretHash: string | null; createdAt: Date };
 const appView = (a: AppRow): AppView => ({
