@@ -30,11 +30,13 @@ export class QuotaBilling implements Billing {
     private readonly counters: CounterStore,
     private readonly ledger: UsageLedger,
     private readonly clock: Clock,
+    /** The model's configuration by id (the catalog's index, not a scan per request). */
+    private readonly modelById: (id: string) => ResolvedConfig['models'][number] | undefined,
   ) {}
 
   async begin(ctx: Parameters<Billing['begin']>[0]): Promise<BillingTicket> {
     const { principal } = ctx;
-    const model = this.config.models.find((m) => m.id === ctx.model);
+    const model = this.modelById(ctx.model);
     if (model?.premium && rankOf(this.config, principal.planId) < rankOf(this.config, model.required_plan)) {
       throw errors.forbidden('model_requires_higher_plan', `The model '${ctx.model}' requires the '${model.required_plan}' plan or higher.`, 'model');
     }
@@ -88,7 +90,8 @@ export class QuotaBilling implements Billing {
         const u = report.usage;
         // Never bill what produced nothing; never refund what produced something.
         const billed = u ? Math.ceil((u.inputTokens + u.outputTokens) * ctx.multiplier) + surcharge : 0;
-        await this.counters.settle(key, id, billed, { keepUntil: dayEnd, now: this.clock.now() });
+        // The ledger first: a counter store that fails here (Redis down) must not lose the record;
+        // its reservation then simply expires after reservation_ttl_ms.
         if (billed > 0 || report.status < 400) {
           this.ledger.write({
             requestId: report.requestId,
@@ -113,6 +116,7 @@ export class QuotaBilling implements Billing {
             createdAt: iso(this.clock.now()),
           });
         }
+        await this.counters.settle(key, id, billed, { keepUntil: dayEnd, now: this.clock.now() });
       },
     };
   }
