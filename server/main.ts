@@ -94,7 +94,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
       catalog,
       metrics: createMetrics(),
       health,
-      billing: new QuotaBilling(config, counters, ledger, clock),
+      billing: new QuotaBilling(config, counters, ledger, clock, (id) => catalog.model(id)),
       ledger,
       clock,
       search: openSearchBackend(config.webSearch),

@@ -34,17 +34,3 @@ export type BillingTicket = {
 export interface Billing {
   begin(ctx: { requestId: string; principal: Principal; model: string; multiplier: number; request: C.Request }): Promise<BillingTicket>;
 }
-
-/** Until plans and the ledger exist: accepts everything and keeps the last reports for inspection. */
-export class PassThroughBilling implements Billing {
-  readonly reports: UsageReport[] = [];
-  async begin(): Promise<BillingTicket> {
-    return {
-      headers: {},
-      settle: async (report) => {
-        this.reports.push(report);
-        if (this.reports.length > 1000) this.reports.shift();
-      },
-    };
-  }
-}

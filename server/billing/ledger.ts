@@ -38,6 +38,9 @@ export class UsageLedger {
   private segment: Segment | null = null;
   private seq = 0;
   private flushing: Promise<void> | null = null;
+  /** Lines written this event-loop turn, appended to the segment together. */
+  private lines: string[] = [];
+  private readonly startedAt = Date.now();
   private readonly timer: NodeJS.Timeout;
 
   constructor(
@@ -78,8 +81,6 @@ export class UsageLedger {
     return file.startsWith(`${process.pid}-${this.startedAt}-`);
   }
 
-  private readonly startedAt = Date.now();
-
   private currentSegment(): Segment {
     if (!this.segment) {
       const file = path.join(this.dir, `${process.pid}-${this.startedAt}-${this.seq++}.jsonl`);
@@ -96,7 +97,6 @@ export class UsageLedger {
     if (this.pending.length >= (this.opts.batchSize ?? 500)) void this.flush();
   }
 
-  private lines: string[] = [];
   private appendLines(): void {
     if (!this.lines.length) return;
     this.currentSegment().stream.write(this.lines.join('\n') + '\n');

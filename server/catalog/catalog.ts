@@ -1,5 +1,5 @@
 import type { CatalogEntry } from '../../contract/models.ts';
-import type { ResolvedConfig } from '../config/schema.ts';
+import type { ProviderConfig, ResolvedConfig } from '../config/schema.ts';
 import type { MetadataStore, Resolved } from './metadata.ts';
 
 type ModelConfig = ResolvedConfig['models'][number];
@@ -58,6 +58,8 @@ export function catalogEntry(m: ModelConfig, providerName: string, created: numb
 
 export class Catalog {
   entries: CatalogEntry[] = [];
+  /** Providers by id, built once: request paths look upstreams up here. */
+  readonly providers: Map<string, ProviderConfig>;
   private readonly byId: Map<string, ModelConfig>;
   private readonly created: number;
 
@@ -68,13 +70,13 @@ export class Catalog {
   ) {
     this.created = Math.floor(loadedAt.getTime() / 1000);
     this.byId = new Map(config.models.map((m) => [m.id, m]));
+    this.providers = new Map(config.providers.map((p) => [p.id, p]));
     this.rebuild();
   }
 
   /** Recomputes the entries (after metadata was refreshed). */
   rebuild(): void {
-    const providers = new Map(this.config.providers.map((p) => [p.id, p]));
-    this.entries = this.config.models.map((m) => catalogEntry(m, m.upstreams[0]!.provider, this.created, this.metadata?.resolve(m, providers) ?? null));
+    this.entries = this.config.models.map((m) => catalogEntry(m, m.upstreams[0]!.provider, this.created, this.metadata?.resolve(m, this.providers) ?? null));
   }
 
   model(id: string): ModelConfig | undefined {

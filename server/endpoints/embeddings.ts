@@ -28,8 +28,7 @@ function upstreams(services: Services, modelId: string, endpoint: 'embeddings' |
   const model = services.catalog.model(modelId);
   if (!model) throw errors.modelNotFound(modelId);
   if (model.endpoint !== endpoint) throw errors.invalid(`The model '${modelId}' is a ${model.endpoint} model, not a${endpoint === 'embeddings' ? 'n embeddings' : ' moderation'} model.`, 'model', 'model_not_supported');
-  const providers = new Map(services.config.providers.map((p) => [p.id, p]));
-  const targets = model.upstreams.map((u) => ({ provider: providers.get(u.provider)!, upstreamModel: u.model })).filter((t) => types.includes(t.provider.type));
+  const targets = model.upstreams.map((u) => ({ provider: services.catalog.providers.get(u.provider)!, upstreamModel: u.model })).filter((t) => types.includes(t.provider.type));
   if (!targets.length) throw errors.invalid(`The model '${modelId}' has no upstream that serves ${endpoint}.`, 'model', 'model_not_supported');
   return { model, targets };
 }

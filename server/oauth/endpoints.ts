@@ -12,22 +12,22 @@ export function errorPage(title: string, message: string): string {
   return page(title, html`<h1>${title}</h1><p class="error">${message}</p>`);
 }
 
-function send(reply: FastifyReply, status: number, body: unknown) {
+function send(status: number, body: unknown) {
   return { status, body } as never;
 }
 
 export async function authorizeEndpoint(services: Services, request: FastifyRequest, reply: FastifyReply, q: AuthorizeParams) {
   reply.headers(pageHeaders);
   const check = await checkAuthorizeRequest(services.oauth, q, issuerOf(services, request));
-  if (check.kind === 'page') return send(reply, 400, errorPage(check.title, check.message));
+  if (check.kind === 'page') return send(400, errorPage(check.title, check.message));
   if (check.kind === 'redirect') {
     reply.header('location', check.location);
-    return send(reply, 302, undefined);
+    return send(302, undefined);
   }
   const user = await services.sessions.user(request);
   if (!user) {
     reply.header('location', `/signin?next=${encodeURIComponent(request.url)}`);
-    return send(reply, 302, undefined);
+    return send(302, undefined);
   }
   const { app, scopes, params } = check;
   const csrf = services.sessions.csrf(request, reply);
@@ -46,7 +46,7 @@ ${app.description ? html`<p>${app.description}</p>` : ''}
 <button type="submit" name="decision" value="deny" class="secondary" id="deny">Deny</button>
 </form>
 <p><small>You can revoke this at any time under <a href="/connected">Connected apps</a>. You will be sent back to ${new URL(params.redirect_uri).origin}.</small></p>`;
-  return send(reply, 200, page(`Authorize ${app.name}`, body, user));
+  return send(200, page(`Authorize ${app.name}`, body, user));
 }
 
 function basicAuth(request: FastifyRequest): { id?: string; secret?: string } {
@@ -64,7 +64,7 @@ function basicAuth(request: FastifyRequest): { id?: string; secret?: string } {
 function oauthFailure(reply: FastifyReply, err: unknown) {
   if (!(err instanceof OAuthError)) throw err;
   if (err.status === 401) reply.header('www-authenticate', err.error === 'invalid_token' ? `Bearer error="invalid_token"` : 'Basic realm="oauth"');
-  return send(reply, err.status, err.body());
+  return send(err.status, err.body());
 }
 
 export async function tokenEndpoint(services: Services, request: FastifyRequest, reply: FastifyReply, body: Record<string, any>) {
@@ -80,7 +80,7 @@ export async function tokenEndpoint(services: Services, request: FastifyRequest,
     const tokens =
       body.grant_type === 'authorization_code' ? await services.oauth.exchangeCode(app, body) : await services.oauth.refresh(app, body.refresh_token);
     services.oauthAuth.invalidateAll();
-    return send(reply, 200, tokens);
+    return send(200, tokens);
   } catch (err) {
     services.oauthAuth.invalidateAll();
     return oauthFailure(reply, err);
@@ -98,17 +98,17 @@ export async function userinfoEndpoint(services: Services, request: FastifyReque
     if (scopes.includes('email')) out.email = user.email;
     if (scopes.includes('inference')) out.api_key = (await services.oauth.ensureStableKey(user.id)).key;
     reply.header('cache-control', 'no-store');
-    return send(reply, 200, out);
+    return send(200, out);
   } catch (err) {
     return oauthFailure(reply, err);
   }
 }
 
 export async function revokeEndpoint(services: Services, reply: FastifyReply, body: Record<string, any>) {
-  if (!body.token) return send(reply, 400, new OAuthError('invalid_request', 'token is required.').body());
+  if (!body.token) return send(400, new OAuthError('invalid_request', 'token is required.').body());
   await services.oauth.revokeToken(String(body.token));
   services.oauthAuth.invalidateAll();
-  return send(reply, 200, {});
+  return send(200, {});
 }
 
 export function metadataEndpoint(services: Services, request: FastifyRequest) {

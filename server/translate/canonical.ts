@@ -125,12 +125,6 @@ export type StreamEvent =
   /** A failure the upstream reported in-band and the client format forwards itself (Responses). */
   | { type: 'failed'; message: string; code?: string };
 
-export function mergeUsage(base: Usage | null, patch: Partial<Usage>): Usage {
-  const u = base ? { ...base } : emptyUsage();
-  for (const [k, v] of Object.entries(patch)) if (typeof v === 'number') (u as Record<string, number>)[k] = v;
-  return u;
-}
-
 /** Collects a stream into a response: used to validate structured output and to test encoders. */
 export class ResponseAccumulator {
   id = '';

@@ -77,6 +77,12 @@ function usesGatewaySearch(call: TextCall, target: Target, services: Services): 
   return !!call.request.webSearch && services.search !== null && target.format !== call.format.native && (target.format === 'gemini' || target.format === 'openai-chat');
 }
 
+/**
+ * A passed-through chat request with `web_search_options` searches by definition: OpenAI's chat
+ * answer does not say whether it did (Responses and Messages upstreams report their searches).
+ */
+const searchesByDefinition = (call: TextCall) => !!call.request.webSearch && call.format.endpoint === 'chat';
+
 function upstreamRequest(call: TextCall, target: Target, services: Services, prepared: C.Request) {
   const ctx = callContext(call, target, services);
   if (target.format === call.format.native) {
@@ -96,8 +102,7 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
   const modelId = call.request.model;
   const model = services.catalog.model(modelId);
   if (!model) throw errors.modelNotFound(modelId);
-  const providers = new Map(services.config.providers.map((p) => [p.id, p]));
-  let targets = textTargets(model, providers, call.format.endpoint);
+  let targets = textTargets(model, services.catalog.providers, call.format.endpoint);
   if (call.format.nativeOnly) {
     targets = targets.filter((t) => t.format === call.format.native);
     if (!targets.length) throw call.format.nativeOnly;
@@ -127,9 +132,8 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
       })
       .catch(() => {});
   const opts = { model: modelId, health: services.health, metrics: services.metrics };
-  const needsBytes = targets.some((t) => t.format === 'gemini');
   let inlined: C.Request | null = null;
-  const prepare = async (t: Target) => (t.format === 'gemini' && needsBytes ? (inlined ??= await inlineImages(call.request, services)) : call.request);
+  const prepare = async (t: Target) => (t.format === 'gemini' ? (inlined ??= await inlineImages(call.request, services)) : call.request);
 
   try {
     const upstreamStarted = performance.now();
@@ -145,8 +149,7 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
           const res = await postJson({ ...http, timeoutMs: t.provider.timeout_ms });
           const text = await res.body.text();
           const decoded = t.wire.decode(JSON.parse(text), ctx);
-          // A native search request (e.g. chat `web_search_options`) searches by definition.
-          if (native && call.request.webSearch && call.format.endpoint === 'chat') decoded.webSearch = true;
+          if (native && searchesByDefinition(call)) decoded.webSearch = true;
           // Passed through: the upstream's bytes go out as they came.
           return { decoded, body: native ? text : call.format.encodeResponse(decoded, modelId) };
         },
@@ -244,35 +247,41 @@ async function runStream(
   };
 }
 
+/** Canonical events into the accumulator and through the client format's encoder. */
+function encoding(call: TextCall, acc: C.ResponseAccumulator) {
+  const encoder = call.format.streamEncoder(call.request.model);
+  return {
+    feed(events: C.StreamEvent[]): string {
+      let out = '';
+      for (const e of events) {
+        acc.push(e);
+        out += encoder.push(e);
+      }
+      return out;
+    },
+    /** The closing frames, once the output passed its structured-output check. */
+    end(): string {
+      checkStructuredOutput(call.request.responseFormat, acc.content, acc.finishReason);
+      return encoder.end();
+    },
+  };
+}
+
 async function* translatedFrames(call: TextCall, t: Target, body: AsyncIterable<Buffer>, acc: C.ResponseAccumulator, ctx: CallContext): AsyncGenerator<string> {
   const decoder = t.wire.streamDecoder(ctx);
-  const encoder = call.format.streamEncoder(call.request.model);
-  const feed = (events: C.StreamEvent[]) => {
-    let out = '';
-    for (const e of events) {
-      acc.push(e);
-      out += encoder.push(e);
-    }
-    return out;
-  };
+  const enc = encoding(call, acc);
   for await (const e of readSse(body)) {
-    const frame = feed(decoder.push(e));
+    const frame = enc.feed(decoder.push(e));
     if (frame) yield frame;
   }
-  const tail = feed(decoder.end());
-  checkStructuredOutput(call.request.responseFormat, acc.content, acc.finishReason);
-  yield tail + encoder.end();
+  const tail = enc.feed(decoder.end());
+  yield tail + enc.end();
 }
 
 async function* replayFrames(call: TextCall, r: C.Response, acc: C.ResponseAccumulator): AsyncGenerator<string> {
-  const encoder = call.format.streamEncoder(call.request.model);
-  let out = '';
-  for (const e of C.responseEvents(r)) {
-    acc.push(e);
-    out += encoder.push(e);
-  }
-  checkStructuredOutput(call.request.responseFormat, acc.content, acc.finishReason);
-  yield out + encoder.end();
+  const enc = encoding(call, acc);
+  const out = enc.feed(C.responseEvents(r));
+  yield out + enc.end();
 }
 
 async function* nativeFrames(call: TextCall, t: Target, body: AsyncIterable<Buffer>, acc: C.ResponseAccumulator, ctx: CallContext): AsyncGenerator<string> {
@@ -281,7 +290,7 @@ async function* nativeFrames(call: TextCall, t: Target, body: AsyncIterable<Buff
     const json = e.data === '[DONE]' ? null : (JSON.parse(e.data) as Json);
     const events = json === null ? decoder.push(e) : decoder.pushParsed(json);
     for (const ev of events) acc.push(ev);
-    if (call.request.webSearch && call.format.endpoint === 'chat') acc.webSearch = true;
+    if (searchesByDefinition(call)) acc.webSearch = true;
     // The output is complete at the finish event: check it before that frame goes out.
     if (events.some((ev) => ev.type === 'finish')) checkStructuredOutput(call.request.responseFormat, acc.content, acc.finishReason);
     if (json === null) decoder.end();
