@@ -9,6 +9,13 @@ import { randomToken } from '../server/auth/secrets.ts';
 
 export type Target = { name: string; url: string; path: string; headers: Record<string, string>; body: string; pid?: number };
 const root = fileURLToPath(new URL('..', import.meta.url));
+/** A wrk script that POSTs `body` with `headers`. */
+export function writeWrkScript(file: string, body: string, headers: Record<string, string>): string {
+  const lines = Object.entries(headers).map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`);
+  writeFileSync(file, `wrk.method = "POST"\nwrk.body = ${JSON.stringify(body)}\n${lines.join('\n')}\n`);
+  return file;
+}
+
 export const chatBody = (model: string, stream = false) => JSON.stringify({ model, messages: [{ role: 'user', content: 'Say hello.' }], max_tokens: 64, ...(stream ? { stream: true } : {}) });
 
 async function waitForFile(file: string, proc: ChildProcess, log: () => string) {
@@ -69,7 +76,9 @@ plans:
     env.REDIS_URL = opts.redisUrl;
     env.REDIS_KEY_PREFIX = `mgbench:${randomToken(6)}:`;
   }
-  const proc = spawn(process.execPath, [path.join(root, 'bin/model-gateway.mjs'), 'serve'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  // For profiling the gateway under load, e.g. BENCH_GATEWAY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof".
+  const nodeArgs = process.env.BENCH_GATEWAY_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? [];
+  const proc = spawn(process.execPath, [...nodeArgs, path.join(root, 'bin/model-gateway.mjs'), 'serve'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
   proc.stderr!.on('data', (d) => (log += d));
   await waitForFile(path.join(dir, 'server.json'), proc, () => log);

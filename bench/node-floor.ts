@@ -15,3 +15,12 @@ export async function startNodeFloor(target: string): Promise<{ url: string; clo
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   return { url: address, close: () => app.close() };
 }
+
+// Run alone (`node --import tsx bench/node-floor.ts <upstream>`) to measure or profile it apart
+// from the benchmark process: prints its URL.
+if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop()!)) {
+  const floor = await startNodeFloor(process.argv[2]!);
+  console.log(floor.url);
+  // SIGINT ends it normally, so a --cpu-prof profile is written.
+  process.once('SIGINT', () => void floor.close().then(() => process.exit(0)));
+}

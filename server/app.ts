@@ -77,6 +77,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     services.metrics.latency.observe({ method: request.method, route }, reply.elapsedTime / 1000);
   });
 
+  // Cookies at the root: the web pages and the OAuth authorize endpoint (contract scope) read the session.
   await app.register(cookie, { secret: services.cookieSecret });
   await app.register(async (scope) => webRoutes(scope, services));
 

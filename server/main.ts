@@ -22,11 +22,12 @@ import { startMetadataRefresh } from './catalog/refresh.ts';
 import { loadConfig } from './config/load.ts';
 import { openDatabase } from './db/client.ts';
 import { createMetrics } from './http/metrics.ts';
+import { projectPath } from './runtime/paths.ts';
 import { acquireEmbeddedLock, adminToken, dataDirOf, writeServerInfo } from './runtime/data-dir.ts';
 import type { Services } from './services.ts';
 import { openCounterStore } from './stores/index.ts';
 
-export const version: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+export const version: string = JSON.parse(readFileSync(projectPath('package.json'), 'utf8')).version;
 
 export function createLogger(env: NodeJS.ProcessEnv): Logger {
   return pino({ level: env.LOG_LEVEL ?? 'info', redact: { paths: redactedPaths, censor: '[redacted]' } });
@@ -94,7 +95,9 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
       catalog,
       metrics: createMetrics(),
       health,
-      billing: new QuotaBilling(config, counters, ledger, clock, (id) => catalog.model(id)),
+      billing: new QuotaBilling(config, counters, ledger, clock, (id) => catalog.model(id), (err) =>
+        logger.warn({ err }, 'quota settlement failed in the counter store; the request is in the usage ledger and its reservation expires after reservation_ttl_ms'),
+      ),
       ledger,
       clock,
       search: openSearchBackend(config.webSearch),

@@ -30,6 +30,30 @@ export type LedgerRecord = {
   createdAt: string;
 };
 
+/** Column, value, SQL type: the order of the INSERT. */
+const ledgerColumns: [string, (r: LedgerRecord) => unknown, string][] = [
+  ['request_id', (r) => r.requestId, 'text'],
+  ['api_key_id', (r) => r.apiKeyId, 'text'],
+  ['user_id', (r) => r.userId, 'text'],
+  ['oauth_app_id', (r) => r.oauthAppId, 'text'],
+  ['model', (r) => r.model, 'text'],
+  ['provider', (r) => r.provider, 'text'],
+  ['upstream_model', (r) => r.upstreamModel, 'text'],
+  ['endpoint', (r) => r.endpoint, 'text'],
+  ['prompt_tokens', (r) => r.promptTokens, 'integer'],
+  ['completion_tokens', (r) => r.completionTokens, 'integer'],
+  ['cached_tokens', (r) => r.cachedTokens, 'integer'],
+  ['reasoning_tokens', (r) => r.reasoningTokens, 'integer'],
+  ['surcharge_tokens', (r) => r.surchargeTokens, 'integer'],
+  ['multiplier', (r) => r.multiplier, 'double precision'],
+  ['billed_tokens', (r) => r.billedTokens, 'bigint'],
+  ['usage_source', (r) => r.usageSource, 'text'],
+  ['status', (r) => r.status, 'integer'],
+  ['error_code', (r) => r.errorCode, 'text'],
+  ['latency_ms', (r) => r.latencyMs, 'integer'],
+  ['created_at', (r) => r.createdAt, 'timestamp(3)'],
+];
+
 type Segment = { file: string; stream: WriteStream };
 
 export class UsageLedger {
@@ -38,6 +62,7 @@ export class UsageLedger {
   private segment: Segment | null = null;
   private seq = 0;
   private flushing: Promise<void> | null = null;
+  private nextFlush: Promise<void> | null = null;
   /** Lines written this event-loop turn, appended to the segment together. */
   private lines: string[] = [];
   private readonly startedAt = Date.now();
@@ -103,10 +128,20 @@ export class UsageLedger {
     this.lines = [];
   }
 
-  /** Writes everything pending; concurrent calls share one flush. */
+  /**
+   * Resolves once every record written before the call is in the database. A flush already under
+   * way took its batch earlier, so a call during it queues one more (shared by all such calls).
+   */
   flush(): Promise<void> {
-    this.flushing ??= this.doFlush().finally(() => (this.flushing = null));
-    return this.flushing;
+    if (!this.flushing) {
+      this.flushing = this.doFlush().finally(() => (this.flushing = null));
+      return this.flushing;
+    }
+    this.nextFlush ??= this.flushing.then(() => {
+      this.nextFlush = null;
+      return this.flush();
+    });
+    return this.nextFlush;
   }
 
   private async doFlush(): Promise<void> {
@@ -132,23 +167,19 @@ export class UsageLedger {
   }
 
   /**
-   * One multi-row INSERT per 1,000 records straight through the driver: Prisma's query building
-   * costs more CPU than the insert itself at thousands of records per second.
+   * One INSERT per 5,000 records straight through the driver, each column sent as one array and
+   * turned back into rows by unnest(): Prisma's query building cost more CPU than the insert, and
+   * a parameter per value (20 per row) made the embedded database spend twice as long per row.
    */
   private async insert(records: LedgerRecord[]): Promise<void> {
-    for (let i = 0; i < records.length; i += 1000) {
-      const chunk = records.slice(i, i + 1000);
-      const params: unknown[] = [];
-      const rows = chunk.map((r) => {
-        const values = [r.requestId, r.apiKeyId, r.userId, r.oauthAppId, r.model, r.provider, r.upstreamModel, r.endpoint, r.promptTokens, r.completionTokens, r.cachedTokens, r.reasoningTokens, r.surchargeTokens, r.multiplier, r.billedTokens, r.usageSource, r.status, r.errorCode, r.latencyMs, r.createdAt];
-        const base = params.length;
-        params.push(...values);
-        return `(${values.map((_, j) => `$${base + j + 1}`).join(',')})`;
-      });
+    for (let i = 0; i < records.length; i += 5000) {
+      const chunk = records.slice(i, i + 5000);
+      const arrays = ledgerColumns.map(([, get]) => chunk.map(get));
       await this.sql.query(
-        `INSERT INTO usage_records (request_id, api_key_id, user_id, oauth_app_id, model, provider, upstream_model, endpoint, prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, surcharge_tokens, multiplier, billed_tokens, usage_source, status, error_code, latency_ms, created_at)
-         VALUES ${rows.join(',')} ON CONFLICT (request_id) DO NOTHING`,
-        params,
+        `INSERT INTO usage_records (${ledgerColumns.map(([name]) => name).join(', ')})
+         SELECT * FROM unnest(${ledgerColumns.map(([, , type], j) => `$${j + 1}::${type}[]`).join(', ')})
+         ON CONFLICT (request_id) DO NOTHING`,
+        arrays,
       );
     }
   }

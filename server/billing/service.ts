@@ -7,7 +7,7 @@ import type { CounterStore } from '../stores/index.ts';
 import { estimatePromptTokens } from './estimate.ts';
 import type { Billing, BillingTicket, UsageReport } from './hooks.ts';
 import type { UsageLedger } from './ledger.ts';
-import { nextUtcMidnight, planOf, quotaKey, rankOf, rpmKey } from './plans.ts';
+import { lastFormatted, nextUtcMidnight, planOf, quotaKey, rankOf, rpmKey } from './plans.ts';
 
 /** Output tokens reserved when neither the request nor the model config names a maximum. */
 export const DEFAULT_RESERVED_OUTPUT = 4096;
@@ -32,7 +32,13 @@ export class QuotaBilling implements Billing {
     private readonly clock: Clock,
     /** The model's configuration by id (the catalog's index, not a scan per request). */
     private readonly modelById: (id: string) => ResolvedConfig['models'][number] | undefined,
+    /** A settlement the counter store refused (Redis down): the record is in the ledger already. */
+    private readonly onCounterError: (err: unknown) => void = () => {},
   ) {}
+
+  private readonly rpmResetIso = lastFormatted(iso);
+  private readonly dayEndIso = lastFormatted(iso);
+  private readonly nowIso = lastFormatted(iso);
 
   async begin(ctx: Parameters<Billing['begin']>[0]): Promise<BillingTicket> {
     const { principal } = ctx;
@@ -43,28 +49,31 @@ export class QuotaBilling implements Billing {
     const plan = planOf(this.config, principal.planId);
     const now = this.clock.now();
 
-    // Requests per minute: checked and counted in one step.
-    const rpm = await this.counters.hit(rpmKey(principal.keyId), 1, plan.requests_per_minute, 60_000, now);
+    // Requests per minute checked and counted, then the daily quota checked and the most this
+    // request can cost reserved: one atomic step in the counter store (one Redis round trip).
     const dayEnd = nextUtcMidnight(now);
-    const headers: Record<string, string> = {
-      'x-ratelimit-limit-requests': String(plan.requests_per_minute),
-      'x-ratelimit-remaining-requests': String(Math.max(0, plan.requests_per_minute - rpm.value)),
-      'x-ratelimit-reset-requests': iso(rpm.resetAt),
-      'x-ratelimit-limit-tokens': String(plan.daily_tokens),
-      'x-ratelimit-reset-tokens': iso(dayEnd),
-    };
-    if (!rpm.allowed) {
-      const q = await this.counters.reserved(quotaKey(principal.keyId, now), now);
-      headers['x-ratelimit-remaining-tokens'] = String(Math.max(0, plan.daily_tokens - q.settled - q.reserved));
-      throw rateLimited('rate_limit_exceeded', `Rate limit reached: ${plan.requests_per_minute} requests per minute on the '${plan.id}' plan.`, plan.requests_per_minute, 0, rpm.resetAt, now, headers);
-    }
-
-    // Daily quota: reserve the most this request can cost, in the same step that checks it fits.
     const maxOutput = ctx.request.maxTokens ?? model?.max_output_tokens ?? DEFAULT_RESERVED_OUTPUT;
     const amount = Math.ceil((estimatePromptTokens(ctx.request) + maxOutput) * ctx.multiplier);
     const key = quotaKey(principal.keyId, now);
     const id = `${ctx.requestId}:${randomToken(6)}`;
-    const r = await this.counters.reserve(key, id, amount, plan.daily_tokens, { ttlMs: this.config.reservationTtlMs, keepUntil: dayEnd, now });
+    const { rpm, quota: r } = await this.counters.admit(
+      { key: rpmKey(principal.keyId), limit: plan.requests_per_minute, windowMs: 60_000 },
+      { key, id, amount, limit: plan.daily_tokens, ttlMs: this.config.reservationTtlMs, keepUntil: dayEnd },
+      now,
+    );
+    const headers: Record<string, string> = {
+      'x-ratelimit-limit-requests': String(plan.requests_per_minute),
+      'x-ratelimit-remaining-requests': String(Math.max(0, plan.requests_per_minute - rpm.value)),
+      'x-ratelimit-reset-requests': this.rpmResetIso(rpm.resetAt),
+      'x-ratelimit-limit-tokens': String(plan.daily_tokens),
+      'x-ratelimit-reset-tokens': this.dayEndIso(dayEnd),
+    };
+    if (!rpm.allowed || !r) {
+      const q = await this.counters.reserved(key, now);
+      headers['x-ratelimit-remaining-tokens'] = String(Math.max(0, plan.daily_tokens - q.settled - q.reserved));
+      throw rateLimited('rate_limit_exceeded', `Rate limit reached: ${plan.requests_per_minute} requests per minute on the '${plan.id}' plan.`, plan.requests_per_minute, 0, rpm.resetAt, now, headers);
+    }
+
     if (!r.allowed) {
       const remaining = Math.max(0, plan.daily_tokens - r.used);
       headers['x-ratelimit-remaining-tokens'] = String(remaining);
@@ -113,10 +122,10 @@ export class QuotaBilling implements Billing {
             status: report.status,
             errorCode: report.errorCode,
             latencyMs: report.latencyMs,
-            createdAt: iso(this.clock.now()),
+            createdAt: this.nowIso(this.clock.now()),
           });
         }
-        await this.counters.settle(key, id, billed, { keepUntil: dayEnd, now: this.clock.now() });
+        await this.counters.settle(key, id, billed, { keepUntil: dayEnd, now: this.clock.now() }).catch(this.onCounterError);
       },
     };
   }

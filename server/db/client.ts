@@ -1,9 +1,11 @@
-import { mkdirSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
+import { promisify } from 'node:util';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
-import { PrismaPGlite } from 'pglite-prisma-adapter';
+import { PGliteRemote } from './pglite-remote.ts';
+import { projectPath } from '../runtime/paths.ts';
 import { PrismaClient } from './generated/client.ts';
 import { applyMigrations, type SqlRunner } from './migrate.ts';
 
@@ -27,6 +29,21 @@ function redactUrl(url: string): string {
   } catch {
     return 'postgres://(unparsable URL)';
   }
+}
+
+/**
+ * Postgres' default 128 MB buffer pool is touched at start-up and stays resident inside
+ * PGlite's WebAssembly memory; the embedded database is small and mostly written in batches,
+ * so 16 MB (PGLITE_SHARED_BUFFERS to change) keeps the process lean without slowing it.
+ */
+const pgliteStartParams = () => ['-c', `shared_buffers=${process.env.PGLITE_SHARED_BUFFERS ?? '16MB'}`];
+
+async function initEmbeddedDirectory(dir: string): Promise<void> {
+  if (existsSync(path.join(dir, 'PG_VERSION'))) return;
+  const script = projectPath('server/db/pglite-initdb.mjs');
+  await promisify(execFile)(process.execPath, [script, dir], { timeout: 120_000 }).catch((err: Error & { stderr?: string }) => {
+    throw new Error(`could not create the embedded database in ${dir}: ${err.stderr?.trim() || err.message}`);
+  });
 }
 
 /** Opens PostgreSQL when `databaseUrl` is set, else the embedded PGlite database under `dataDir`. */
@@ -69,31 +86,38 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
   } else {
     const dir = path.resolve(opts.dataDir, 'db');
     mkdirSync(dir, { recursive: true });
-    const lite = await PGlite.create(dir);
-    const prisma = new PrismaClient({ adapter: new PrismaPGlite(lite) });
-    const runner = {
-      exec: async (text: string) => void (await lite.exec(text)),
-      query: async (text: string, params: unknown[] = []) => (await lite.query(text, params)).rows as Record<string, unknown>[],
-    };
-    db = {
-      prisma,
-      kind: 'embedded',
-      location: dir,
-      sql: { ...runner, withLock: (fn) => fn(runner) },
-      ping: async () => void (await lite.query('SELECT 1')),
-      close: async () => {
-        await prisma.$disconnect();
-        await lite.close();
-      },
-    };
+    await initEmbeddedDirectory(dir);
+    db = await openEmbedded(dir);
   }
   if (opts.migrate !== false) {
     try {
-      await applyMigrations(db.sql);
+      const applied = await applyMigrations(db.sql);
+      if (applied.length > 0 && db.kind === 'embedded') {
+        // Creating a schema leaves PGlite's memory grown for good; a reopened instance starts small.
+        await db.close();
+        db = await openEmbedded(db.location);
+      }
     } catch (err) {
       await db.close().catch(() => {});
       throw err;
     }
   }
   return db;
+}
+
+async function openEmbedded(dir: string): Promise<Database> {
+  const remote = await PGliteRemote.open(dir, pgliteStartParams());
+  const prisma = new PrismaClient({ adapter: remote.adapterFactory() });
+  const runner = { exec: remote.exec, query: remote.query };
+  return {
+    prisma,
+    kind: 'embedded',
+    location: dir,
+    sql: { ...runner, withLock: (fn) => fn(runner) },
+    ping: async () => void (await remote.query('SELECT 1')),
+    close: async () => {
+      await prisma.$disconnect();
+      await remote.close();
+    },
+  };
 }

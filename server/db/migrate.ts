@@ -3,7 +3,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { projectPath } from '../runtime/paths.ts';
 
 export type SqlQueryable = {
   exec(text: string): Promise<void>;
@@ -11,7 +11,7 @@ export type SqlQueryable = {
 };
 export type SqlRunner = SqlQueryable & { withLock<T>(fn: (tx: SqlQueryable) => Promise<T>): Promise<T> };
 
-export const migrationsDir = fileURLToPath(new URL('../../prisma/migrations', import.meta.url));
+export const migrationsDir = projectPath('prisma/migrations');
 
 export function listMigrations(dir = migrationsDir): { name: string; sql: string; checksum: string }[] {
   if (!existsSync(dir)) return [];

@@ -23,10 +23,16 @@ export interface StreamDecoder {
 
 /** A text-generation wire format: how to ask and how to read the answer. */
 export interface TextProvider {
-  build(req: C.Request, ctx: CallContext): HttpCall;
+  /** Where and with which headers (a passed-through request needs no more). */
+  endpoint(req: C.Request, ctx: CallContext): Omit<HttpCall, 'body'>;
+  /** The request translated into this wire format. */
+  body(req: C.Request, ctx: CallContext): Record<string, unknown>;
   decode(body: unknown, ctx: CallContext): C.Response;
   streamDecoder(ctx: CallContext): StreamDecoder;
 }
+
+/** A translated request: the wire format's endpoint and body. */
+export const buildCall = (wire: TextProvider, req: C.Request, ctx: CallContext): HttpCall => ({ ...wire.endpoint(req, ctx), body: wire.body(req, ctx) });
 
 /** An error the upstream reported inside a stream that had answered 200. */
 export class UpstreamStreamError extends Error {

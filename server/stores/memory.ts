@@ -1,7 +1,9 @@
-import type { CounterStore, ReserveResult, WindowResult } from './types.ts';
+import type { AdmitResult, CounterStore, ReserveResult, WindowResult } from './types.ts';
 
 type Window = { value: number; resetAt: number };
-type Quota = { settled: number; keepUntil: number; holds: Map<string, { amount: number; expiresAt: number }> };
+type Hold = { amount: number; expiresAt: number };
+/** `reserved` is the sum of `holds`, kept as it changes; `nextExpiry` the earliest hold's expiry. */
+type Quota = { settled: number; keepUntil: number; holds: Map<string, Hold>; reserved: number; nextExpiry: number };
 
 /** In-process counters: single-threaded JS makes each call atomic. */
 export class MemoryCounterStore implements CounterStore {
@@ -29,29 +31,58 @@ export class MemoryCounterStore implements CounterStore {
     return w && w.resetAt > now ? { ...w } : null;
   }
 
+  // Constant time per call (a scan of the holds only when one of them has expired): this runs
+  // on every request with as many holds as requests in flight.
   private quota(key: string, now: number): Quota {
     let q = this.quotas.get(key);
-    if (!q || q.keepUntil <= now) {
-      q = { settled: 0, keepUntil: now, holds: q?.holds ?? new Map() };
+    if (!q) {
+      q = { settled: 0, keepUntil: now, holds: new Map(), reserved: 0, nextExpiry: Infinity };
       this.quotas.set(key, q);
+    } else if (q.keepUntil <= now) {
+      q.settled = 0;
+      q.keepUntil = now;
     }
-    for (const [id, h] of q.holds) if (h.expiresAt <= now) q.holds.delete(id);
+    if (now >= q.nextExpiry) {
+      q.reserved = 0;
+      q.nextExpiry = Infinity;
+      for (const [id, h] of q.holds) {
+        if (h.expiresAt <= now) q.holds.delete(id);
+        else {
+          q.reserved += h.amount;
+          q.nextExpiry = Math.min(q.nextExpiry, h.expiresAt);
+        }
+      }
+    }
     return q;
   }
 
   async reserve(key: string, id: string, amount: number, limit: number, opts: { ttlMs: number; keepUntil: number; now: number }): Promise<ReserveResult> {
     const q = this.quota(key, opts.now);
-    let used = q.settled;
-    for (const h of q.holds.values()) used += h.amount;
+    const used = q.settled + q.reserved;
     if (used + amount > limit) return { allowed: false, used };
-    q.holds.set(id, { amount, expiresAt: opts.now + opts.ttlMs });
-    q.keepUntil = Math.max(q.keepUntil, opts.keepUntil, opts.now + opts.ttlMs);
+    const expiresAt = opts.now + opts.ttlMs;
+    const previous = q.holds.get(id);
+    if (previous) q.reserved -= previous.amount;
+    q.holds.set(id, { amount, expiresAt });
+    q.reserved += amount;
+    q.nextExpiry = Math.min(q.nextExpiry, expiresAt);
+    q.keepUntil = Math.max(q.keepUntil, opts.keepUntil, expiresAt);
     return { allowed: true, used };
+  }
+
+  async admit(rpm: Parameters<CounterStore['admit']>[0], quota: Parameters<CounterStore['admit']>[1], now: number): Promise<AdmitResult> {
+    const r = await this.hit(rpm.key, 1, rpm.limit, rpm.windowMs, now);
+    if (!r.allowed) return { rpm: r, quota: null };
+    return { rpm: r, quota: await this.reserve(quota.key, quota.id, quota.amount, quota.limit, { ttlMs: quota.ttlMs, keepUntil: quota.keepUntil, now }) };
   }
 
   async settle(key: string, id: string, actual: number, opts: { keepUntil: number; now: number }): Promise<number> {
     const q = this.quota(key, opts.now);
-    q.holds.delete(id);
+    const hold = q.holds.get(id);
+    if (hold) {
+      q.holds.delete(id);
+      q.reserved -= hold.amount;
+    }
     if (actual > 0) {
       q.settled += actual;
       q.keepUntil = Math.max(q.keepUntil, opts.keepUntil);
@@ -61,9 +92,7 @@ export class MemoryCounterStore implements CounterStore {
 
   async reserved(key: string, now: number) {
     const q = this.quota(key, now);
-    let reserved = 0;
-    for (const h of q.holds.values()) reserved += h.amount;
-    return { settled: q.settled, reserved, holders: q.holds.size };
+    return { settled: q.settled, reserved: q.reserved, holders: q.holds.size };
   }
 
   async ping() {}

@@ -1,23 +1,27 @@
 import { Redis } from 'ioredis';
-import type { CounterStore, ReserveResult, WindowResult } from './types.ts';
+import type { AdmitResult, CounterStore, ReserveResult, WindowResult } from './types.ts';
 
 // A window is a hash {v: count, r: reset epoch ms}; the caller's clock decides when it rolls, and
-// the key's TTL only collects garbage. Check and add are one script.
+// the key's TTL only collects garbage. Check and add are one step, shared by HIT and ADMIT.
+const HIT_FUNCTION = `
+local function hit(key, cost, limit, window, now)
+  local v = tonumber(redis.call('HGET', key, 'v') or '0')
+  local r = tonumber(redis.call('HGET', key, 'r') or '0')
+  if now >= r then
+    v = 0
+    r = now + window
+  end
+  if v + cost > limit then return {0, v, r} end
+  v = v + cost
+  redis.call('HSET', key, 'v', v, 'r', r)
+  redis.call('PEXPIRE', key, r - now + 1000)
+  return {1, v, r}
+end
+`;
+
 const HIT = `
-local now = tonumber(ARGV[4])
-local v = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
-local r = tonumber(redis.call('HGET', KEYS[1], 'r') or '0')
-if now >= r then
-  v = 0
-  r = now + tonumber(ARGV[3])
-end
-if v + tonumber(ARGV[1]) > tonumber(ARGV[2]) then
-  return {0, v, r}
-end
-v = v + tonumber(ARGV[1])
-redis.call('HSET', KEYS[1], 'v', v, 'r', r)
-redis.call('PEXPIRE', KEYS[1], r - now + 1000)
-return {1, v, r}
+${HIT_FUNCTION}
+return hit(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]))
 `;
 
 const PEEK_WINDOW = `
@@ -37,8 +41,7 @@ for _, a in ipairs(redis.call('HVALS', KEYS[2])) do reserved = reserved + tonumb
 local settled = tonumber(redis.call('GET', KEYS[1]) or '0')
 `;
 
-const RESERVE = `
-local now = tonumber(ARGV[6])
+const RESERVE_BODY = `
 ${DROP_EXPIRED.replaceAll('ARGV_NOW', 'now')}
 local used = settled + reserved
 if used + tonumber(ARGV[2]) > tonumber(ARGV[3]) then return {0, used} end
@@ -48,6 +51,24 @@ redis.call('ZADD', KEYS[3], now + ttl, ARGV[1])
 redis.call('PEXPIRE', KEYS[2], ttl + 60000)
 redis.call('PEXPIRE', KEYS[3], ttl + 60000)
 return {1, used}
+`;
+
+const RESERVE = `
+local now = tonumber(ARGV[6])
+${RESERVE_BODY}
+`;
+
+// HIT on KEYS[4] (ARGV[7..8]: limit, window ms), then RESERVE on KEYS[1..3] when it allowed:
+// returns {hit ok, hit value, hit reset, reserve ok, reserve used}.
+const ADMIT = `
+${HIT_FUNCTION}
+local now = tonumber(ARGV[6])
+local h = hit(KEYS[4], 1, tonumber(ARGV[7]), tonumber(ARGV[8]), now)
+if h[1] == 0 then return {0, h[2], h[3], 0, 0} end
+local q = (function()
+${RESERVE_BODY}
+end)()
+return {1, h[2], h[3], q[1], q[2]}
 `;
 
 const SETTLE = `
@@ -72,6 +93,7 @@ type Scripts = {
   mgHit(key: string, cost: number, limit: number, windowMs: number, now: number): Promise<[number, number, number]>;
   mgPeekWindow(key: string, now: number): Promise<[number, number] | null>;
   mgReserve(k1: string, k2: string, k3: string, id: string, amount: number, limit: number, ttl: number, keepUntil: number, now: number): Promise<[number, number]>;
+  mgAdmit(k1: string, k2: string, k3: string, rpmKey: string, id: string, amount: number, limit: number, ttl: number, keepUntil: number, now: number, rpmLimit: number, windowMs: number): Promise<[number, number, number, number, number]>;
   mgSettle(k1: string, k2: string, k3: string, id: string, actual: number, keepUntil: number, now: number): Promise<number>;
   mgReserved(k1: string, k2: string, k3: string, now: number): Promise<[number, number, number]>;
 };
@@ -81,10 +103,13 @@ export class RedisCounterStore implements CounterStore {
   readonly redis: Redis & Scripts;
 
   constructor(url: string, private readonly prefix = 'mg:') {
-    const redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true });
+    // Auto-pipelining sends the commands of one event-loop turn in one write: a socket write per
+    // command was a sixth of the main thread's time under load.
+    const redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, enableAutoPipelining: true });
     redis.defineCommand('mgHit', { numberOfKeys: 1, lua: HIT });
     redis.defineCommand('mgPeekWindow', { numberOfKeys: 1, lua: PEEK_WINDOW });
     redis.defineCommand('mgReserve', { numberOfKeys: 3, lua: RESERVE });
+    redis.defineCommand('mgAdmit', { numberOfKeys: 4, lua: ADMIT });
     redis.defineCommand('mgSettle', { numberOfKeys: 3, lua: SETTLE });
     redis.defineCommand('mgReserved', { numberOfKeys: 3, lua: RESERVED });
     redis.on('error', () => {
@@ -93,10 +118,27 @@ export class RedisCounterStore implements CounterStore {
     this.redis = redis as Redis & Scripts;
   }
 
-  // One hash tag per quota, so the three keys live on one Redis Cluster slot.
+  // The callers' keys carry their hash tag ({api key id}), so a quota's three keys and the
+  // request window of the same API key live on one Redis Cluster slot.
   private quotaKeys(key: string): [string, string, string] {
-    const base = `${this.prefix}{${key}}`;
+    const base = this.prefix + key;
     return [`${base}:settled`, `${base}:holds`, `${base}:expiry`];
+  }
+
+  async admit(rpm: Parameters<CounterStore['admit']>[0], quota: Parameters<CounterStore['admit']>[1], now: number): Promise<AdmitResult> {
+    const [ok, value, resetAt, qOk, used] = await this.redis.mgAdmit(
+      ...this.quotaKeys(quota.key),
+      this.prefix + rpm.key,
+      quota.id,
+      quota.amount,
+      quota.limit,
+      quota.ttlMs,
+      quota.keepUntil,
+      now,
+      rpm.limit,
+      rpm.windowMs,
+    );
+    return { rpm: { allowed: ok === 1, value, resetAt }, quota: ok === 1 ? { allowed: qOk === 1, used } : null };
   }
 
   async hit(key: string, cost: number, limit: number, windowMs: number, now: number): Promise<WindowResult> {

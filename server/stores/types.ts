@@ -18,6 +18,12 @@ export type ReserveResult = {
   used: number;
 };
 
+export type AdmitResult = {
+  rpm: WindowResult;
+  /** Null when the request limit refused (nothing was reserved). */
+  quota: ReserveResult | null;
+};
+
 export interface CounterStore {
   readonly kind: 'memory' | 'redis';
   /**
@@ -34,6 +40,15 @@ export interface CounterStore {
    * `keepUntil` is how long the settled total must be kept (e.g. the end of the quota day).
    */
   reserve(key: string, id: string, amount: number, limit: number, opts: { ttlMs: number; keepUntil: number; now: number }): Promise<ReserveResult>;
+  /**
+   * A request's admission in one step (one round trip to Redis): `hit` on the request window
+   * and, when that allowed it, `reserve` on the quota. The keys must share their hash tag.
+   */
+  admit(
+    rpm: { key: string; limit: number; windowMs: number },
+    quota: { key: string; id: string; amount: number; limit: number; ttlMs: number; keepUntil: number },
+    now: number,
+  ): Promise<AdmitResult>;
   /** Ends reservation `id` and adds `actual` to the settled total. Returns the settled total. */
   settle(key: string, id: string, actual: number, opts: { keepUntil: number; now: number }): Promise<number>;
   /** Settled total and the sum of live reservations. */

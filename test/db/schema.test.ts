@@ -75,6 +75,36 @@ describe('embedded (PGlite)', () => {
     rmSync(dir, { recursive: true, force: true });
   });
   it('round-trips every model', () => roundTrip(db));
+
+  // The database runs on its own thread: transactions, errors and shutdown cross that boundary.
+  it('interactive transactions commit or roll back as a whole on the database thread', async () => {
+    const p = db.prisma;
+    await expect(
+      p.$transaction(async (tx) => {
+        await tx.user.create({ data: { id: 'usr_tx1', email: 'tx1@example.com', planId: 'free' } });
+        throw new Error('changed my mind');
+      }),
+    ).rejects.toThrow('changed my mind');
+    expect(await p.user.count({ where: { id: 'usr_tx1' } })).toBe(0);
+    await p.$transaction(async (tx) => {
+      await tx.user.create({ data: { id: 'usr_tx2', email: 'tx2@example.com', planId: 'free' } });
+      await tx.user.update({ where: { id: 'usr_tx2' }, data: { name: 'Two' } });
+    });
+    expect((await p.user.findUniqueOrThrow({ where: { id: 'usr_tx2' } })).name).toBe('Two');
+  });
+
+  it('database errors keep their Prisma codes across the thread', async () => {
+    await db.prisma.user.create({ data: { id: 'usr_dup', email: 'dup@example.com', planId: 'free' } });
+    await expect(db.prisma.user.create({ data: { id: 'usr_dup2', email: 'dup@example.com', planId: 'free' } })).rejects.toMatchObject({ code: 'P2002' });
+    await expect(db.sql.query('SELECT * FROM no_such_table')).rejects.toMatchObject({ code: '42P01' });
+  });
+
+  it('calls after close fail at once instead of waiting', async () => {
+    await db.close();
+    await expect(db.sql.query('SELECT 1')).rejects.toThrow(/exited/);
+    db = await openDatabase({ dataDir: dir });
+    expect(await db.sql.query('SELECT count(*)::int AS n FROM users WHERE id = $1', ['usr_tx2'])).toEqual([{ n: 1 }]);
+  });
 });
 
 describe('PostgreSQL', () => {

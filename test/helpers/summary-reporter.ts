@@ -7,13 +7,15 @@ export default class SummaryReporter implements Reporter {
     let failed = unhandledErrors.length;
     let skipped = 0;
     for (const mod of testModules) {
-      if (mod.state() === 'failed' && ![...mod.children.allTests()].length) failed++;
+      let failedHere = 0;
       for (const test of mod.children.allTests()) {
         const state = test.result().state;
         if (state === 'passed') passed++;
-        else if (state === 'failed') failed++;
+        else if (state === 'failed') failedHere++;
         else skipped++;
       }
+      // A file that failed outside its tests (import, beforeAll) counts once, even if its tests were skipped.
+      failed += mod.state() === 'failed' && !failedHere ? 1 : failedHere;
     }
     process.stdout.write(`\ntests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
   }

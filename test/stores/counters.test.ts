@@ -45,6 +45,19 @@ describe.each(stores)('%s store', (_name, make) => {
     expect(await store.reserve('q', 'one-more', 1, 250, opts)).toEqual({ allowed: false, used: 250 });
   });
 
+  it('admission counts the request and reserves quota in one step, exact under concurrency', async () => {
+    const rpm = { key: '{k1}:rpm', limit: 30, windowMs: 60_000 };
+    const results = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => store.admit(rpm, { key: '{k1}:quota', id: `a${i}`, amount: 7, limit: 70, ttlMs: 60_000, keepUntil: T0 + 60_000 }, T0)),
+    );
+    expect(results.filter((r) => r.rpm.allowed)).toHaveLength(30);
+    // Refused by the request limit: nothing reserved.
+    expect(results.filter((r) => !r.rpm.allowed).every((r) => r.quota === null)).toBe(true);
+    expect(results.filter((r) => r.quota?.allowed)).toHaveLength(10);
+    expect(await store.reserved('{k1}:quota', T0)).toEqual({ settled: 0, reserved: 70, holders: 10 });
+    expect(await store.peekWindow('{k1}:rpm', T0)).toEqual({ value: 30, resetAt: T0 + 60_000 });
+  });
+
   it('a reservation whose holder never settles stops counting after its TTL', async () => {
     const opts = { ttlMs: 1_000, keepUntil: T0 + 3_600_000, now: T0 };
     expect((await store.reserve('crash', 'lost', 90, 100, opts)).allowed).toBe(true);
@@ -65,6 +78,11 @@ it('two Redis clients (two gateway instances) share one limit', async () => {
     const opts = { ttlMs: 60_000, keepUntil: T0 + 60_000, now: T0 };
     const holds = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? a : b).reserve('shared-q', `h${i}`, 7, 70, opts)));
     expect(holds.filter((r) => r.allowed)).toHaveLength(10);
+    const admits = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => (i % 2 ? a : b).admit({ key: '{s}:rpm', limit: 40, windowMs: 60_000 }, { key: '{s}:quota', id: `x${i}`, amount: 5, limit: 100, ttlMs: 60_000, keepUntil: T0 + 60_000 }, T0)),
+    );
+    expect(admits.filter((r) => r.rpm.allowed)).toHaveLength(40);
+    expect(admits.filter((r) => r.quota?.allowed)).toHaveLength(20);
   } finally {
     await a.close();
     await b.close();

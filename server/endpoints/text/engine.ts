@@ -9,7 +9,7 @@ import { fetchImage } from '../../media/fetch-image.ts';
 import { UnsupportedContentError } from '../../providers/anthropic/messages.ts';
 import { postJson } from '../../providers/http.ts';
 import { readSse } from '../../providers/sse.ts';
-import { UpstreamStreamError, type CallContext } from '../../providers/types.ts';
+import { UpstreamStreamError, buildCall, type CallContext } from '../../providers/types.ts';
 import { withFailover } from '../../routing/failover.ts';
 import { textTargets, type Target } from '../../routing/targets.ts';
 import * as C from '../../translate/canonical.ts';
@@ -86,11 +86,11 @@ const searchesByDefinition = (call: TextCall) => !!call.request.webSearch && cal
 function upstreamRequest(call: TextCall, target: Target, services: Services, prepared: C.Request) {
   const ctx = callContext(call, target, services);
   if (target.format === call.format.native) {
-    const base = target.wire.build({ ...prepared, model: target.upstreamModel }, ctx);
-    return { ctx, http: { ...base, body: call.format.passthroughBody(call.raw, target.upstreamModel) }, native: true };
+    const where = target.wire.endpoint({ ...prepared, model: target.upstreamModel }, ctx);
+    return { ctx, http: { ...where, body: call.format.passthroughBody(call.raw, target.upstreamModel) }, native: true };
   }
   try {
-    return { ctx, http: target.wire.build({ ...prepared, model: target.upstreamModel }, ctx), native: false };
+    return { ctx, http: buildCall(target.wire, { ...prepared, model: target.upstreamModel }, ctx), native: false };
   } catch (err) {
     if (err instanceof UnsupportedContentError) throw errors.invalid(err.message, 'messages');
     throw err;
@@ -159,14 +159,16 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
       const usage = value.decoded.usage;
       const estimated = !usage;
       const billed = usage ?? estimatedUsage(call.request, value.decoded.content);
+      // Settlement is not awaited: the ledger record is written and the counter update issued
+      // (in order, ahead of this key's next request) before the answer leaves.
       try {
         checkStructuredOutput(call.request.responseFormat, value.decoded.content, value.decoded.finishReason);
       } catch (err) {
         // The tokens were spent: bill them even though the answer is refused.
-        await settle(candidate, billed, estimated, 502, (err as GatewayError).code, value.decoded.webSearch);
+        void settle(candidate, billed, estimated, 502, (err as GatewayError).code, value.decoded.webSearch);
         throw err;
       }
-      await settle(candidate, billed, estimated, 200, null, value.decoded.webSearch);
+      void settle(candidate, billed, estimated, 200, null, value.decoded.webSearch);
       const json: Record<string, string> = typeof value.body === 'string' ? { 'content-type': 'application/json; charset=utf-8' } : {};
       return { status: 200, body: value.body, headers: { ...ticket.headers, ...targetHeaders(call, candidate), ...json }, upstreamMs };
     }

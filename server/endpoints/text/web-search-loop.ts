@@ -3,7 +3,7 @@
 // number of rounds; `[n]` markers in the answer become url_citation annotations.
 import type { Services } from '../../services.ts';
 import { postJson } from '../../providers/http.ts';
-import type { CallContext } from '../../providers/types.ts';
+import { buildCall, type CallContext } from '../../providers/types.ts';
 import type { Target } from '../../routing/targets.ts';
 import type { SearchResult } from '../../search/backends.ts';
 import type * as C from '../../translate/canonical.ts';
@@ -46,7 +46,7 @@ export async function gatewaySearchLoop(services: Services, target: Target, requ
   const sources: SearchResult[] = [];
   let usage: C.Usage | null = null;
   for (let round = 0; ; round++) {
-    const http = target.wire.build(req, ctx);
+    const http = buildCall(target.wire, req, ctx);
     const res = await postJson({ ...http, timeoutMs: target.provider.timeout_ms });
     const r = target.wire.decode(await res.body.json(), ctx);
     usage = addUsage(usage, r.usage);

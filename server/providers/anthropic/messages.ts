@@ -1,7 +1,7 @@
 // Anthropic Messages wire format.
 import { randomToken } from '../../auth/secrets.ts';
 import type * as C from '../../translate/canonical.ts';
-import { UpstreamStreamError, joinUrl, parseJsonArgs, reasoningBudget, type CallContext, type HttpCall, type StreamDecoder, type TextProvider } from '../types.ts';
+import { UpstreamStreamError, joinUrl, parseJsonArgs, reasoningBudget, type CallContext, type StreamDecoder, type TextProvider } from '../types.ts';
 
 type Json = Record<string, any>;
 
@@ -260,9 +260,8 @@ export class MessagesStreamDecoder implements StreamDecoder {
 }
 
 export const anthropicMessages: TextProvider = {
-  build(req, ctx): HttpCall {
-    return { url: joinUrl(anthropicBaseUrl(ctx), '/messages'), headers: anthropicHeaders(ctx), body: encodeMessagesBody(req, ctx) };
-  },
+  endpoint: (_req, ctx) => ({ url: joinUrl(anthropicBaseUrl(ctx), '/messages'), headers: anthropicHeaders(ctx) }),
+  body: encodeMessagesBody,
   decode: decodeMessagesResponse,
   streamDecoder: () => new MessagesStreamDecoder(),
 };

@@ -2,7 +2,7 @@
 import { randomToken } from '../../auth/secrets.ts';
 import { ResponseAccumulator } from '../../translate/canonical.ts';
 import type * as C from '../../translate/canonical.ts';
-import { UpstreamStreamError, joinUrl, parseJsonArgs, reasoningBudget, type CallContext, type HttpCall, type StreamDecoder, type TextProvider } from '../types.ts';
+import { UpstreamStreamError, joinUrl, parseJsonArgs, reasoningBudget, type CallContext, type StreamDecoder, type TextProvider } from '../types.ts';
 
 type Json = Record<string, any>;
 
@@ -187,14 +187,11 @@ export class GenerateContentStreamDecoder implements StreamDecoder {
 }
 
 export const geminiGenerateContent: TextProvider = {
-  build(req, ctx): HttpCall {
-    const path = `/models/${encodeURIComponent(req.model)}:${req.stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`;
-    return {
-      url: joinUrl(geminiBaseUrl(ctx), path),
-      headers: { ...(ctx.provider.api_key ? { 'x-goog-api-key': ctx.provider.api_key } : {}), ...ctx.provider.headers },
-      body: encodeGenerateContentBody(req),
-    };
-  },
+  endpoint: (req, ctx) => ({
+    url: joinUrl(geminiBaseUrl(ctx), `/models/${encodeURIComponent(req.model)}:${req.stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`),
+    headers: { ...(ctx.provider.api_key ? { 'x-goog-api-key': ctx.provider.api_key } : {}), ...ctx.provider.headers },
+  }),
+  body: encodeGenerateContentBody,
   decode: decodeGenerateContentResponse,
   streamDecoder: () => new GenerateContentStreamDecoder(),
 };

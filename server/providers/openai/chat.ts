@@ -1,7 +1,7 @@
 // OpenAI chat-completions wire format (OpenAI itself and every OpenAI-compatible server).
 import { randomToken } from '../../auth/secrets.ts';
 import * as C from '../../translate/canonical.ts';
-import { UpstreamStreamError, budgetToEffort, joinUrl, type CallContext, type HttpCall, type StreamDecoder, type TextProvider } from '../types.ts';
+import { UpstreamStreamError, budgetToEffort, joinUrl, type CallContext, type StreamDecoder, type TextProvider } from '../types.ts';
 
 type Json = Record<string, any>;
 
@@ -183,9 +183,8 @@ export class ChatStreamDecoder implements StreamDecoder {
 }
 
 export const openAiChat: TextProvider = {
-  build(req, ctx): HttpCall {
-    return { url: joinUrl(defaultBaseUrl(ctx), '/chat/completions'), headers: chatHeaders(ctx), body: encodeChatBody(req, ctx) };
-  },
+  endpoint: (_req, ctx) => ({ url: joinUrl(defaultBaseUrl(ctx), '/chat/completions'), headers: chatHeaders(ctx) }),
+  body: encodeChatBody,
   decode: decodeChatResponse,
   streamDecoder: () => new ChatStreamDecoder(),
 };

@@ -2,7 +2,7 @@
 // reading usage and output on the way for billing and structured-output checks.
 import { randomToken } from '../../auth/secrets.ts';
 import * as C from '../../translate/canonical.ts';
-import { UpstreamStreamError, joinUrl, type HttpCall, type StreamDecoder, type TextProvider } from '../types.ts';
+import { UpstreamStreamError, joinUrl, type StreamDecoder, type TextProvider } from '../types.ts';
 import { chatHeaders, defaultBaseUrl } from './chat.ts';
 
 type Json = Record<string, any>;
@@ -99,10 +99,9 @@ export class ResponsesStreamDecoder implements StreamDecoder {
 }
 
 export const openAiResponses: TextProvider = {
-  build(req, ctx): HttpCall {
-    // Only the URL and headers are used: the body is the client's own (pass-through).
-    return { url: joinUrl(defaultBaseUrl(ctx), '/responses'), headers: chatHeaders(ctx), body: { model: req.model } };
-  },
+  endpoint: (_req, ctx) => ({ url: joinUrl(defaultBaseUrl(ctx), '/responses'), headers: chatHeaders(ctx) }),
+  // Responses upstreams are only ever passed through: the body is the client's own.
+  body: (req) => ({ model: req.model }),
   decode: decodeResponseObject,
   streamDecoder: () => new ResponsesStreamDecoder(),
 };

@@ -1,0 +1,80 @@
+// `npm run bench:profile -- [same|cross|stream|redis] [seconds] [--no-profile]`: the gateway alone under wrk with
+// --cpu-prof, then the busy time split by package/file and by function (idle left out).
+// What the published "where the time goes" section is made from.
+import { execFile, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { chatBody, startGateway, writeWrkScript } from './contenders.ts';
+import { hasBinary, startNginx, startNodeMock } from './mocks.ts';
+
+/** The node floor in its own process, so its CPU time and profile are its own. */
+async function startFloorProcess(upstream: string) {
+  const args = [...(process.env.BENCH_GATEWAY_NODE_ARGS?.split(' ') ?? []), '--import', 'tsx', fileURLToPath(new URL('./node-floor.ts', import.meta.url)), upstream];
+  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve) => proc.stdout!.once('data', (d) => resolve(String(d).trim())));
+  return { url, key: 'none', pid: proc.pid!, close: () => new Promise<void>((r) => (proc.once('exit', () => r()), proc.kill('SIGINT'))) };
+}
+
+const profile = !process.argv.includes('--no-profile');
+const [kind = 'same', secondsArg = '10'] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const model = { same: 'bench-openai', cross: 'bench-anthropic', stream: 'bench-stream', redis: 'bench-openai', floor: 'gpt-4o-mini' }[kind];
+if (!model) throw new Error('usage: bench:profile [same|cross|stream|redis|floor] [seconds] [--no-profile]');
+const dir = mkdtempSync(path.join(tmpdir(), 'mg-profile-'));
+if (profile) process.env.BENCH_GATEWAY_NODE_ARGS = `--cpu-prof --cpu-prof-dir=${dir}`;
+
+const sse = await startNodeMock(200);
+const nginx = hasBinary('nginx') ? await startNginx() : null;
+const upstream = nginx?.url ?? sse.url;
+const gw = kind === 'floor' ? await startFloorProcess(upstream) : await startGateway({ json: upstream, sse: sse.url, ...(kind === 'redis' ? { postgres: true, redisUrl: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379' } : {}) });
+const script = writeWrkScript(path.join(dir, 'wrk.lua'), chatBody(model, kind === 'stream'), { 'content-type': 'application/json', authorization: `Bearer ${gw.key}` });
+// CPU time per request (all the gateway's threads, from /proc) varies far less than req/s on a
+// shared machine: the number to compare between changes.
+const threadCpuMs = () => {
+  const byThread = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${gw.pid}/task`)) {
+    const stat = readFileSync(`/proc/${gw.pid}/task/${tid}/stat`, 'utf8');
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ms = ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime + stime, clock ticks of 10 ms
+    // Threads other than the main one are summed by name (V8 helpers, the database thread: all "node").
+    const label = tid === String(gw.pid) ? 'main' : name;
+    byThread.set(label, (byThread.get(label) ?? 0) + ms);
+  }
+  return byThread;
+};
+const threadsBefore = threadCpuMs();
+const out = (await promisify(execFile)('wrk', ['-t2', `-c${kind === 'stream' ? 20 : 50}`, `-d${secondsArg}s`, '-s', script, `${gw.url}/v1/chat/completions`])).stdout;
+const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
+const perRequest = [...threadCpuMs()].map(([name, ms]) => [name, (1000 * (ms - (threadsBefore.get(name) ?? 0))) / requests] as const);
+const total = perRequest.reduce((a, [, us]) => a + us, 0);
+const threads = perRequest.filter(([, us]) => us >= 0.5).map(([name, us]) => `${name} ${us.toFixed(0)}`);
+console.log(`${/Requests\/sec:\s+[\d.]+/.exec(out)?.[0]}; gateway CPU ${total.toFixed(0)} µs per request (${threads.join(', ')})`);
+await gw.close();
+await sse.close();
+nginx?.close();
+
+if (!profile) process.exit(0);
+
+type Node = { id: number; callFrame: { functionName: string; url: string; lineNumber: number } };
+const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'))!;
+const prof = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as { nodes: Node[]; samples: number[]; timeDeltas: number[] };
+const nodes = new Map(prof.nodes.map((n) => [n.id, n]));
+const byFile = new Map<string, number>();
+const byFn = new Map<string, number>();
+let busy = 0;
+prof.samples.forEach((id, i) => {
+  const f = nodes.get(id)!.callFrame;
+  if (f.functionName === '(idle)') return;
+  const t = prof.timeDeltas[i] ?? 0;
+  busy += t;
+  const where = f.url.replace(/^file:\/\/.*?\/node_modules\/((@[^/]+\/)?[^/]+)\/.*/, 'npm:$1').replace(/^file:\/\/.*\//, '').replace(/^wasm:.*/, 'wasm (PGlite, Prisma)') || `(${f.functionName})`;
+  byFile.set(where, (byFile.get(where) ?? 0) + t);
+  const fn = `${f.functionName || '(anonymous)'} ${f.url.split('/').pop()}:${f.lineNumber + 1}`;
+  byFn.set(fn, (byFn.get(fn) ?? 0) + t);
+});
+const top = (m: Map<string, number>, n: number) =>
+  [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => `${((100 * v) / busy).toFixed(1).padStart(5)} %  ${k}`).join('\n');
+console.log(`\nbusy ${(busy / 1e6).toFixed(1)} s of the main thread — by package or file:\n${top(byFile, 20)}\n\nby function:\n${top(byFn, 30)}\n\nprofile: ${path.join(dir, file)}`);
