@@ -75,3 +75,35 @@ it('replays segment files, skips duplicates and lines cut short by a crash', asy
     await db.close();
   }
 });
+
+it('flush() waits for records written while an earlier flush was still inserting', async () => {
+  const dir = path.join(dataDir, 'ledger-flush');
+  const inserted: string[][] = [];
+  let release!: () => void;
+  const firstInsert = new Promise<void>((r) => (release = r));
+  // A database whose first insert hangs until released: the second record arrives meanwhile.
+  const sql = {
+    exec: async () => {},
+    query: async (_text: string, params: unknown[] = []) => {
+      if (!inserted.length) await firstInsert;
+      inserted.push(params[0] as string[]);
+      return [];
+    },
+  };
+  const rec = (id: string): LedgerRecord => ({
+    requestId: id, apiKeyId: 'key_x', userId: 'usr_x', oauthAppId: null, model: 'm', provider: 'p', upstreamModel: 'u', endpoint: 'chat',
+    promptTokens: 1, completionTokens: 2, cachedTokens: 0, reasoningTokens: 0, surchargeTokens: 0, multiplier: 1, billedTokens: 3,
+    usageSource: 'reported', status: 200, errorCode: null, latencyMs: 5, createdAt: new Date().toISOString(),
+  });
+  const ledger = new UsageLedger(sql, dir, { flushMs: 60_000 });
+  ledger.write(rec('first'));
+  const under = ledger.flush();
+  await new Promise((r) => setTimeout(r, 20));
+  ledger.write(rec('second'));
+  const mine = ledger.flush();
+  release();
+  await under;
+  await mine;
+  expect(inserted.flat()).toEqual(['first', 'second']);
+  await ledger.close();
+});
