@@ -26,7 +26,7 @@ async function waitForFile(file: string, proc: ChildProcess, log: () => string) 
   if (!existsSync(file)) throw new Error(`timed out: ${log()}`);
 }
 
-export async function startGateway(opts: { json: string; sse: string; postgres?: boolean; redisUrl?: string }): Promise<{ url: string; key: string; pid: number; close(): Promise<void> }> {
+export async function startGateway(opts: { json: string; sse: string; postgres?: boolean; redisUrl?: string; env?: Record<string, string>; bin?: string }): Promise<{ url: string; key: string; pid: number; close(): Promise<void> }> {
   const dir = mkdtempSync(path.join(tmpdir(), 'mg-bench-gw-'));
   const config = path.join(dir, 'gateway.config.yaml');
   writeFileSync(
@@ -54,6 +54,7 @@ plans:
     LOG_LEVEL: 'warn',
     GATEWAY_METADATA_FETCH: 'off',
     GATEWAY_ADMIN_TOKEN: `mga-${randomToken(30)}`,
+    ...opts.env,
   };
   if (opts.postgres) {
     const base = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -78,7 +79,7 @@ plans:
   }
   // For profiling the gateway under load, e.g. BENCH_GATEWAY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof".
   const nodeArgs = process.env.BENCH_GATEWAY_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? [];
-  const proc = spawn(process.execPath, [...nodeArgs, path.join(root, 'bin/model-gateway.mjs'), 'serve'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc = spawn(process.execPath, [...nodeArgs, opts.bin ?? path.join(root, 'bin/model-gateway.mjs'), 'serve'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
   proc.stderr!.on('data', (d) => (log += d));
   await waitForFile(path.join(dir, 'server.json'), proc, () => log);

@@ -30,14 +30,25 @@ if tonumber(ARGV[1]) >= r then return nil end
 return {tonumber(redis.call('HGET', KEYS[1], 'v')), r}
 `;
 
-// Quota: KEYS[1] settled total, KEYS[2] hash id -> amount, KEYS[3] zset id -> expiry.
-// Expired reservations (their holder crashed) are dropped before counting.
+// Quota: KEYS[1] settled total, KEYS[2] hash id -> amount plus the field `total` (their sum, kept
+// as holds come and go, so admission costs the same with 5 or 5,000 requests in flight; ids always
+// contain ':', so no id is `total`), KEYS[3] zset id -> expiry. Expired reservations (their holder
+// crashed) are dropped before counting.
 const DROP_EXPIRED = `
 local expired = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', ARGV_NOW)
-for _, id in ipairs(expired) do redis.call('HDEL', KEYS[2], id) end
-if #expired > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV_NOW) end
-local reserved = 0
-for _, a in ipairs(redis.call('HVALS', KEYS[2])) do reserved = reserved + tonumber(a) end
+if #expired > 0 then
+  local dropped = 0
+  for _, id in ipairs(expired) do
+    local a = redis.call('HGET', KEYS[2], id)
+    if a then
+      dropped = dropped + tonumber(a)
+      redis.call('HDEL', KEYS[2], id)
+    end
+  end
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV_NOW)
+  if dropped > 0 then redis.call('HINCRBY', KEYS[2], 'total', -dropped) end
+end
+local reserved = tonumber(redis.call('HGET', KEYS[2], 'total') or '0')
 local settled = tonumber(redis.call('GET', KEYS[1]) or '0')
 `;
 
@@ -46,7 +57,9 @@ ${DROP_EXPIRED.replaceAll('ARGV_NOW', 'now')}
 local used = settled + reserved
 if used + tonumber(ARGV[2]) > tonumber(ARGV[3]) then return {0, used} end
 local ttl = tonumber(ARGV[4])
+local previous = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+redis.call('HINCRBY', KEYS[2], 'total', tonumber(ARGV[2]) - previous)
 redis.call('ZADD', KEYS[3], now + ttl, ARGV[1])
 redis.call('PEXPIRE', KEYS[2], ttl + 60000)
 redis.call('PEXPIRE', KEYS[3], ttl + 60000)
@@ -72,7 +85,11 @@ return {1, h[2], h[3], q[1], q[2]}
 `;
 
 const SETTLE = `
-redis.call('HDEL', KEYS[2], ARGV[1])
+local held = redis.call('HGET', KEYS[2], ARGV[1])
+if held then
+  redis.call('HDEL', KEYS[2], ARGV[1])
+  redis.call('HINCRBY', KEYS[2], 'total', -tonumber(held))
+end
 redis.call('ZREM', KEYS[3], ARGV[1])
 local actual = tonumber(ARGV[2])
 if actual > 0 then
@@ -86,7 +103,7 @@ return tonumber(redis.call('GET', KEYS[1]) or '0')
 const RESERVED = `
 local now = tonumber(ARGV[1])
 ${DROP_EXPIRED.replaceAll('ARGV_NOW', 'now')}
-return {settled, reserved, redis.call('HLEN', KEYS[2])}
+return {settled, reserved, redis.call('HLEN', KEYS[2]) - redis.call('HEXISTS', KEYS[2], 'total')}
 `;
 
 type Scripts = {

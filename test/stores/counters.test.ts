@@ -66,6 +66,22 @@ describe.each(stores)('%s store', (_name, make) => {
     // A late settle of the crashed reservation still bills what it used.
     expect(await store.settle('crash', 'lost', 5, { keepUntil: opts.keepUntil, now: T0 + 2_000 })).toBe(5);
   });
+
+  it('the reserved total follows holds that are replaced, settled twice or expire among live ones', async () => {
+    const at = (now: number, ttlMs = 10_000) => ({ ttlMs, keepUntil: T0 + 3_600_000, now });
+    // 300 live holds and 200 that expire early, then replacements and double settlements.
+    await Promise.all(Array.from({ length: 500 }, (_, i) => store.reserve('tot', `h:${i}`, i < 200 ? 3 : 2, 1_000_000, at(T0, i < 200 ? 1_000 : 60_000))));
+    expect(await store.reserved('tot', T0)).toEqual({ settled: 0, reserved: 200 * 3 + 300 * 2, holders: 500 });
+    expect(await store.reserved('tot', T0 + 1_000)).toEqual({ settled: 0, reserved: 600, holders: 300 });
+    await store.reserve('tot', 'h:499', 10, 1_000_000, at(T0 + 1_000, 60_000)); // the same id again: replaced, not added
+    expect((await store.reserved('tot', T0 + 1_000)).reserved).toBe(608);
+    await store.settle('tot', 'h:499', 4, { keepUntil: T0 + 3_600_000, now: T0 + 1_000 });
+    await store.settle('tot', 'h:499', 4, { keepUntil: T0 + 3_600_000, now: T0 + 1_000 }); // a repeat releases nothing more
+    await store.settle('tot', 'h:0', 1, { keepUntil: T0 + 3_600_000, now: T0 + 1_000 }); // already expired
+    expect(await store.reserved('tot', T0 + 1_000)).toEqual({ settled: 9, reserved: 598, holders: 299 });
+    // With every hold gone the total is back at zero: a limit of exactly the settled amount plus one fits.
+    expect((await store.reserve('tot', 'last:1', 1, 9 + 1, at(T0 + 60_000))).allowed).toBe(true);
+  });
 });
 
 it('two Redis clients (two gateway instances) share one limit', async () => {
