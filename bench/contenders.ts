@@ -54,6 +54,8 @@ plans:
     LOG_LEVEL: 'warn',
     GATEWAY_METADATA_FETCH: 'off',
     GATEWAY_ADMIN_TOKEN: `mga-${randomToken(30)}`,
+    // Experiments: BENCH_GATEWAY_ENV='{"UPSTREAM_MAX_CONNECTIONS":"256"}' npm run bench -- streams
+    ...(process.env.BENCH_GATEWAY_ENV ? (JSON.parse(process.env.BENCH_GATEWAY_ENV) as Record<string, string>) : {}),
     ...opts.env,
   };
   if (opts.postgres) {

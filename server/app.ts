@@ -9,7 +9,6 @@ import { buildOpenApiDocument } from '../contract/openapi.ts';
 import { authHook } from './http/auth-hook.ts';
 import { GatewayError, errors, validationError } from './http/errors.ts';
 import { buildRouter } from './endpoints/router.ts';
-import { notImplementedHook } from './endpoints/not-implemented.ts';
 import { randomToken } from './auth/secrets.ts';
 import type { Services } from './services.ts';
 
@@ -68,13 +67,16 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     done(null, Object.fromEntries(new URLSearchParams(body as string)));
   });
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback hooks (not async): every request runs them, and a promise each is measurable.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     services.metrics.requests.inc({ method: request.method, route, status: reply.statusCode });
     services.metrics.latency.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+    done();
   });
 
   // Cookies at the root: the web pages and the OAuth authorize endpoint (contract scope) read the session.
@@ -89,7 +91,6 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   // The contract's routes in a child scope: its hooks apply to them alone.
   await app.register(async (scope) => {
     scope.addHook('onRequest', authHook(services));
-    scope.addHook('onRequest', notImplementedHook);
     initServer().registerRouter(contract, buildRouter(services), scope, {
       logInitialization: false,
       responseValidation: false,

@@ -25,13 +25,21 @@ export class KeyAuthenticator {
     this.flushTimer.unref();
   }
 
+  /**
+   * The cached answer for `key` without waiting: a principal, null for a key known to be invalid,
+   * undefined when the cache does not know (then `authenticate`). Most requests end here.
+   */
+  cached(key: string): Principal | null | undefined {
+    const hit = this.cache.get(hashSecret(key));
+    if (!hit || hit.expiresAt <= this.now()) return undefined;
+    if (hit.principal) this.touched.add(hit.principal.keyId);
+    return hit.principal;
+  }
+
   async authenticate(key: string): Promise<Principal | null> {
+    const known = this.cached(key);
+    if (known !== undefined) return known;
     const hash = hashSecret(key);
-    const hit = this.cache.get(hash);
-    if (hit && hit.expiresAt > this.now()) {
-      if (hit.principal) this.touched.add(hit.principal.keyId);
-      return hit.principal;
-    }
     let pending = this.inflight.get(hash);
     if (!pending) {
       pending = this.lookup(hash).finally(() => this.inflight.delete(hash));

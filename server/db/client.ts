@@ -108,7 +108,7 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
 async function openEmbedded(dir: string): Promise<Database> {
   const remote = await PGliteRemote.open(dir, pgliteStartParams());
   const prisma = new PrismaClient({ adapter: remote.adapterFactory() });
-  const runner = { exec: remote.exec, query: remote.query };
+  const runner = { exec: remote.exec, query: remote.query, copyCsv: remote.copyCsv };
   return {
     prisma,
     kind: 'embedded',

@@ -8,6 +8,8 @@ import { projectPath } from '../runtime/paths.ts';
 export type SqlQueryable = {
   exec(text: string): Promise<void>;
   query(text: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
+  /** Bulk load of CSV rows (COPY ... FROM), where the driver offers it. */
+  copyCsv?(table: string, columns: string[], csv: string): Promise<void>;
 };
 export type SqlRunner = SqlQueryable & { withLock<T>(fn: (tx: SqlQueryable) => Promise<T>): Promise<T> };
 

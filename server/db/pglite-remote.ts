@@ -67,6 +67,7 @@ export class PGliteRemote {
 
   query = (sql: string, params: unknown[] = []) => this.call<Record<string, unknown>[]>('query', sql, params);
   exec = (sql: string) => this.call<void>('exec', sql);
+  copyCsv = (table: string, columns: string[], csv: string) => this.call<void>('copyCsv', table, columns, csv);
 
   async close(): Promise<void> {
     if (!this.failure) await this.call('close').catch(() => {});

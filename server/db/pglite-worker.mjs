@@ -20,6 +20,9 @@ async function endTransaction(id, how) {
 const ops = {
   query: async (sql, params) => (await lite.query(sql, params)).rows,
   exec: async (sql) => void (await lite.exec(sql)),
+  // PGlite reads COPY input from a Blob mounted at /dev/blob.
+  copyCsv: async (table, columns, csv) =>
+    void (await lite.query(`COPY ${table} (${columns.join(', ')}) FROM '/dev/blob' WITH (FORMAT csv)`, [], { blob: new Blob([csv]) })),
   queryRaw: (tx, query) => (tx ? transactions.get(tx) : adapter).queryRaw(query),
   executeRaw: (tx, query) => (tx ? transactions.get(tx) : adapter).executeRaw(query),
   executeScript: (script) => adapter.executeScript(script),

@@ -23,7 +23,7 @@ export const notImplemented: Record<string, string> = {
  * Multipart routes answer 501 right after authentication, before the upload is read.
  * JSON routes validate their body first (so the contract's rules already hold), then answer 501.
  */
-export async function notImplementedHook(request: FastifyRequest): Promise<void> {
+export function notImplementedBeforeBody(request: FastifyRequest): void {
   const route = (request.routeOptions.config as { tsRestRoute?: { contentType?: string } }).tsRestRoute;
   const what = notImplemented[request.routeOptions.url ?? ''];
   if (what && route?.contentType === 'multipart/form-data') throw errors.notImplemented(what);

@@ -2,10 +2,16 @@
 // timeouts from the provider's config, and upstream failures classified once for failover.
 import { Agent, errors as undiciErrors, request, type Dispatcher } from 'undici';
 
+// No cap on connections per upstream by default: a stream holds its connection for its whole
+// length, so with a cap the request after the last free connection waits for some other stream
+// to end (seen as seconds of time-to-first-byte at 2,000 streams). UPSTREAM_MAX_CONNECTIONS sets
+// one per upstream origin for operators who must.
+const maxConnections = Number(process.env.UPSTREAM_MAX_CONNECTIONS) || undefined;
+
 export const upstreamAgent = new Agent({
   keepAliveTimeout: 30_000,
   keepAliveMaxTimeout: 300_000,
-  connections: 256,
+  connections: maxConnections,
   connect: { timeout: 10_000 },
 });
 
@@ -78,6 +84,9 @@ export async function postJson(call: UpstreamCall): Promise<Dispatcher.ResponseD
       headersTimeout: call.timeoutMs,
       bodyTimeout: call.timeoutMs,
       signal: call.signal,
+      // What a stream buffers while its client reads slower than the upstream writes (undici's
+      // default is 64 KiB): thousands of concurrent streams made this most of the memory.
+      highWaterMark: 16 * 1024,
     });
   } catch (err) {
     if (err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError) {

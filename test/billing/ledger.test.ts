@@ -107,3 +107,45 @@ it('flush() waits for records written while an earlier flush was still inserting
   expect(inserted.flat()).toEqual(['first', 'second']);
   await ledger.close();
 });
+
+it('the embedded bulk load keeps every value exactly and falls back to skipping duplicates', async () => {
+  const db = await openDatabase({ dataDir });
+  try {
+    expect(db.sql.copyCsv).toBeTypeOf('function');
+    const dir = path.join(dataDir, 'ledger-copy');
+    const rec = (id: string, over: Partial<LedgerRecord> = {}): LedgerRecord => ({
+      requestId: id, apiKeyId: 'key_x', userId: 'usr_x', oauthAppId: null, model: 'm', provider: 'p', upstreamModel: 'u', endpoint: 'chat',
+      promptTokens: 1, completionTokens: 2, cachedTokens: 0, reasoningTokens: 0, surchargeTokens: 0, multiplier: 1.25, billedTokens: 4,
+      usageSource: 'reported', status: 200, errorCode: null, latencyMs: null, createdAt: '2026-11-22T10:11:12.345Z', ...over,
+    });
+    const copies: string[] = [];
+    const sql = {
+      ...db.sql,
+      copyCsv: (table: string, columns: string[], csv: string) =>
+        db.sql.copyCsv!(table, columns, csv).then(
+          () => void copies.push('loaded'),
+          (err) => {
+            copies.push('refused');
+            throw err;
+          },
+        ),
+    };
+    const ledger = new UsageLedger(sql, dir, { flushMs: 60_000 });
+    // A client-chosen request id and an upstream model name can hold anything CSV treats specially.
+    ledger.write(rec('copy-1,"quoted"\nnext line', { upstreamModel: '', errorCode: 'a,b', provider: null }));
+    ledger.write(rec('copy-2', { billedTokens: 2 ** 40, multiplier: 0.1 }));
+    await ledger.flush();
+    // A batch holding a record already written (a retried batch) still lands, without a duplicate.
+    ledger.write(rec('copy-2'));
+    ledger.write(rec('copy-3'));
+    await ledger.flush();
+    await ledger.close();
+    expect(copies).toEqual(['loaded', 'refused']);
+    const rows = await db.prisma.usageRecord.findMany({ where: { requestId: { startsWith: 'copy-' } }, orderBy: { requestId: 'asc' } });
+    expect(rows.map((r) => r.requestId)).toEqual(['copy-1,"quoted"\nnext line', 'copy-2', 'copy-3']);
+    expect(rows[0]).toMatchObject({ upstreamModel: '', errorCode: 'a,b', provider: null, oauthAppId: null, latencyMs: null, multiplier: 1.25, createdAt: new Date('2026-11-22T10:11:12.345Z') });
+    expect(rows[1]).toMatchObject({ billedTokens: 2n ** 40n, multiplier: 0.1 });
+  } finally {
+    await db.close();
+  }
+});

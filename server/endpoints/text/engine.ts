@@ -310,6 +310,8 @@ function pump(opened: Opened, format: ClientFormat, drainMs: number, done: (erro
   let clientGone = false;
   let finished = false;
   const out = new Readable({
+    // Frames waiting for a slow client: a few KiB per stream, then the upstream is paused.
+    highWaterMark: 4 * 1024,
     read() {
       wake?.();
     },
