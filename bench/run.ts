@@ -182,7 +182,9 @@ async function streams() {
     );
     const total = performance.now() - started;
     clearInterval(sampler);
-    await new Promise((res) => setTimeout(res, 2000));
+    // "After" is read once the gateway has been idle for a few seconds: its idle collector
+    // (server/runtime/idle-gc.ts) returns the burst's garbage within ~4 s of the load ending.
+    await new Promise((res) => setTimeout(res, quick ? 2000 : 6000));
     const after = rssMb(gw.pid);
     rows.push({ round: r + 1, streams: n, completed: ok, ttfb_p50_ms: pct(ttfb, 50), ttfb_p99_ms: pct(ttfb, 99), complete_p50_ms: pct(done, 50), total_ms: total, rss_before_mb: before, rss_peak_mb: peak, rss_after_mb: after });
   }

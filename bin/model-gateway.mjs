@@ -1,7 +1,15 @@
 #!/usr/bin/env node
 // The CLI entry. Runs the esbuild bundle of the sources (rebuilt when a source changed);
 // without esbuild it falls back to the sources through tsx's loader.
+import { setFlagsFromString } from 'node:v8';
 import { ensureBundle } from '../scripts/bundle.mjs';
+
+// The embedded database (PGlite) and Prisma's query compiler are WebAssembly. V8 compiles it
+// first with its baseline compiler, then recompiles hot functions with its optimising one; the
+// second tier held ~60 MB of code and compiler memory for good and saved no measurable CPU per
+// request (docs/decisions/0005). Must run before any module is compiled; GATEWAY_WASM_OPTIMIZE=1
+// keeps both tiers.
+if (process.env.GATEWAY_WASM_OPTIMIZE !== '1') setFlagsFromString('--liftoff-only');
 
 // Stack traces in logs name the sources, not lines of the bundle.
 process.setSourceMapsEnabled(true);

@@ -6,6 +6,7 @@ import { AccountService } from './accounts/service.ts';
 import { UsageLedger } from './billing/ledger.ts';
 import { QuotaBilling } from './billing/service.ts';
 import { systemClock } from './runtime/clock.ts';
+import { startIdleGc } from './runtime/idle-gc.ts';
 import { openSearchBackend } from './search/backends.ts';
 import { gatewaySecret } from './runtime/secret.ts';
 import { OAuthAuthenticator } from './oauth/authenticator.ts';
@@ -140,6 +141,13 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
     process.exitCode = 1;
     return;
   }
+  const stopIdleGc =
+    env.GATEWAY_IDLE_GC === 'off'
+      ? () => {}
+      : startIdleGc({
+          onCollect: ({ beforeBytes, afterBytes, ms }) =>
+            logger.debug(`idle: heap ${Math.round(beforeBytes / 2 ** 20)} -> ${Math.round(afterBytes / 2 ** 20)} MB in ${Math.round(ms)} ms`),
+        });
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -150,6 +158,7 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
       process.exit(1);
     }, 30_000);
     force.unref();
+    stopIdleGc();
     await gateway.close();
     logger.info('stopped');
     clearTimeout(force);
