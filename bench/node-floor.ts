@@ -1,5 +1,7 @@
 // The node floor: the least a Node proxy can do — Fastify in, undici (pooled, keep-alive) out,
 // the body passed on and the response piped back. What any Node gateway pays at minimum.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import Fastify from 'fastify';
 import { Agent, request } from 'undici';
 
@@ -16,8 +18,23 @@ export async function startNodeFloor(target: string): Promise<{ url: string; clo
   return { url: address, close: () => app.close() };
 }
 
-// Run alone (`node --import tsx bench/node-floor.ts <upstream>`) to measure or profile it apart
-// from the benchmark process: prints its URL.
+/**
+ * The floor in a process of its own, as every other contender runs: sharing the benchmark's event
+ * loop would spare it the wake-ups across processes the others pay (and make its CPU time and
+ * profile the benchmark's). `BENCH_GATEWAY_NODE_ARGS` applies to it as to the gateway.
+ */
+export async function spawnNodeFloor(target: string): Promise<{ url: string; pid: number; close(): Promise<void> }> {
+  const nodeArgs = process.env.BENCH_GATEWAY_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? [];
+  const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', fileURLToPath(import.meta.url), target], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    proc.once('exit', (code) => reject(new Error(`node floor exited (${code})`)));
+    proc.stdout!.once('data', (d) => resolve(String(d).trim()));
+  });
+  proc.removeAllListeners('exit');
+  return { url, pid: proc.pid!, close: () => new Promise<void>((r) => (proc.once('exit', () => r()), proc.kill('SIGINT'))) };
+}
+
+// Run alone (`node --import tsx bench/node-floor.ts <upstream>`): prints its URL.
 if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop()!)) {
   const floor = await startNodeFloor(process.argv[2]!);
   console.log(floor.url);

@@ -1,22 +1,14 @@
 // `npm run bench:profile -- [same|cross|stream|redis] [seconds] [--no-profile]`: the gateway alone under wrk with
 // --cpu-prof, then the busy time split by package/file and by function (idle left out).
 // What the published "where the time goes" section is made from.
-import { execFile, spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { chatBody, startGateway, writeWrkScript } from './contenders.ts';
 import { hasBinary, startNginx, startNodeMock } from './mocks.ts';
-
-/** The node floor in its own process, so its CPU time and profile are its own. */
-async function startFloorProcess(upstream: string) {
-  const args = [...(process.env.BENCH_GATEWAY_NODE_ARGS?.split(' ') ?? []), '--import', 'tsx', fileURLToPath(new URL('./node-floor.ts', import.meta.url)), upstream];
-  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise<string>((resolve) => proc.stdout!.once('data', (d) => resolve(String(d).trim())));
-  return { url, key: 'none', pid: proc.pid!, close: () => new Promise<void>((r) => (proc.once('exit', () => r()), proc.kill('SIGINT'))) };
-}
+import { spawnNodeFloor } from './node-floor.ts';
 
 const profile = !process.argv.includes('--no-profile');
 const [kind = 'same', secondsArg = '10'] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
@@ -28,7 +20,7 @@ if (profile) process.env.BENCH_GATEWAY_NODE_ARGS = `--cpu-prof --cpu-prof-dir=${
 const sse = await startNodeMock(200);
 const nginx = hasBinary('nginx') ? await startNginx() : null;
 const upstream = nginx?.url ?? sse.url;
-const gw = kind === 'floor' ? await startFloorProcess(upstream) : await startGateway({ json: upstream, sse: sse.url, ...(kind === 'redis' ? { postgres: true, redisUrl: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379' } : {}) });
+const gw = kind === 'floor' ? await spawnNodeFloor(upstream).then((f) => ({ ...f, key: 'none' })) : await startGateway({ json: upstream, sse: sse.url, ...(kind === 'redis' ? { postgres: true, redisUrl: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379' } : {}) });
 const script = writeWrkScript(path.join(dir, 'wrk.lua'), chatBody(model, kind === 'stream'), { 'content-type': 'application/json', authorization: `Bearer ${gw.key}` });
 // CPU time per request (all the gateway's threads, from /proc) varies far less than req/s on a
 // shared machine: the number to compare between changes.

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Agent, Client, request } from 'undici';
 import { chatBody, startGateway, startPortkey, writeWrkScript, type Target } from './contenders.ts';
 import { hasBinary, startNginx, startNodeMock } from './mocks.ts';
-import { startNodeFloor } from './node-floor.ts';
+import { spawnNodeFloor } from './node-floor.ts';
 
 const args = process.argv.slice(2);
 const scenario = args.find((a) => !a.startsWith('--')) ?? 'all';
@@ -37,7 +37,7 @@ const sse = await startNodeMock(quick ? 20 : 200);
 const mockJson = useNginx ? await startNginx() : null;
 const jsonUrl = mockJson?.url ?? sse.url;
 const nginxFloor = useNginx ? await startNginx(jsonUrl) : null;
-const nodeFloor = await startNodeFloor(jsonUrl);
+const nodeFloor = await spawnNodeFloor(jsonUrl);
 const gw = await startGateway({ json: jsonUrl, sse: sse.url });
 const gwShared = await startGateway({ json: jsonUrl, sse: sse.url, postgres: true, redisUrl: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379' }).catch((err) => {
   console.log(`(gateway on PostgreSQL + Redis unavailable: ${(err as Error).message.slice(0, 200)})`);
@@ -110,7 +110,7 @@ async function throughput() {
   const scripts = new Map(targets.map((t, i) => [t.name, writeWrkScript(path.join(tmpdir(), `mg-bench-${process.pid}-${i}.lua`), t.body, t.headers)]));
   type Run = { rps: number; p50_ms: number; p99_ms: number; errors: number };
   const runs = new Map<string, Run[]>(targets.map((t) => [t.name, []]));
-  // Asynchronously: the node floor and the mocks run in this process and must keep serving.
+  // Asynchronously: the SSE mock runs in this process and must keep serving.
   for (const t of targets) await wrk(['-t2', `-c${conns}`, '-d1s', '-s', scripts.get(t.name)!, t.url + t.path]);
   for (let r = 0; r < rounds; r++) {
     for (const t of targets) {

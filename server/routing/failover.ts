@@ -13,6 +13,8 @@ export type FailoverOptions = {
   baseBackoffMs?: number;
   /** A Retry-After longer than this moves on to the next upstream instead of waiting. */
   maxWaitMs?: number;
+  /** Told each backoff pause (upstream time, not the gateway's own). */
+  onBackoff?: (ms: number) => void;
 };
 
 type Candidate = { provider: { id: string } };
@@ -68,6 +70,7 @@ export async function withFailover<T, C extends Candidate>(
         if ([401, 403, 404].includes(e.status) || n + 1 >= perUpstream) break;
         const wait = e.retryAfter !== undefined ? e.retryAfter * 1000 : base * 2 ** n * (0.5 + Math.random());
         if (wait > maxWait) break;
+        opts.onBackoff?.(wait);
         await sleep(wait);
       }
     }

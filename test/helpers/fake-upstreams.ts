@@ -291,6 +291,8 @@ async function failures(model: string, res: ServerResponse, kind: 'openai' | 'an
   if (model.includes('hang')) {
     await sleep(5_000);
   }
+  // An upstream that takes its time before answering (whose time is not the gateway's).
+  if (model.includes('delayed')) await sleep(300);
   return false;
 }
 

@@ -3,7 +3,7 @@ import { startTestGateway, type TestGateway } from './gateway.ts';
 
 export const PROVIDERS = ['openai', 'compat', 'anthropic', 'gemini'] as const;
 export type ProviderName = (typeof PROVIDERS)[number];
-const SCENARIOS = ['text', 'reasoning', 'badjson', 'image', 'midcut', 'miderror', 'slow', 'keepalive', 'fail500', 'fail429', 'fail400'];
+const SCENARIOS = ['text', 'reasoning', 'badjson', 'image', 'midcut', 'miderror', 'slow', 'delayed', 'keepalive', 'fail500', 'fail429', 'fail400'];
 
 /** A gateway whose models `<provider>-<scenario>` reach the fake upstreams. */
 export function textConfig(fake: string, extra = ''): string {
@@ -21,6 +21,9 @@ ${models.join('\n')}
   - id: failover
     endpoint: chat
     upstreams: [{ provider: openai, model: fail500-model }, { provider: anthropic, model: fail429-model }, { provider: gemini, model: text-model }]
+  - id: backoff-then-ok
+    endpoint: chat
+    upstreams: [{ provider: openai, model: fail500-model }, { provider: gemini, model: text-model }]
   - id: all-fail
     endpoint: chat
     upstreams: [{ provider: openai, model: fail500-model }, { provider: anthropic, model: fail500-model }]

@@ -69,6 +69,19 @@ describe('same format: pass through', () => {
     expect(metrics).toMatch(/gateway_overhead_seconds_count\{endpoint="chat"\} [1-9]/);
   });
 
+  it('leaves the upstream’s time out of X-Gateway-Overhead-Ms: its answer, a translation’s, failover backoff', async () => {
+    // `*-delayed` upstreams wait 300 ms before answering; `backoff-then-ok` backs off ≥ 100 ms after a 500.
+    for (const [model, atLeastMs] of [['openai-delayed', 300], ['anthropic-delayed', 300], ['backoff-then-ok', 100]] as const) {
+      const started = performance.now();
+      const res = await post('/v1/chat/completions', { model, messages: [{ role: 'user', content: 'hi' }] });
+      const totalMs = performance.now() - started;
+      expect(res.status).toBe(200);
+      expect(totalMs).toBeGreaterThanOrEqual(atLeastMs);
+      // What is left is the gateway's own work on one small request: far below the wait.
+      expect(Number(res.headers.get('x-gateway-overhead-ms')), model).toBeLessThan(atLeastMs / 2);
+    }
+  });
+
   it('sends the usage chunk, with empty choices, last before [DONE] when asked', async () => {
     const res = await post('/v1/chat/completions', { model: 'openai-text', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } });
     const events = (await res.text()).split('\n\n').filter(Boolean);

@@ -10,7 +10,7 @@ import { UnsupportedContentError } from '../../providers/anthropic/messages.ts';
 import { postJson } from '../../providers/http.ts';
 import { readSse } from '../../providers/sse.ts';
 import { UpstreamStreamError, buildCall, type CallContext } from '../../providers/types.ts';
-import { withFailover } from '../../routing/failover.ts';
+import { withFailover, type FailoverOptions } from '../../routing/failover.ts';
 import { textTargets, type Target } from '../../routing/targets.ts';
 import * as C from '../../translate/canonical.ts';
 import { checkStructuredOutput } from '../../translate/structured-output.ts';
@@ -46,7 +46,11 @@ export type TextCall = {
   clientHeaders: Record<string, string | undefined>;
 };
 
-/** `upstreamMs`: time spent waiting on upstreams (failed attempts and backoff included). */
+/**
+ * `upstreamMs`: time spent waiting on upstreams — each attempt from sending to the last byte of the
+ * answer (to the first event, for a stream), failed attempts, backoff and gateway-run search rounds
+ * included; building requests, decoding and translating answers are the gateway's own time.
+ */
 export type TextResult = { status: 200; body: Json | Readable | string; headers: Record<string, string>; upstreamMs: number };
 
 /** Gemini needs image bytes: URLs are downloaded (SSRF-guarded) and inlined. */
@@ -62,6 +66,19 @@ async function inlineImages(req: C.Request, services: Services): Promise<C.Reque
   };
   const messages = await Promise.all(req.messages.map(async (m) => ({ ...m, content: await Promise.all(m.content.map(fix)) })));
   return { ...req, messages };
+}
+
+/** Adds the time each awaited upstream step takes to `waitedMs`. */
+class UpstreamClock {
+  waitedMs = 0;
+  async wait<T>(step: Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      return await step;
+    } finally {
+      this.waitedMs += performance.now() - started;
+    }
+  }
 }
 
 function callContext(call: TextCall, target: Target, services: Services): CallContext {
@@ -131,23 +148,22 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
         webSearch,
       })
       .catch(() => {});
-  const opts = { model: modelId, health: services.health, metrics: services.metrics };
+  const clock = new UpstreamClock();
+  const opts = { model: modelId, health: services.health, metrics: services.metrics, onBackoff: (ms: number) => (clock.waitedMs += ms) };
   let inlined: C.Request | null = null;
   const prepare = async (t: Target) => (t.format === 'gemini' ? (inlined ??= await inlineImages(call.request, services)) : call.request);
 
   try {
-    const upstreamStarted = performance.now();
     if (!call.request.stream) {
       const { value, candidate } = await withFailover(
         targets,
         async (t) => {
           if (usesGatewaySearch(call, t, services)) {
-            const decoded = await gatewaySearchLoop(services, t, await prepare(t), callContext(call, t, services));
+            const decoded = await clock.wait(gatewaySearchLoop(services, t, await prepare(t), callContext(call, t, services)));
             return { decoded, body: call.format.encodeResponse(decoded, modelId) };
           }
           const { http, ctx, native } = upstreamRequest(call, t, services, await prepare(t));
-          const res = await postJson({ ...http, timeoutMs: t.provider.timeout_ms });
-          const text = await res.body.text();
+          const text = await clock.wait(postJson({ ...http, timeoutMs: t.provider.timeout_ms }).then((res) => res.body.text()));
           const decoded = t.wire.decode(JSON.parse(text), ctx);
           if (native && searchesByDefinition(call)) decoded.webSearch = true;
           // Passed through: the upstream's bytes go out as they came.
@@ -155,7 +171,6 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
         },
         opts,
       );
-      const upstreamMs = performance.now() - upstreamStarted;
       const usage = value.decoded.usage;
       const estimated = !usage;
       const billed = usage ?? estimatedUsage(call.request, value.decoded.content);
@@ -170,10 +185,10 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
       }
       void settle(candidate, billed, estimated, 200, null, value.decoded.webSearch);
       const json: Record<string, string> = typeof value.body === 'string' ? { 'content-type': 'application/json; charset=utf-8' } : {};
-      return { status: 200, body: value.body, headers: { ...ticket.headers, ...targetHeaders(call, candidate), ...json }, upstreamMs };
+      return { status: 200, body: value.body, headers: { ...ticket.headers, ...targetHeaders(call, candidate), ...json }, upstreamMs: clock.waitedMs };
     }
-    const result = await runStream(services, call, targets, prepare, settle);
-    return { ...result, headers: { ...ticket.headers, ...result.headers }, upstreamMs: performance.now() - upstreamStarted };
+    const result = await runStream(services, call, targets, prepare, settle, opts, clock);
+    return { ...result, headers: { ...ticket.headers, ...result.headers }, upstreamMs: clock.waitedMs };
   } catch (err) {
     // Failed before any output: the reservation is released, nothing is billed.
     const gw = err instanceof GatewayError ? err : null;
@@ -201,33 +216,35 @@ async function runStream(
   targets: Target[],
   prepare: (t: Target) => Promise<C.Request>,
   settle: (t: Target | null, u: C.Usage | null, estimated: boolean, status: number, code: string | null, webSearch?: boolean) => Promise<void>,
+  failoverOpts: FailoverOptions,
+  clock: UpstreamClock,
 ): Promise<Omit<TextResult, 'upstreamMs'>> {
   const { value: opened } = await withFailover(
     targets,
     async (t): Promise<Opened> => {
       if (usesGatewaySearch(call, t, services)) {
         // The search rounds run to completion first; the answer is then streamed as events.
-        const decoded = await gatewaySearchLoop(services, t, await prepare(t), callContext(call, t, services));
+        const decoded = await clock.wait(gatewaySearchLoop(services, t, await prepare(t), callContext(call, t, services)));
         const acc = new C.ResponseAccumulator();
         const frames = replayFrames(call, decoded, acc);
         return { target: t, first: (await frames.next()).value ?? '', frames, acc, abort: new AbortController() };
       }
       const { http, ctx, native } = upstreamRequest(call, t, services, await prepare(t));
       const abort = new AbortController();
-      const res = await postJson({ ...http, timeoutMs: t.provider.timeout_ms, signal: abort.signal });
+      const res = await clock.wait(postJson({ ...http, timeoutMs: t.provider.timeout_ms, signal: abort.signal }));
       const acc = new C.ResponseAccumulator();
       const frames = native ? nativeFrames(call, t, res.body, acc, ctx) : translatedFrames(call, t, res.body, acc, ctx);
       try {
         // Failover stays possible until the first byte for the client exists.
-        let first = await frames.next();
-        while (!first.done && !first.value) first = await frames.next();
+        let first = await clock.wait(frames.next());
+        while (!first.done && !first.value) first = await clock.wait(frames.next());
         return { target: t, first: first.done ? '' : first.value, frames, acc, abort };
       } catch (err) {
         abort.abort();
         throw err;
       }
     },
-    { model: call.request.model, health: services.health, metrics: services.metrics },
+    failoverOpts,
   );
   const body = pump(opened, call.format, services.config.drainMs, (error, clientGone) => {
     const usage = opened.acc.usage;
