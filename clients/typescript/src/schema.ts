@@ -11,7 +11,7 @@ export type paths = {
         put?: never;
         /**
          * Create a chat completion
-         * @description Chat-completions format for every text model of the catalog; `stream: true` answers with SSE chunks (spec 2.12, 6). `web_search_options` turns on web search (native for OpenAI-format and Anthropic upstreams, the gateway’s own search for others; stripped, and named in `X-Gateway-Stripped-Tools`, when neither is available). Response headers: `X-Gateway-Upstream`, `X-RateLimit-*`.
+         * @description Chat-completions format for every text model of the catalog; `stream: true` answers with SSE chunks (spec 2.12, 6). `web_search_options` turns on web search (native for OpenAI-format and Anthropic upstreams, the gateway’s own search for others; stripped, and named in `X-Gateway-Stripped-Tools`, when neither is available). Response headers: `X-Gateway-Upstream`, `X-RateLimit-*`, `X-Gateway-Overhead-Ms` (the gateway’s own time in ms: all but waiting on upstreams).
          */
         post: operations["chatCompletions"];
         delete?: never;
@@ -31,7 +31,7 @@ export type paths = {
         put?: never;
         /**
          * Create a message (Messages format)
-         * @description Authenticates with `x-api-key` or `Authorization: Bearer`. The `web_search_20250305` server tool works for every model (natively on Anthropic, through the gateway’s own search elsewhere; stripped and named in `X-Gateway-Stripped-Tools` when unavailable).
+         * @description Authenticates with `x-api-key` or `Authorization: Bearer`. The `web_search_20250305` server tool works for every model (natively on Anthropic, through the gateway’s own search elsewhere; stripped and named in `X-Gateway-Stripped-Tools` when unavailable). Response headers as for chat completions.
          */
         post: operations["messages"];
         delete?: never;
@@ -51,7 +51,7 @@ export type paths = {
         put?: never;
         /**
          * Create a response (Responses format)
-         * @description Passed through to OpenAI upstreams; translated for the others. Built-in tools other providers cannot run are stripped and listed in the `X-Gateway-Stripped-Tools` response header; `web_search`/`web_search_preview` work everywhere (Anthropic’s server tool, or the gateway’s own search with `url_citation` annotations) and add the configured surcharge to the request’s billed tokens. `previous_response_id`, file ids and references to stored items need an OpenAI model (400 otherwise); references to items this gateway generated are resolved for an hour.
+         * @description Passed through to OpenAI upstreams; translated for the others. Built-in tools other providers cannot run are stripped and listed in the `X-Gateway-Stripped-Tools` response header; `web_search`/`web_search_preview` work everywhere (Anthropic’s server tool, or the gateway’s own search with `url_citation` annotations) and add the configured surcharge to the request’s billed tokens. `previous_response_id`, file ids and references to stored items need an OpenAI model (400 otherwise); references to items this gateway generated are resolved for an hour. Response headers as for chat completions.
          */
         post: operations["responses"];
         delete?: never;
