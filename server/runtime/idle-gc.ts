@@ -15,13 +15,24 @@ export type IdleGcOptions = {
   /** Growth of the heap above its size after the last full collection that is worth returning. */
   minGrowthBytes?: number;
   onCollect?: (info: { beforeBytes: number; afterBytes: number; ms: number }) => void;
+  /** What it measures and does (the engine's by default; tests pass their own). */
+  probe?: IdleGcProbe;
+};
+
+export type IdleGcProbe = {
+  /** Heap in use now. */
+  heapBytes(): number;
+  /** Event-loop utilisation since the previous call (0..1). */
+  utilization(): number;
+  /** A full collection. */
+  collect(): void;
 };
 
 /**
  * The engine's full collection, exposed for this context only (as jest's leak detector does). Called
  * without options: on Node 20's V8 an options object makes it skip most of the garbage.
  */
-function fullCollector(): (() => void) | null {
+export function fullCollector(): (() => void) | null {
   try {
     v8.setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as unknown;
@@ -31,28 +42,43 @@ function fullCollector(): (() => void) | null {
   }
 }
 
-const heapBytes = () => v8.getHeapStatistics().used_heap_size;
+/** The engine's own measurements and collector; null where the engine refuses to expose `gc`. */
+function engineProbe(): IdleGcProbe | null {
+  const gc = fullCollector();
+  if (!gc) return null;
+  let lastElu = performance.eventLoopUtilization();
+  return {
+    heapBytes: () => v8.getHeapStatistics().used_heap_size,
+    utilization() {
+      const elu = performance.eventLoopUtilization();
+      const u = performance.eventLoopUtilization(elu, lastElu).utilization;
+      lastElu = elu;
+      return u;
+    },
+    // Twice: the first frees the objects, but their pages (and the Buffers they held) are let go
+    // only once sweeping and finalisers have run, which the second collection completes.
+    collect() {
+      gc();
+      gc();
+    },
+  };
+}
 
 /** Starts the idle collector; returns its stop function (a no-op where the engine refuses). */
 export function startIdleGc(opts: IdleGcOptions = {}): () => void {
-  const gc = fullCollector();
-  if (!gc) return () => {};
+  const probe = opts.probe ?? engineProbe();
+  if (!probe) return () => {};
   const idleUtilization = opts.idleUtilization ?? 0.05;
   const minGrowth = opts.minGrowthBytes ?? 32 * 2 ** 20;
-  let settled = heapBytes();
-  let lastElu = performance.eventLoopUtilization();
+  let settled = probe.heapBytes();
+  probe.utilization();
   const timer = setInterval(() => {
-    const elu = performance.eventLoopUtilization();
-    const busy = performance.eventLoopUtilization(elu, lastElu).utilization > idleUtilization;
-    const before = heapBytes();
-    lastElu = elu;
+    const busy = probe.utilization() > idleUtilization;
+    const before = probe.heapBytes();
     if (busy || before < settled + minGrowth) return;
     const t0 = performance.now();
-    // Twice: the first frees the objects, but their pages (and the Buffers they held) are let go
-    // only once sweeping and finalisers have run, which the second collection completes.
-    gc();
-    gc();
-    settled = heapBytes();
+    probe.collect();
+    settled = probe.heapBytes();
     opts.onCollect?.({ beforeBytes: before, afterBytes: settled, ms: performance.now() - t0 });
   }, opts.intervalMs ?? 2_000);
   timer.unref();
