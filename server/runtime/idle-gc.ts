@@ -2,7 +2,7 @@
 // be promoted) and does not shrink it afterwards: its memory reducer waits for idle notifications
 // that Node never sends, so a gateway stayed hundreds of MB above its resting size for good after
 // one burst. This does what the memory reducer would: once the process has been idle for a while
-// and the heap is well above where the last full collection left it, collect once.
+// and the heap is well above the size the last full collection left, collect (and compact) once.
 import { performance } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -20,7 +20,7 @@ export type IdleGcOptions = {
 };
 
 export type IdleGcProbe = {
-  /** Heap in use now. */
+  /** The heap's size now. */
   heapBytes(): number;
   /** Event-loop utilisation since the previous call (0..1). */
   utilization(): number;
@@ -48,7 +48,8 @@ function engineProbe(): IdleGcProbe | null {
   if (!gc) return null;
   let lastElu = performance.eventLoopUtilization();
   return {
-    heapBytes: () => v8.getHeapStatistics().used_heap_size,
+    // Committed, not used: what a burst leaves behind is pages V8 keeps for later, mostly free.
+    heapBytes: () => v8.getHeapStatistics().total_heap_size,
     utilization() {
       const elu = performance.eventLoopUtilization();
       const u = performance.eventLoopUtilization(elu, lastElu).utilization;
@@ -56,10 +57,16 @@ function engineProbe(): IdleGcProbe | null {
       return u;
     },
     // Twice: the first frees the objects, but their pages (and the Buffers they held) are let go
-    // only once sweeping and finalisers have run, which the second collection completes.
+    // only once sweeping and finalisers have run, which the second collection completes. Compacting:
+    // a burst leaves old-space pages with a few live objects each, which only moving them frees.
     collect() {
-      gc();
-      gc();
+      v8.setFlagsFromString('--compact-on-every-full-gc');
+      try {
+        gc();
+        gc();
+      } finally {
+        v8.setFlagsFromString('--no-compact-on-every-full-gc');
+      }
     },
   };
 }
@@ -69,7 +76,7 @@ export function startIdleGc(opts: IdleGcOptions = {}): () => void {
   const probe = opts.probe ?? engineProbe();
   if (!probe) return () => {};
   const idleUtilization = opts.idleUtilization ?? 0.05;
-  const minGrowth = opts.minGrowthBytes ?? 32 * 2 ** 20;
+  const minGrowth = opts.minGrowthBytes ?? 16 * 2 ** 20;
   let settled = probe.heapBytes();
   probe.utilization();
   const timer = setInterval(() => {
