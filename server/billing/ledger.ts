@@ -233,12 +233,8 @@ export class UsageLedger {
     clearInterval(this.timer);
     this.appendLines();
     await this.flush();
-    if (!this.pending.length) {
-      this.closeSegment();
-      for (const f of this.closedSegments) rmSync(f, { force: true });
-    } else if (this.segment) {
-      closeSync(this.segment.fd);
-      this.segment = null;
-    }
+    this.closeSegment();
+    // Records the database refused stay in their segments, replayed at the next start.
+    if (!this.pending.length) for (const f of this.closedSegments) rmSync(f, { force: true });
   }
 }

@@ -48,8 +48,8 @@ export type TextCall = {
 
 /**
  * `upstreamMs`: time spent waiting on upstreams — each attempt from sending to the last byte of the
- * answer (to the first event, for a stream), failed attempts, backoff and gateway-run search rounds
- * included; building requests, decoding and translating answers are the gateway's own time.
+ * answer (to the first event, for a stream), failed attempts, backoff, gateway-run search rounds and
+ * image downloads included; building requests, decoding and translating answers are the gateway's own time.
  */
 export type TextResult = { status: 200; body: Json | Readable | string; headers: Record<string, string>; upstreamMs: number };
 
@@ -151,7 +151,8 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
   const clock = new UpstreamClock();
   const opts = { model: modelId, health: services.health, metrics: services.metrics, onBackoff: (ms: number) => (clock.waitedMs += ms) };
   let inlined: C.Request | null = null;
-  const prepare = async (t: Target) => (t.format === 'gemini' ? (inlined ??= await inlineImages(call.request, services)) : call.request);
+  // Downloading images is waiting on other hosts, like an upstream call.
+  const prepare = async (t: Target) => (t.format === 'gemini' ? (inlined ??= await clock.wait(inlineImages(call.request, services))) : call.request);
 
   try {
     if (!call.request.stream) {
