@@ -100,3 +100,19 @@ export function errorResponses<const S extends readonly Status[]>(...statuses: S
 
 /** Statuses every authenticated inference endpoint can produce. */
 export const inferenceErrors = errorResponses(400, 401, 403, 413, 429, 500, 501, 502, 503);
+
+/**
+ * `/v1/messages` errors: the part-7 body plus Anthropic's top-level `"type": "error"`, so the
+ * Anthropic SDK and Claude Code read them as they read Anthropic's own.
+ */
+export const MessagesErrorBody = ErrorBody.extend({ type: z.literal('error') }).meta({
+  id: 'MessagesErrorBody',
+  description: 'Error body of `/v1/messages`: the part-7 body with `"type": "error"` beside `error`.',
+});
+export const MessagesRateLimitErrorBody = RateLimitErrorBody.extend({ type: z.literal('error') }).meta({ id: 'MessagesRateLimitErrorBody' });
+
+export const messagesErrors = {
+  ...Object.fromEntries(Object.keys(inferenceErrors).map((s) => [s, MessagesErrorBody])),
+  429: MessagesRateLimitErrorBody,
+  524: MessagesErrorBody,
+} as { [K in keyof typeof inferenceErrors | 524]: K extends 429 ? typeof MessagesRateLimitErrorBody : typeof MessagesErrorBody };

@@ -7,7 +7,7 @@ import * as admin from './admin.ts';
 import * as audio from './audio.ts';
 import { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from './chat.ts';
 import { EmbeddingsRequest, EmbeddingsResponse, ModerationRequest, ModerationResponse } from './embeddings.ts';
-import { ErrorBody, OAuthErrorBody, errorResponses, inferenceErrors } from './errors.ts';
+import { ErrorBody, OAuthErrorBody, errorResponses, inferenceErrors, messagesErrors } from './errors.ts';
 import { ImageGenerationRequest, ImagesResponse } from './images.ts';
 import { Job, JobIdParams } from './jobs.ts';
 import { MessagesRequest, MessagesResponse, MessagesStreamEvent } from './messages.ts';
@@ -30,6 +30,8 @@ export type RouteMeta = {
   stream?: z.ZodType;
   /** Bodies by status beyond the route's own: content type → description of raw bytes, or a schema. */
   raw?: Record<number, Record<string, string | z.ZodType>>;
+  /** `anthropic`: error bodies also carry `"type": "error"` at the top, as Anthropic's own do. */
+  errorEnvelope?: 'anthropic';
 };
 const meta = (m: RouteMeta) => ({ metadata: m });
 
@@ -55,13 +57,13 @@ const inference = c.router({
     headers: z.looseObject({
       'anthropic-version': z.string().optional().describe('Date-formatted version string sent by native clients; accepted and ignored.'),
     }),
-    responses: { 200: MessagesResponse, ...inferenceErrors, 524: ErrorBody },
+    responses: { 200: MessagesResponse, ...messagesErrors },
     summary: 'Create a message (Messages format)',
     description:
       'Authenticates with `x-api-key` or `Authorization: Bearer`. The `web_search_20250305` server tool works for every model ' +
       '(natively on Anthropic, through the gateway’s own search elsewhere; stripped and named in `X-Gateway-Stripped-Tools` when unavailable). ' +
       'Response headers as for chat completions.',
-    ...meta({ auth: 'bearer-or-x-api-key', tag: 'Text', stream: MessagesStreamEvent }),
+    ...meta({ auth: 'bearer-or-x-api-key', tag: 'Text', stream: MessagesStreamEvent, errorEnvelope: 'anthropic' }),
   },
   responses: {
     method: 'POST',

@@ -3,6 +3,17 @@ import { JsonSchemaObject } from './common.ts';
 
 const CacheControl = z.looseObject({ type: z.literal('ephemeral'), ttl: z.string().optional() }).nullable().optional();
 
+/** Filled below from the described blocks; read at parse time. */
+const knownBlockTypes = new Set<string>();
+/**
+ * Block types this contract does not describe (Anthropic adds them often: `search_result`,
+ * `tool_reference`, `container_upload`, …) are accepted and passed through to Anthropic models;
+ * translating them for another provider is a 400.
+ */
+const OtherBlock = z
+  .looseObject({ type: z.string().refine((t) => !knownBlockTypes.has(t), { message: 'a block of this type has a required field missing or wrong' }) })
+  .describe('Any other Anthropic content block: passed through to Anthropic models only.');
+
 const TextBlock = z.looseObject({ type: z.literal('text'), text: z.string(), cache_control: CacheControl });
 const ImageBlock = z.looseObject({
   type: z.literal('image'),
@@ -27,7 +38,7 @@ const ToolUseBlock = z.looseObject({
 const ToolResultBlock = z.looseObject({
   type: z.literal('tool_result'),
   tool_use_id: z.string(),
-  content: z.union([z.string(), z.array(z.discriminatedUnion('type', [TextBlock, ImageBlock, DocumentBlock]))]).optional(),
+  content: z.union([z.string(), z.array(z.union([z.discriminatedUnion('type', [TextBlock, ImageBlock, DocumentBlock]), OtherBlock]))]).optional(),
   is_error: z.boolean().optional(),
   cache_control: CacheControl,
 });
@@ -41,25 +52,39 @@ const ServerToolUseBlock = z.looseObject({
 });
 const WebSearchResultBlock = z.looseObject({ type: z.literal('web_search_tool_result'), tool_use_id: z.string(), content: z.unknown() });
 
-export const MessagesContentBlock = z
-  .discriminatedUnion('type', [
-    TextBlock,
-    ImageBlock,
-    DocumentBlock,
-    ToolUseBlock,
-    ToolResultBlock,
-    ThinkingBlock,
-    RedactedThinkingBlock,
-    ServerToolUseBlock,
-    WebSearchResultBlock,
-  ])
-  .meta({ id: 'MessagesContentBlock' });
+const knownBlocks = [
+  TextBlock,
+  ImageBlock,
+  DocumentBlock,
+  ToolUseBlock,
+  ToolResultBlock,
+  ThinkingBlock,
+  RedactedThinkingBlock,
+  ServerToolUseBlock,
+  WebSearchResultBlock,
+] as const;
+for (const b of knownBlocks) knownBlockTypes.add(b.shape.type.value);
+
+export const MessagesContentBlock = z.union([z.discriminatedUnion('type', [...knownBlocks]), OtherBlock]).meta({ id: 'MessagesContentBlock' });
+
+const messageContent = z.union([z.string(), z.array(MessagesContentBlock)]);
 
 export const MessagesMessage = z
-  .looseObject({
-    role: z.enum(['user', 'assistant']),
-    content: z.union([z.string(), z.array(MessagesContentBlock)]),
-  })
+  .discriminatedUnion('role', [
+    z.looseObject({ role: z.literal('user'), content: messageContent }),
+    z.looseObject({ role: z.literal('assistant'), content: messageContent }),
+    z
+      .looseObject({
+        role: z.literal('system'),
+        content: z.union([z.string(), z.array(z.union([TextBlock, OtherBlock]))]).optional(),
+        clear_at: z.enum(['next_user_message', 'never']).nullable().optional(),
+        output_config: z.looseObject({}).nullable().optional(),
+      })
+      .describe(
+        'A system message inside the conversation (Anthropic’s mid-conversation system messages): passed through to Anthropic models; ' +
+          'for other providers a system message at its position (Gemini: leading ones join the system instruction, later ones become marked user text).',
+      ),
+  ])
   .meta({ id: 'MessagesMessage' });
 
 export const MessagesTool = z
@@ -76,6 +101,8 @@ export const MessagesTool = z
       .describe('A server tool such as `web_search_20250305`.'),
   ])
   .meta({ id: 'MessagesTool' });
+
+export const MessagesEffort = z.enum(['low', 'medium', 'high', 'xhigh', 'max']).meta({ id: 'MessagesEffort' });
 
 export const MessagesToolChoice = z
   .discriminatedUnion('type', [
@@ -103,12 +130,32 @@ export const MessagesRequest = z
       .discriminatedUnion('type', [
         z.looseObject({ type: z.literal('enabled'), budget_tokens: z.number().int().min(1024) }),
         z.looseObject({ type: z.literal('disabled') }),
-        z.looseObject({ type: z.literal('adaptive') }),
+        z.looseObject({ type: z.literal('adaptive'), display: z.enum(['summarized', 'omitted']).nullable().optional() }),
+        z.looseObject({ type: z.literal('between_tools') }),
       ])
       .optional(),
+    output_config: z
+      .looseObject({
+        effort: MessagesEffort.nullable().optional(),
+        format: z.looseObject({ type: z.literal('json_schema'), schema: JsonSchemaObject }).nullable().optional(),
+      })
+      .optional()
+      .describe(
+        '`effort` maps to the other providers’ reasoning controls (reasoning_effort, thinking budgets) when the model reasons; ' +
+          '`format` to their structured output (validated before it is returned).',
+      ),
+    context_management: z
+      .looseObject({ edits: z.array(z.looseObject({ type: z.string() })).optional() })
+      .optional()
+      .describe('Applied by Anthropic models; dropped for the others and named in `X-Gateway-Warnings`.'),
     metadata: z.looseObject({ user_id: z.string().nullable().optional() }).optional(),
   })
-  .meta({ id: 'MessagesRequest', description: 'Messages-format request. Unknown fields are passed on. Image blocks pass through unchanged.' });
+  .meta({
+    id: 'MessagesRequest',
+    description:
+      'Messages-format request. Unknown fields are passed on to Anthropic models; for the others, fields that cannot be translated are dropped ' +
+      'and named in the `X-Gateway-Warnings` response header. Image blocks pass through unchanged.',
+  });
 export type MessagesRequest = z.infer<typeof MessagesRequest>;
 
 export const MessagesStopReason = z

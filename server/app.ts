@@ -1,4 +1,4 @@
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import { webRoutes } from './web/routes.ts';
@@ -6,7 +6,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { initServer } from '@ts-rest/fastify';
 import { contract } from '../contract/index.ts';
 import { buildOpenApiDocument } from '../contract/openapi.ts';
-import { authHook } from './http/auth-hook.ts';
+import { authHook, routeMeta } from './http/auth-hook.ts';
 import { GatewayError, errors, validationError } from './http/errors.ts';
 import { buildRouter } from './endpoints/router.ts';
 import { randomToken } from './auth/secrets.ts';
@@ -40,6 +40,12 @@ function toGatewayError(err: FastifyError | GatewayError): GatewayError {
   return errors.internal();
 }
 
+/** The part-7 body, in the envelope the route's clients expect. */
+function errorBody(request: FastifyRequest, gw: GatewayError) {
+  const body = gw.toBody();
+  return routeMeta(request)?.errorEnvelope === 'anthropic' ? { type: 'error', ...body } : body;
+}
+
 export async function buildApp(services: Services, opts: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
@@ -55,7 +61,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     const gw = toGatewayError(err);
     if (gw.status >= 500 && gw.code === 'internal_error') request.log.error({ err }, 'unhandled error');
     for (const [k, v] of Object.entries(gw.headers)) reply.header(k, v);
-    return reply.status(gw.status).send(gw.toBody());
+    return reply.status(gw.status).send(errorBody(request, gw));
   });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0];
@@ -107,7 +113,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
         if (where === 'path' && gw.param === 'id') {
           return reply.status(404).send(errors.notFound('No such job.', 'job_not_found', 'id').toBody());
         }
-        return reply.status(gw.status).send(gw.toBody());
+        return reply.status(gw.status).send(errorBody(request, gw));
       },
     });
   });

@@ -61,6 +61,7 @@ export class Catalog {
   /** Providers by id, built once: request paths look upstreams up here. */
   readonly providers: Map<string, ProviderConfig>;
   private readonly byId: Map<string, ModelConfig>;
+  private entryById = new Map<string, CatalogEntry>();
   private readonly created: number;
 
   constructor(
@@ -77,6 +78,12 @@ export class Catalog {
   /** Recomputes the entries (after metadata was refreshed). */
   rebuild(): void {
     this.entries = this.config.models.map((m) => catalogEntry(m, m.upstreams[0]!.provider, this.created, this.metadata?.resolve(m, this.providers) ?? null));
+    this.entryById = new Map(this.entries.map((e) => [e.id, e]));
+  }
+
+  /** The published entry: config and resolved metadata (what is unknown is null). */
+  entry(id: string): CatalogEntry | undefined {
+    return this.entryById.get(id);
   }
 
   model(id: string): ModelConfig | undefined {

@@ -56,11 +56,11 @@ export function buildRouter(services: Services) {
       messages: async ({ body, request, reply }) => {
         const decoded = messagesToCanonical(body);
         const result = await runText(services, {
-          format: messagesFormat(!!decoded.webSearch, services.search !== null),
+          format: messagesFormat(!!decoded.request.webSearch, services.search !== null, decoded.nativeOnly),
           requestId: request.id,
           principal: request.principal!,
           raw: body,
-          request: decoded,
+          request: decoded.request,
           clientHeaders: {
             'anthropic-version': request.headers['anthropic-version'] as string | undefined,
             'anthropic-beta': request.headers['anthropic-beta'] as string | undefined,

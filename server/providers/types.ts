@@ -64,6 +64,8 @@ export const effortBudgets: Record<Exclude<C.ReasoningEffort, 'none'>, number> =
   medium: 8192,
   high: 16384,
   xhigh: 32768,
+  // Gemini refuses larger budgets; Anthropic's own clients send `max` as an effort, not a budget.
+  max: 32768,
 };
 
 export function budgetToEffort(budget: number): C.ReasoningEffort {

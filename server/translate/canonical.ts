@@ -40,7 +40,11 @@ export type ImagePart = { type: 'image'; source: ImageSource; detail?: string };
 
 export type Part = TextPart | ImagePart | ToolCallPart | ToolResultPart | ReasoningPart;
 
-export type Message = { role: 'user' | 'assistant'; content: Part[] };
+/**
+ * `system`: an instruction at this point of the conversation (Anthropic's mid-conversation system
+ * messages), text parts only. Instructions before the first turn are in `Request.system`.
+ */
+export type Message = { role: 'user' | 'assistant' | 'system'; content: Part[] };
 
 export type Tool = { name: string; description?: string; parameters: Record<string, unknown> };
 
@@ -51,7 +55,7 @@ export type ResponseFormat =
   | { type: 'json_object' }
   | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict?: boolean; description?: string };
 
-export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
+export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max';
 
 export type Request = {
   /** The upstream model id (set by routing). */
@@ -69,14 +73,23 @@ export type Request = {
   frequencyPenalty?: number;
   presencePenalty?: number;
   stop?: string[];
-  /** Either an effort (chat) or a token budget (Messages thinking); converters map one to the other. */
-  reasoning?: { effort?: ReasoningEffort; budgetTokens?: number };
+  /**
+   * Either an effort (chat) or a token budget (Messages thinking); converters map one to the other.
+   * `adaptive`: the client lets the model decide whether to think (Anthropic's adaptive thinking or
+   * effort), so it is only sent to models known to reason.
+   */
+  reasoning?: { effort?: ReasoningEffort; budgetTokens?: number; adaptive?: boolean };
   responseFormat?: ResponseFormat;
   stream: boolean;
   /** End-user id for abuse tracking, where the provider has a slot for it. */
   user?: string;
   /** The client asked for web search (a built-in tool, `web_search_options`, or a server tool). */
   webSearch?: boolean;
+  /**
+   * What the client sent that only its own format's upstreams understand (e.g. `context_management`):
+   * kept when passed through, dropped when translated and then named in `X-Gateway-Warnings`.
+   */
+  untranslated?: string[];
 };
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'refusal' | 'pause';
@@ -220,5 +233,38 @@ export function responseEvents(r: Response): StreamEvent[] {
   });
   out.push({ type: 'finish', reason: r.finishReason, stopSequence: r.stopSequence });
   if (r.usage) out.push({ type: 'usage', usage: r.usage });
+  return out;
+}
+
+/** How a mid-conversation system message reads where it has to travel as user text. */
+export const markedSystemText = (text: string) => `<system>\n${text}\n</system>`;
+
+/**
+ * Mid-conversation system messages as marked user text, for upstreams whose conversations have no
+ * place for them (Gemini; OpenAI-compatible servers, whose chat templates often accept a system
+ * message only first). Joined to the user turn before them, else the next one, so turns still alternate.
+ */
+export function systemMessagesAsUserText(messages: Message[]): Message[] {
+  if (!messages.some((m) => m.role === 'system')) return messages;
+  const out: Message[] = [];
+  let carried: Part[] = [];
+  for (const m of messages) {
+    if (m.role === 'system') {
+      const parts = m.content.map((p): Part => (p.type === 'text' ? { type: 'text', text: markedSystemText(p.text) } : p));
+      const prev = out[out.length - 1];
+      if (prev?.role === 'user') prev.content.push(...parts);
+      else carried.push(...parts);
+    } else if (m.role === 'user') {
+      // Tool results keep their place at the start of the turn.
+      const results = m.content.filter((p) => p.type === 'tool_result');
+      out.push({ role: 'user', content: [...results, ...carried, ...m.content.filter((p) => p.type !== 'tool_result')] });
+      carried = [];
+    } else {
+      if (carried.length) out.push({ role: 'user', content: carried });
+      carried = [];
+      out.push(m);
+    }
+  }
+  if (carried.length) out.push({ role: 'user', content: carried });
   return out;
 }

@@ -1,7 +1,7 @@
 // The Messages client format: request → canonical, canonical → response and SSE events.
 import type { MessagesRequest } from '../../contract/messages.ts';
 import { randomToken } from '../auth/secrets.ts';
-import { errors } from '../http/errors.ts';
+import { errors, type GatewayError } from '../http/errors.ts';
 import { budgetToEffort, parseJsonArgs } from '../providers/types.ts';
 import type * as C from './canonical.ts';
 
@@ -11,7 +11,39 @@ function imageSource(source: Json): C.ImageSource {
   return source.type === 'url' ? { kind: 'url', url: source.url } : { kind: 'base64', mediaType: source.media_type, data: source.data };
 }
 
-function decodeBlocks(content: string | Json[], at: string): C.Part[] {
+/** A block only Anthropic models can take: the request is then routed to them alone. */
+class NativeOnly extends Error {
+  constructor(
+    message: string,
+    readonly param: string,
+  ) {
+    super(message);
+  }
+}
+
+/** What decoding the conversation learns along the way. */
+type Seen = {
+  /** Deferred tools (`defer_loading`) a tool search loaded through `tool_reference` blocks. */
+  referencedTools: Set<string>;
+  /** What had to be left out for other providers, for X-Gateway-Warnings. */
+  dropped: Set<string>;
+};
+
+function toolResultContent(inner: Json[], seen: Seen): C.ToolResultPart['content'] {
+  return inner.flatMap((c): C.ToolResultPart['content'] => {
+    if (c.type === 'text') return [{ type: 'text', text: c.text }];
+    if (c.type === 'image') return [{ type: 'image', source: imageSource(c.source) }];
+    if (c.type === 'tool_reference') {
+      // Anthropic's tool search loads a deferred tool by reference; other models read that it is loaded.
+      seen.referencedTools.add(c.tool_name);
+      return [{ type: 'text', text: `Tool loaded: ${c.tool_name}` }];
+    }
+    seen.dropped.add(`${c.type} blocks in tool results`);
+    return [];
+  });
+}
+
+function decodeBlocks(content: string | Json[], at: string, seen: Seen): C.Part[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   const parts: C.Part[] = [];
   let pendingSignature: string | undefined;
@@ -21,7 +53,7 @@ function decodeBlocks(content: string | Json[], at: string): C.Part[] {
         parts.push({ type: 'text', text: b.text });
         break;
       case 'image':
-        if (b.source.type === 'file') throw errors.invalid('Image file ids can only be sent to Anthropic models.', `${at}[${j}].source`);
+        if (b.source.type === 'file') throw new NativeOnly('Image file ids can only be sent to Anthropic models.', `${at}[${j}].source`);
         parts.push({ type: 'image', source: imageSource(b.source) });
         break;
       case 'tool_use':
@@ -30,12 +62,7 @@ function decodeBlocks(content: string | Json[], at: string): C.Part[] {
         break;
       case 'tool_result': {
         const inner: Json[] = typeof b.content === 'string' ? [{ type: 'text', text: b.content }] : (b.content ?? []);
-        parts.push({
-          type: 'tool_result',
-          toolCallId: b.tool_use_id,
-          content: inner.filter((c) => c.type === 'text' || c.type === 'image').map((c) => (c.type === 'text' ? { type: 'text', text: c.text } : { type: 'image', source: imageSource(c.source) })),
-          isError: b.is_error,
-        });
+        parts.push({ type: 'tool_result', toolCallId: b.tool_use_id, content: toolResultContent(inner, seen), isError: b.is_error });
         break;
       }
       case 'thinking':
@@ -48,17 +75,75 @@ function decodeBlocks(content: string | Json[], at: string): C.Part[] {
         parts.push({ type: 'reasoning', text: '', redactedData: b.data });
         break;
       default:
-        throw errors.invalid(`Content blocks of type '${b.type}' can only be sent to Anthropic models.`, `${at}[${j}].type`);
+        throw new NativeOnly(`Content blocks of type '${b.type}' can only be sent to Anthropic models.`, `${at}[${j}].type`);
     }
   });
   return parts;
 }
 
-export function messagesToCanonical(body: MessagesRequest): C.Request {
+/** Anthropic's effort levels are the canonical ones (`max` included). */
+const effortOf = (effort: unknown): C.ReasoningEffort | undefined => (typeof effort === 'string' ? (effort as C.ReasoningEffort) : undefined);
+
+/**
+ * `thinking` and `output_config.effort` → canonical reasoning. Explicit budgets are always sent;
+ * adaptive thinking and a bare effort leave it to the model (Anthropic's default effort is high).
+ */
+function reasoningOf(body: MessagesRequest): C.Request['reasoning'] {
+  const thinking = body.thinking as Json | undefined;
+  const effort = effortOf(body.output_config?.effort);
+  switch (thinking?.type) {
+    case 'enabled':
+      return { budgetTokens: thinking.budget_tokens, effort: effort ?? budgetToEffort(thinking.budget_tokens) };
+    case 'disabled':
+      return undefined;
+    case 'adaptive':
+    case 'between_tools':
+      return { effort: effort ?? 'high', adaptive: true };
+    default:
+      return effort ? { effort, adaptive: true } : undefined;
+  }
+}
+
+/** Top-level fields this decoder translates; the others reach only Anthropic models. */
+const TRANSLATED_FIELDS = new Set(['model', 'messages', 'max_tokens', 'system', 'stream', 'temperature', 'top_p', 'top_k', 'stop_sequences', 'tools', 'tool_choice', 'thinking', 'output_config', 'metadata']);
+
+const textOf = (content: unknown): string =>
+  typeof content === 'string' ? content : Array.isArray(content) ? content.filter((b: Json) => b.type === 'text').map((b: Json) => b.text).join('\n\n') : '';
+
+export type DecodedMessages = {
+  request: C.Request;
+  /** Set when the request holds what only Anthropic models can take. */
+  nativeOnly: GatewayError | null;
+};
+
+export function messagesToCanonical(body: MessagesRequest): DecodedMessages {
   const messages: C.Message[] = [];
+  const system = body.system === undefined ? [] : typeof body.system === 'string' ? [body.system] : body.system.map((b) => b.text);
   const names = new Map<string, string>();
+  const seen: Seen = { referencedTools: new Set(), dropped: new Set() };
+  let nativeOnly: GatewayError | null = null;
   body.messages.forEach((m, i) => {
-    const parts = decodeBlocks(m.content as string | Json[], `messages[${i}].content`);
+    let parts: C.Part[];
+    if (m.role === 'system') {
+      if (Array.isArray(m.content) && m.content.some((b) => b.type !== 'text')) {
+        nativeOnly ??= errors.invalid('System messages with blocks other than text can only be sent to Anthropic models.', `messages[${i}].content`);
+      }
+      const text = textOf(m.content);
+      // Before the first turn a system message is part of the system prompt, as everywhere.
+      if (!messages.length) {
+        if (text) system.push(text);
+        return;
+      }
+      parts = text ? [{ type: 'text', text }] : [];
+    } else {
+      try {
+        parts = decodeBlocks(m.content as string | Json[], `messages[${i}].content`, seen);
+      } catch (err) {
+        if (!(err instanceof NativeOnly)) throw err;
+        nativeOnly ??= errors.invalid(err.message, err.param);
+        parts = [];
+      }
+    }
     for (const p of parts) {
       if (p.type === 'tool_call') names.set(p.id, p.name);
       if (p.type === 'tool_result') p.name = names.get(p.toolCallId);
@@ -67,15 +152,16 @@ export function messagesToCanonical(body: MessagesRequest): C.Request {
     if (prev && prev.role === m.role) prev.content.push(...parts);
     else messages.push({ role: m.role, content: parts });
   });
-  const system = body.system === undefined ? [] : typeof body.system === 'string' ? [body.system] : body.system.map((b) => b.text);
   const tc = body.tool_choice as Json | undefined;
-  const thinking = body.thinking as Json | undefined;
-  return {
+  const format = body.output_config?.format;
+  const untranslated = [...Object.keys(body).filter((k) => !TRANSLATED_FIELDS.has(k)), ...seen.dropped];
+  const request: C.Request = {
     model: body.model,
     system,
     messages,
+    // A deferred tool is shown to the model once a tool search loaded it, as Anthropic does.
     tools: body.tools
-      ?.filter((t): t is Json & { name: string; input_schema: Json } => 'input_schema' in t)
+      ?.filter((t): t is Json & { name: string; input_schema: Json } => 'input_schema' in t && (!t.defer_loading || seen.referencedTools.has(t.name)))
       .map((t) => ({ name: t.name, description: t.description, parameters: t.input_schema })),
     toolChoice: tc ? (tc.type === 'tool' ? { name: tc.name } : tc.type === 'any' ? 'required' : tc.type) : undefined,
     parallelToolCalls: tc?.disable_parallel_tool_use ? false : undefined,
@@ -84,16 +170,14 @@ export function messagesToCanonical(body: MessagesRequest): C.Request {
     topP: body.top_p,
     topK: body.top_k,
     stop: body.stop_sequences,
-    reasoning:
-      thinking?.type === 'enabled'
-        ? { budgetTokens: thinking.budget_tokens, effort: budgetToEffort(thinking.budget_tokens) }
-        : thinking?.type === 'adaptive'
-          ? { effort: 'medium' }
-          : undefined,
+    reasoning: reasoningOf(body),
+    responseFormat: format ? { type: 'json_schema', name: 'output', schema: format.schema } : undefined,
     stream: body.stream === true,
     user: body.metadata?.user_id ?? undefined,
     webSearch: body.tools?.some((t) => typeof t.type === 'string' && t.type.startsWith('web_search_')) ?? false,
+    ...(untranslated.length ? { untranslated } : {}),
   };
+  return { request, nativeOnly };
 }
 
 export const messagesStop = (r: C.FinishReason, stopSequence?: string | null): string =>

@@ -27,11 +27,16 @@ type Script = {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** What the fake answers, decided from the request as a real model would. */
-function decide(model: string, tools: string[], toolResult: string | null, wantsJson: boolean, maxTokens?: number): Script | 'fixture' {
+function decide(model: string, tools: string[], toolResult: string | null, wantsJson: boolean, maxTokens?: number, request: Json = {}): Script | 'fixture' {
   // Uses exactly what the gateway reserves for a 40-character prompt: 10 in, max_tokens out.
   if (model.includes('exact')) return { text: 'ok', finish: 'stop', usage: { input: 10, output: maxTokens ?? 0 } };
   if (toolResult !== null && tools.includes('web_search')) return { text: 'Paris is sunny today [1].', finish: 'stop', usage: { input: 60, output: 7 } };
   if (toolResult !== null) return { text: `The tool said: ${toolResult}`, finish: 'stop', usage: { input: 50, output: 8 } };
+  // A coding agent's first step: read the README named in the conversation (Claude Code's Read tool).
+  if (model.includes('agentic') && tools.includes('Read')) {
+    const file_path = /\/[\w./-]+\/README\.md/.exec(JSON.stringify(request))?.[0] ?? '/workspace/proj/README.md';
+    return { toolCall: { id: 'call_read_1', name: 'Read', args: { file_path } }, finish: 'tool', usage: { input: 40, output: 12 } };
+  }
   if (tools[0] === 'web_search') return { toolCall: { id: 'call_search_1', name: 'web_search', args: { query: 'weather Paris' } }, finish: 'tool', usage: { input: 40, output: 6 } };
   if (tools.length) return { toolCall: { id: 'call_fake_1', name: tools[0]!, args: { location: 'Paris', unit: 'celsius' } }, finish: 'tool', usage: { input: 40, output: 12 } };
   if (wantsJson) return { text: JSON.stringify(model.includes('badjson') ? { wrong: true } : { answer: '42', confidence: 0.9 }), finish: 'stop', usage: { input: 30, output: 9 } };
@@ -43,8 +48,11 @@ function decide(model: string, tools: string[], toolResult: string | null, wants
 }
 
 // ---- OpenAI chat ------------------------------------------------------------------------------
+/** The last turn that is not a system message (agents add system messages after tool results). */
+const lastTurn = (messages: Json[]) => messages.filter((m) => m.role !== 'system').pop();
+
 function openaiToolResult(body: Json): string | null {
-  const last = body.messages[body.messages.length - 1];
+  const last = lastTurn(body.messages);
   return last?.role === 'tool' ? String(last.content) : null;
 }
 
@@ -90,7 +98,7 @@ function openaiChunks(s: Script, model: string, includeUsage: boolean): string[]
 
 // ---- Anthropic ----------------------------------------------------------------------------------
 function anthropicToolResult(body: Json): string | null {
-  const last = body.messages[body.messages.length - 1];
+  const last = lastTurn(body.messages);
   const block = Array.isArray(last?.content) ? last.content.find((b: Json) => b.type === 'tool_result') : null;
   if (!block) return null;
   return typeof block.content === 'string' ? block.content : (block.content ?? []).map((c: Json) => c.text ?? '').join('');
@@ -369,7 +377,7 @@ async function route(path: string, body: Json, req: IncomingMessage, res: Server
     const tools = (body.tools ?? []).filter((t: Json) => t.type === 'function').map((t: Json) => t.name);
     const webSearch = (body.tools ?? []).some((t: Json) => String(t.type).startsWith('web_search'));
     const fmt = body.text?.format?.type;
-    let script = decide(model, tools, responsesToolResult(body), fmt === 'json_schema' || fmt === 'json_object', body.max_output_tokens);
+    let script = decide(model, tools, responsesToolResult(body), fmt === 'json_schema' || fmt === 'json_object', body.max_output_tokens, body);
     if (script === 'fixture') script = { text: webSearch ? 'News: AI is everywhere.' : 'Hello from the Responses API.', finish: 'stop', usage: { input: 14, output: 9 } };
     if (model.includes('miderror') && body.stream) {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -387,7 +395,7 @@ async function route(path: string, body: Json, req: IncomingMessage, res: Server
     const model: string = body.model;
     if (await failures(model, res, 'openai')) return;
     const tools = (body.tools ?? []).map((t: Json) => t.function.name);
-    const script = decide(model, tools, openaiToolResult(body), body.response_format?.type === 'json_schema' || body.response_format?.type === 'json_object', body.max_completion_tokens ?? body.max_tokens);
+    const script = decide(model, tools, openaiToolResult(body), body.response_format?.type === 'json_schema' || body.response_format?.type === 'json_object', body.max_completion_tokens ?? body.max_tokens, body);
     if (!body.stream) {
       const json = script === 'fixture' ? JSON.parse(fixture('openai/src/chat/__fixtures__/openai-text.json')) : openaiJson(script, model);
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -405,7 +413,7 @@ async function route(path: string, body: Json, req: IncomingMessage, res: Server
     if (await failures(model, res, 'anthropic')) return;
     const tools = (body.tools ?? []).map((t: Json) => t.name);
     const forcedJson = body.tool_choice?.type === 'tool' && body.tool_choice.name === 'json_response';
-    let script = decide(model, forcedJson ? [] : tools.filter((n: string) => n !== 'web_search'), anthropicToolResult(body), forcedJson, body.max_tokens);
+    let script = decide(model, forcedJson ? [] : tools.filter((n: string) => n !== 'web_search'), anthropicToolResult(body), forcedJson || body.output_config?.format?.type === 'json_schema', body.max_tokens, body);
     if ((body.tools ?? []).some((t: Json) => String(t.type).startsWith('web_search_'))) script = { serverSearch: true, finish: 'stop', usage: { input: 2000, output: 40 } };
     if (forcedJson && script !== 'fixture') script = { toolCall: { id: 'x', name: 'json_response', args: JSON.parse(script.text!) }, finish: 'tool', usage: script.usage };
     if (!body.stream) {
@@ -423,7 +431,7 @@ async function route(path: string, body: Json, req: IncomingMessage, res: Server
     const model = decodeURIComponent(g[1]!);
     if (await failures(model, res, 'gemini')) return;
     const tools = (body.tools ?? []).flatMap((t: Json) => (t.functionDeclarations ?? []).map((f: Json) => f.name));
-    const script = decide(model, tools, geminiToolResult(body), body.generationConfig?.responseMimeType === 'application/json', body.generationConfig?.maxOutputTokens);
+    const script = decide(model, tools, geminiToolResult(body), body.generationConfig?.responseMimeType === 'application/json', body.generationConfig?.maxOutputTokens, body);
     if (g[2] === 'generateContent') {
       const json = script === 'fixture' ? JSON.parse(fixture('google/src/__fixtures__/google-text.json')) : geminiJson(script, model);
       res.writeHead(200, { 'content-type': 'application/json' });

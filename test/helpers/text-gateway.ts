@@ -3,13 +3,15 @@ import { startTestGateway, type TestGateway } from './gateway.ts';
 
 export const PROVIDERS = ['openai', 'compat', 'anthropic', 'gemini'] as const;
 export type ProviderName = (typeof PROVIDERS)[number];
-const SCENARIOS = ['text', 'reasoning', 'badjson', 'image', 'midcut', 'miderror', 'slow', 'delayed', 'keepalive', 'fail500', 'fail429', 'fail400'];
+const SCENARIOS = ['text', 'reasoning', 'badjson', 'image', 'midcut', 'miderror', 'slow', 'delayed', 'keepalive', 'fail500', 'fail429', 'fail400', 'agentic'];
 
 /** A gateway whose models `<provider>-<scenario>` reach the fake upstreams. */
 export function textConfig(fake: string, extra = ''): string {
-  const models = PROVIDERS.flatMap((p) =>
-    SCENARIOS.map((s) => `  - { id: ${p}-${s}, endpoint: chat, upstreams: [{ provider: ${p}, model: ${s}-model }] }`),
-  );
+  const models = PROVIDERS.flatMap((p) => [
+    ...SCENARIOS.map((s) => `  - { id: ${p}-${s}, endpoint: chat, upstreams: [{ provider: ${p}, model: ${s}-model }] }`),
+    // What the catalog knows decides what a translated request keeps (reasoning, output size).
+    `  - { id: ${p}-thinker, endpoint: chat, supports_reasoning: true, max_output_tokens: 16384, upstreams: [{ provider: ${p}, model: agentic-model }] }`,
+  ]);
   return `
 providers:
   - { id: openai, type: openai, base_url: "${fake}/v1", api_key: sk-openai-secret }
@@ -30,6 +32,8 @@ ${models.join('\n')}
   - id: all-limited
     endpoint: chat
     upstreams: [{ provider: openai, model: fail429-model }, { provider: gemini, model: fail429-model }]
+  - { id: claude-opus-4-7, endpoint: messages, upstreams: [{ provider: anthropic, model: claude-opus-4-7 }] }
+  - { id: claude-sonnet-4-5, endpoint: messages, upstreams: [{ provider: anthropic, model: claude-sonnet-4-5-20250929 }] }
   - id: premium-model
     endpoint: chat
     premium: true

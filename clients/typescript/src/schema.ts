@@ -1137,6 +1137,10 @@ export type components = {
                 };
             } & {
                 [key: string]: unknown;
+            }) | ({
+                type: string;
+            } & {
+                [key: string]: unknown;
             }))[];
             is_error?: boolean;
             cache_control?: ({
@@ -1176,6 +1180,10 @@ export type components = {
             type: "web_search_tool_result";
             tool_use_id: string;
             content?: unknown;
+        } & {
+            [key: string]: unknown;
+        }) | ({
+            type: string;
         } & {
             [key: string]: unknown;
         });
@@ -1287,7 +1295,35 @@ export type components = {
         } & {
             [key: string]: unknown;
         });
-        /** @description Messages-format request. Unknown fields are passed on. Image blocks pass through unchanged. */
+        /** @description Error body of `/v1/messages`: the part-7 body with `"type": "error"` beside `error`. */
+        MessagesErrorBody: {
+            error: components["schemas"]["ErrorObject"];
+            /** @enum {string} */
+            type: "error";
+        };
+        MessagesRateLimitErrorBody: {
+            error: {
+                /** @description Human-readable explanation. Never contains a stack trace or a secret. */
+                message: string;
+                /** @enum {string} */
+                type: "rate_limit_error";
+                /** @enum {string} */
+                code: "rate_limit_exceeded" | "daily_quota_exceeded" | "too_many_active_jobs";
+                /** @description The offending request field as a path, e.g. `messages[0].content`; null when no single field is at fault. */
+                param?: string | null;
+                /** @description The limit that was hit (requests per minute, daily tokens or active jobs). */
+                limit: number;
+                /** @description What is left of it now (0 or the amount left when a reservation did not fit). */
+                remaining: number;
+                /** @description ISO 8601 time (UTC) when the limit resets. */
+                reset_at: string;
+                /** @description Seconds from now until reset_at; the `Retry-After` header carries it rounded up. */
+                reset_seconds: number;
+            };
+            /** @enum {string} */
+            type: "error";
+        };
+        /** @description Messages-format request. Unknown fields are passed on to Anthropic models; for the others, fields that cannot be translated are dropped and named in the `X-Gateway-Warnings` response header. Image blocks pass through unchanged. */
         MessagesRequest: {
             model: string;
             messages: components["schemas"]["MessagesMessage"][];
@@ -1327,9 +1363,39 @@ export type components = {
             }) | ({
                 /** @enum {string} */
                 type: "adaptive";
+                /** @enum {string|null} */
+                display?: "summarized" | "omitted" | null;
+            } & {
+                [key: string]: unknown;
+            }) | ({
+                /** @enum {string} */
+                type: "between_tools";
             } & {
                 [key: string]: unknown;
             });
+            /** @description `effort` maps to the other providers’ reasoning controls (reasoning_effort, thinking budgets) when the model reasons; `format` to their structured output (validated before it is returned). */
+            output_config?: {
+                effort?: components["schemas"]["MessagesEffort"];
+                format?: ({
+                    /** @enum {string} */
+                    type: "json_schema";
+                    schema: components["schemas"]["JsonSchema"];
+                } & {
+                    [key: string]: unknown;
+                }) | null;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description Applied by Anthropic models; dropped for the others and named in `X-Gateway-Warnings`. */
+            context_management?: {
+                edits?: ({
+                    type: string;
+                } & {
+                    [key: string]: unknown;
+                })[];
+            } & {
+                [key: string]: unknown;
+            };
             metadata?: {
                 user_id?: string | null;
             } & {
@@ -1338,13 +1404,47 @@ export type components = {
         } & {
             [key: string]: unknown;
         };
-        MessagesMessage: {
+        MessagesMessage: ({
             /** @enum {string} */
-            role: "user" | "assistant";
+            role: "user";
             content: string | components["schemas"]["MessagesContentBlock"][];
         } & {
             [key: string]: unknown;
-        };
+        }) | ({
+            /** @enum {string} */
+            role: "assistant";
+            content: string | components["schemas"]["MessagesContentBlock"][];
+        } & {
+            [key: string]: unknown;
+        }) | ({
+            /** @enum {string} */
+            role: "system";
+            content?: string | (({
+                /** @enum {string} */
+                type: "text";
+                text: string;
+                cache_control?: ({
+                    /** @enum {string} */
+                    type: "ephemeral";
+                    ttl?: string;
+                } & {
+                    [key: string]: unknown;
+                }) | null;
+            } & {
+                [key: string]: unknown;
+            }) | ({
+                type: string;
+            } & {
+                [key: string]: unknown;
+            }))[];
+            /** @enum {string|null} */
+            clear_at?: "next_user_message" | "never" | null;
+            output_config?: {
+                [key: string]: unknown;
+            } | null;
+        } & {
+            [key: string]: unknown;
+        });
         MessagesTool: ({
             /** @enum {string} */
             type?: "custom";
@@ -1391,6 +1491,8 @@ export type components = {
         } & {
             [key: string]: unknown;
         });
+        /** @enum {string|null} */
+        MessagesEffort: "low" | "medium" | "high" | "xhigh" | "max" | null;
         Response: {
             id: string;
             /** @enum {string} */
@@ -2596,7 +2698,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["MessagesErrorBody"];
                 };
             };
             /** @description Missing or invalid credentials */
@@ -2605,7 +2707,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["MessagesErrorBody"];
                 };
             };
             /** @description Not permitted */
@@ -2614,7 +2716,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["MessagesErrorBody"];
                 };
             };
             /** @description Payload too large */
@@ -2623,7 +2725,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["MessagesErrorBody"];
                 };
             };
             /** @description Rate limit, daily quota or job cap exceeded */
@@ -2632,7 +2734,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RateLimitErrorBody"];
+                    "application/json": components["schemas"]["MessagesRateLimitErrorBody"];
                 };
             };
             /** @description Internal error */
@@ -2641,7 +2743,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["MessagesErrorBody"];
                 };
             };
             /** @description Not implemented yet in this release */
@@ -2650,7 +2752,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["MessagesErrorBody"];
                 };
             };
             /** @description All upstream providers failed */
@@ -2659,7 +2761,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["MessagesErrorBody"];
                 };
             };
             /** @description Upstream providers unavailable */
@@ -2668,7 +2770,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["MessagesErrorBody"];
                 };
             };
             /** @description A long generation outlived the connection */
@@ -2677,7 +2779,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["MessagesErrorBody"];
                 };
             };
         };

@@ -14,6 +14,7 @@ import { withFailover, type FailoverOptions } from '../../routing/failover.ts';
 import { textTargets, type Target } from '../../routing/targets.ts';
 import * as C from '../../translate/canonical.ts';
 import { checkStructuredOutput } from '../../translate/structured-output.ts';
+import { fitToModel } from './model-fit.ts';
 import { gatewaySearchLoop } from './web-search-loop.ts';
 import type { Services } from '../../services.ts';
 
@@ -28,8 +29,11 @@ export type ClientFormat = {
   passthroughBody(raw: Json, upstreamModel: string): Json;
   encodeResponse(r: C.Response, model: string): Json;
   streamEncoder(model: string): { push(e: C.StreamEvent): string; end(): string };
-  /** Native stream: forward one upstream event, or drop/rewrite it (returns the frame to write). */
-  passthroughFrame(event: { event?: string; data: string }, decoded: { json: Json | null }): string;
+  /**
+   * Native stream: forward one upstream event, or drop/rewrite it (returns the frame to write).
+   * `model`: the id the client sent, which every answer carries.
+   */
+  passthroughFrame(event: { event?: string; data: string }, decoded: { json: Json | null }, model: string): string;
   errorFrame(err: GatewayError): string;
   /** Set when the request can only go to the endpoint's native upstreams; this is the error for the others. */
   nativeOnly?: GatewayError | null;
@@ -119,6 +123,7 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
   const modelId = call.request.model;
   const model = services.catalog.model(modelId);
   if (!model) throw errors.modelNotFound(modelId);
+  const fitted = fitToModel(call.request, services.catalog.entry(modelId));
   let targets = textTargets(model, services.catalog.providers, call.format.endpoint);
   if (call.format.nativeOnly) {
     targets = targets.filter((t) => t.format === call.format.native);
@@ -129,7 +134,7 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
     principal: call.principal,
     model: modelId,
     multiplier: model.token_multiplier,
-    request: call.request,
+    request: fitted.request,
   });
   const settle = (target: Target | null, usage: C.Usage | null, estimated: boolean, status: number, errorCode: string | null, webSearch = false) =>
     ticket
@@ -152,7 +157,7 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
   const opts = { model: modelId, health: services.health, metrics: services.metrics, onBackoff: (ms: number) => (clock.waitedMs += ms) };
   let inlined: C.Request | null = null;
   // Downloading images is waiting on other hosts, like an upstream call.
-  const prepare = async (t: Target) => (t.format === 'gemini' ? (inlined ??= await clock.wait(inlineImages(call.request, services))) : call.request);
+  const prepare = async (t: Target) => (t.format === 'gemini' ? (inlined ??= await clock.wait(inlineImages(fitted.request, services))) : fitted.request);
 
   try {
     if (!call.request.stream) {
@@ -165,10 +170,11 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
           }
           const { http, ctx, native } = upstreamRequest(call, t, services, await prepare(t));
           const text = await clock.wait(postJson({ ...http, timeoutMs: t.provider.timeout_ms }).then((res) => res.body.text()));
-          const decoded = t.wire.decode(JSON.parse(text), ctx);
+          const json = JSON.parse(text);
+          const decoded = t.wire.decode(json, ctx);
           if (native && searchesByDefinition(call)) decoded.webSearch = true;
-          // Passed through: the upstream's bytes go out as they came.
-          return { decoded, body: native ? text : call.format.encodeResponse(decoded, modelId) };
+          // Passed through: the upstream's bytes go out as they came, under the model id the client sent.
+          return { decoded, body: native ? (json.model === modelId ? text : JSON.stringify({ ...json, model: modelId })) : call.format.encodeResponse(decoded, modelId) };
         },
         opts,
       );
@@ -186,9 +192,9 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
       }
       void settle(candidate, billed, estimated, 200, null, value.decoded.webSearch);
       const json: Record<string, string> = typeof value.body === 'string' ? { 'content-type': 'application/json; charset=utf-8' } : {};
-      return { status: 200, body: value.body, headers: { ...ticket.headers, ...targetHeaders(call, candidate), ...json }, upstreamMs: clock.waitedMs };
+      return { status: 200, body: value.body, headers: { ...ticket.headers, ...targetHeaders(call, candidate, fitted.warnings), ...json }, upstreamMs: clock.waitedMs };
     }
-    const result = await runStream(services, call, targets, prepare, settle, opts, clock);
+    const result = await runStream(services, call, targets, prepare, settle, opts, clock, fitted.warnings);
     return { ...result, headers: { ...ticket.headers, ...result.headers }, upstreamMs: clock.waitedMs };
   } catch (err) {
     // Failed before any output: the reservation is released, nothing is billed.
@@ -198,9 +204,13 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
   }
 }
 
-function targetHeaders(call: TextCall, target: Target): Record<string, string> {
+/** `warnings`: what translating changed or dropped (named only when the request was translated). */
+function targetHeaders(call: TextCall, target: Target, warnings: string[]): Record<string, string> {
+  const headers: Record<string, string> = { 'x-gateway-upstream': target.provider.id };
   const stripped = call.format.stripped?.(target) ?? [];
-  return { 'x-gateway-upstream': target.provider.id, ...(stripped.length ? { 'x-gateway-stripped-tools': stripped.join(', ') } : {}) };
+  if (stripped.length) headers['x-gateway-stripped-tools'] = stripped.join(', ');
+  if (warnings.length && target.format !== call.format.native) headers['x-gateway-warnings'] = warnings.join('; ');
+  return headers;
 }
 
 function estimatedUsage(req: C.Request, content: C.Response['content']): C.Usage | null {
@@ -219,6 +229,7 @@ async function runStream(
   settle: (t: Target | null, u: C.Usage | null, estimated: boolean, status: number, code: string | null, webSearch?: boolean) => Promise<void>,
   failoverOpts: FailoverOptions,
   clock: UpstreamClock,
+  warnings: string[],
 ): Promise<Omit<TextResult, 'upstreamMs'>> {
   const { value: opened } = await withFailover(
     targets,
@@ -262,7 +273,7 @@ async function runStream(
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
       'x-accel-buffering': 'no',
-      ...targetHeaders(call, opened.target),
+      ...targetHeaders(call, opened.target, warnings),
     },
   };
 }
@@ -314,7 +325,7 @@ async function* nativeFrames(call: TextCall, t: Target, body: AsyncIterable<Buff
     // The output is complete at the finish event: check it before that frame goes out.
     if (events.some((ev) => ev.type === 'finish')) checkStructuredOutput(call.request.responseFormat, acc.content, acc.finishReason);
     if (json === null) decoder.end();
-    yield call.format.passthroughFrame(e, { json });
+    yield call.format.passthroughFrame(e, { json }, call.request.model);
   }
   decoder.end();
 }

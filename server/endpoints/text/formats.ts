@@ -32,29 +32,42 @@ export function chatFormat(includeUsage: boolean, webSearch = false, gatewaySear
     },
     encodeResponse: canonicalToChat,
     streamEncoder: (model) => new ChatStreamEncoder(model, includeUsage),
-    passthroughFrame(e, { json }) {
+    passthroughFrame(e, { json }, model) {
       if (json === null) return 'data: [DONE]\n\n';
+      let rewrite = false;
       if (json.usage && !includeUsage) {
         // The usage chunk was forced for billing; a client that did not ask never sees it.
         if (!json.choices?.length) return '';
         delete json.usage;
-        return `data: ${JSON.stringify(json)}\n\n`;
+        rewrite = true;
       }
-      return `data: ${e.data}\n\n`;
+      if (json.model !== undefined && json.model !== model) {
+        json.model = model;
+        rewrite = true;
+      }
+      return `data: ${rewrite ? JSON.stringify(json) : e.data}\n\n`;
     },
     errorFrame: (err: GatewayError) => `data: ${JSON.stringify(err.toBody())}\n\n`,
     stripped: (target) => searchStripped(target, 'openai-chat', webSearch, gatewaySearch),
   };
 }
 
-/** Messages. `webSearch`: it sent Anthropic's web search server tool. */
-export const messagesFormat = (webSearch = false, gatewaySearch = false): ClientFormat => ({
+/**
+ * Messages. `webSearch`: it sent Anthropic's web search server tool; `nativeOnly`: it sent what only
+ * Anthropic models can take.
+ */
+export const messagesFormat = (webSearch = false, gatewaySearch = false, nativeOnly: GatewayError | null = null): ClientFormat => ({
   endpoint: 'messages',
   native: 'anthropic',
+  nativeOnly,
   passthroughBody: (raw, upstreamModel) => ({ ...raw, model: upstreamModel }),
   encodeResponse: canonicalToMessages,
   streamEncoder: (model) => new MessagesStreamEncoder(model),
-  passthroughFrame: (e, { json }) => `event: ${e.event ?? json?.type ?? 'message'}\ndata: ${e.data}\n\n`,
+  passthroughFrame(e, { json }, model) {
+    const message = json?.type === 'message_start' ? json.message : null;
+    const data = message && message.model !== model ? JSON.stringify({ ...json, message: { ...message, model } }) : e.data;
+    return `event: ${e.event ?? json?.type ?? 'message'}\ndata: ${data}\n\n`;
+  },
   // `type: error` for Messages clients, the standard error body fields inside `error`.
   errorFrame: (err: GatewayError) => sseEvent('error', { type: 'error', error: err.toBody().error }),
   stripped: (target) => searchStripped(target, 'anthropic', webSearch, gatewaySearch),
@@ -78,9 +91,11 @@ export function responsesFormat(raw: Json, builtIns: string[], gatewaySearch: bo
     },
     encodeResponse: (r, model) => canonicalToResponse(r, model, raw),
     streamEncoder: (model) => (encoder = new ResponsesStreamEncoder(model, raw)),
-    passthroughFrame(e, { json }) {
+    passthroughFrame(e, { json }, model) {
       if (typeof json?.sequence_number === 'number') lastSeq = json.sequence_number;
-      return `event: ${json?.type ?? e.event}\ndata: ${e.data}\n\n`;
+      const response = json?.response;
+      const data = response?.model !== undefined && response.model !== model ? JSON.stringify({ ...json, response: { ...response, model } }) : e.data;
+      return `event: ${json?.type ?? e.event}\ndata: ${data}\n\n`;
     },
     errorFrame(err: GatewayError) {
       if (encoder) return encoder.fail(err);

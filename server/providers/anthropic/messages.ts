@@ -1,7 +1,7 @@
 // Anthropic Messages wire format.
 import { randomToken } from '../../auth/secrets.ts';
 import type * as C from '../../translate/canonical.ts';
-import { UpstreamStreamError, joinUrl, parseJsonArgs, reasoningBudget, type CallContext, type StreamDecoder, type TextProvider } from '../types.ts';
+import { UpstreamStreamError, budgetToEffort, joinUrl, parseJsonArgs, reasoningBudget, type CallContext, type StreamDecoder, type TextProvider } from '../types.ts';
 
 type Json = Record<string, any>;
 
@@ -51,6 +51,12 @@ function encodePart(p: C.Part): Json | null {
 function encodeMessages(req: C.Request): Json[] {
   const out: Json[] = [];
   for (const m of req.messages) {
+    if (m.role === 'system') {
+      // Anthropic's own mid-conversation system messages.
+      const text = m.content.map((p) => (p.type === 'text' ? p.text : '')).join('\n\n');
+      if (text) out.push({ role: 'system', content: text });
+      continue;
+    }
     let blocks = m.content.map(encodePart).filter((b): b is Json => b !== null);
     // tool_result blocks must open the user turn that answers the tool calls.
     if (m.role === 'user') blocks = [...blocks.filter((b) => b.type === 'tool_result'), ...blocks.filter((b) => b.type !== 'tool_result')];
@@ -60,6 +66,23 @@ function encodeMessages(req: C.Request): Json[] {
     else out.push({ role: m.role, content: blocks });
   }
   return out;
+}
+
+/**
+ * Claude 4.6 and later think adaptively, steered by an effort; Opus 4.7 and later refuse fixed
+ * budgets (`type: enabled`). Matched on the model id (`claude-opus-4-7`, `claude-sonnet-4.6`, `claude-opus-5`…).
+ */
+export function thinksAdaptively(model: string): boolean {
+  const m = /claude-(?:opus|sonnet|haiku)-(\d+)(?:[-.](\d{1,2})(?!\d))?/.exec(model);
+  if (!m) return false;
+  const major = Number(m[1]);
+  return major > 4 || (major === 4 && Number(m[2] ?? 0) >= 6);
+}
+
+/** Canonical effort → Anthropic's (`low` is its lowest; a bare budget is mapped to an effort first). */
+function anthropicEffort(r: NonNullable<C.Request['reasoning']>, budget: number): string {
+  const effort = r.effort ?? budgetToEffort(budget);
+  return effort === 'minimal' || effort === 'none' ? 'low' : effort;
 }
 
 export function encodeMessagesBody(req: C.Request, ctx: CallContext): Json {
@@ -93,7 +116,10 @@ export function encodeMessagesBody(req: C.Request, ctx: CallContext): Json {
   // Extended thinking cannot be combined with a forced tool; the forced tool wins.
   const forced = toolChoice?.type === 'tool' || toolChoice?.type === 'any';
   const thinking = budget !== undefined && budget > 0 && !forced;
-  if (thinking) {
+  if (thinking && thinksAdaptively(req.model)) {
+    body.thinking = { type: 'adaptive' };
+    body.output_config = { effort: anthropicEffort(req.reasoning!, budget!) };
+  } else if (thinking) {
     const b = Math.max(1024, budget!);
     body.thinking = { type: 'enabled', budget_tokens: b };
     maxTokens = b + maxTokens;

@@ -1,6 +1,6 @@
 // Gemini generateContent / streamGenerateContent (alt=sse) wire format.
 import { randomToken } from '../../auth/secrets.ts';
-import { ResponseAccumulator } from '../../translate/canonical.ts';
+import { ResponseAccumulator, systemMessagesAsUserText } from '../../translate/canonical.ts';
 import type * as C from '../../translate/canonical.ts';
 import { UpstreamStreamError, joinUrl, parseJsonArgs, reasoningBudget, type CallContext, type StreamDecoder, type TextProvider } from '../types.ts';
 
@@ -49,7 +49,8 @@ function encodeParts(m: C.Message, namesById: Map<string, string>): Json[] {
 export function encodeGenerateContentBody(req: C.Request): Json {
   const contents: Json[] = [];
   const namesById = new Map<string, string>();
-  for (const m of req.messages) {
+  // Gemini has one system instruction: later system messages travel as marked user text.
+  for (const m of systemMessagesAsUserText(req.messages)) {
     const parts = encodeParts(m, namesById);
     if (!parts.length) continue;
     const role = m.role === 'assistant' ? 'model' : 'user';

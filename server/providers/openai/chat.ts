@@ -7,10 +7,18 @@ type Json = Record<string, any>;
 
 const imageUrl = (s: C.ImageSource) => (s.kind === 'url' ? s.url : `data:${s.mediaType};base64,${s.data}`);
 
-function encodeMessages(req: C.Request): Json[] {
+/**
+ * OpenAI takes system messages anywhere in the conversation; OpenAI-compatible servers get
+ * mid-conversation ones as marked user text (their chat templates often allow a system message only first).
+ */
+function encodeMessages(req: C.Request, compatible: boolean): Json[] {
   const out: Json[] = [];
   if (req.system.length) out.push({ role: 'system', content: req.system.join('\n\n') });
-  for (const m of req.messages) {
+  for (const m of compatible ? C.systemMessagesAsUserText(req.messages) : req.messages) {
+    if (m.role === 'system') {
+      out.push({ role: 'system', content: m.content.map((p) => (p.type === 'text' ? p.text : '')).join('\n\n') });
+      continue;
+    }
     if (m.role === 'assistant') {
       const text = m.content.filter((p): p is C.TextPart => p.type === 'text').map((p) => p.text).join('');
       const calls = m.content.filter((p): p is C.ToolCallPart => p.type === 'tool_call');
@@ -46,7 +54,7 @@ function encodeToolChoice(tc: C.ToolChoice): unknown {
 
 export function encodeChatBody(req: C.Request, ctx: CallContext): Json {
   const compatible = ctx.provider.type === 'openai-compatible';
-  const body: Json = { model: req.model, messages: encodeMessages(req) };
+  const body: Json = { model: req.model, messages: encodeMessages(req, compatible) };
   if (req.maxTokens !== undefined) body[compatible ? 'max_tokens' : 'max_completion_tokens'] = req.maxTokens;
   if (req.temperature !== undefined) body.temperature = req.temperature;
   if (req.topP !== undefined) body.top_p = req.topP;
@@ -62,7 +70,8 @@ export function encodeChatBody(req: C.Request, ctx: CallContext): Json {
   if (req.toolChoice !== undefined && (req.tools?.length || req.toolChoice === 'none')) body.tool_choice = encodeToolChoice(req.toolChoice);
   if (req.reasoning) {
     const effort = req.reasoning.effort ?? budgetToEffort(req.reasoning.budgetTokens ?? 0);
-    body.reasoning_effort = effort;
+    // OpenAI's highest effort is xhigh.
+    body.reasoning_effort = effort === 'max' ? 'xhigh' : effort;
   }
   if (req.responseFormat) {
     const f = req.responseFormat;
