@@ -14,6 +14,7 @@ import { withFailover, type FailoverOptions } from '../../routing/failover.ts';
 import { textTargets, type Target } from '../../routing/targets.ts';
 import * as C from '../../translate/canonical.ts';
 import { checkStructuredOutput } from '../../translate/structured-output.ts';
+import { withClientModel } from '../../translate/model-id.ts';
 import { fitToModel } from './model-fit.ts';
 import { gatewaySearchLoop } from './web-search-loop.ts';
 import type { Services } from '../../services.ts';
@@ -174,7 +175,7 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
           const decoded = t.wire.decode(json, ctx);
           if (native && searchesByDefinition(call)) decoded.webSearch = true;
           // Passed through: the upstream's bytes go out as they came, under the model id the client sent.
-          return { decoded, body: native ? (json.model === modelId ? text : JSON.stringify({ ...json, model: modelId })) : call.format.encodeResponse(decoded, modelId) };
+          return { decoded, body: native ? withClientModel(text, json.model, modelId, () => JSON.stringify({ ...json, model: modelId })) : call.format.encodeResponse(decoded, modelId) };
         },
         opts,
       );

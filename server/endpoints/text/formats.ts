@@ -7,6 +7,7 @@ import { ChatStreamEncoder, canonicalToChat } from '../../translate/chat.ts';
 import { MessagesStreamEncoder, canonicalToMessages, sseEvent } from '../../translate/messages.ts';
 import type { Target } from '../../routing/targets.ts';
 import type { ClientFormat } from './engine.ts';
+import { withClientModel } from '../../translate/model-id.ts';
 
 type Json = Record<string, any>;
 
@@ -34,18 +35,13 @@ export function chatFormat(includeUsage: boolean, webSearch = false, gatewaySear
     streamEncoder: (model) => new ChatStreamEncoder(model, includeUsage),
     passthroughFrame(e, { json }, model) {
       if (json === null) return 'data: [DONE]\n\n';
-      let rewrite = false;
       if (json.usage && !includeUsage) {
         // The usage chunk was forced for billing; a client that did not ask never sees it.
         if (!json.choices?.length) return '';
         delete json.usage;
-        rewrite = true;
+        return `data: ${JSON.stringify({ ...json, model })}\n\n`;
       }
-      if (json.model !== undefined && json.model !== model) {
-        json.model = model;
-        rewrite = true;
-      }
-      return `data: ${rewrite ? JSON.stringify(json) : e.data}\n\n`;
+      return `data: ${withClientModel(e.data, json.model, model, () => JSON.stringify({ ...json, model }))}\n\n`;
     },
     errorFrame: (err: GatewayError) => `data: ${JSON.stringify(err.toBody())}\n\n`,
     stripped: (target) => searchStripped(target, 'openai-chat', webSearch, gatewaySearch),
@@ -65,7 +61,7 @@ export const messagesFormat = (webSearch = false, gatewaySearch = false, nativeO
   streamEncoder: (model) => new MessagesStreamEncoder(model),
   passthroughFrame(e, { json }, model) {
     const message = json?.type === 'message_start' ? json.message : null;
-    const data = message && message.model !== model ? JSON.stringify({ ...json, message: { ...message, model } }) : e.data;
+    const data = message ? withClientModel(e.data, message.model, model, () => JSON.stringify({ ...json, message: { ...message, model } })) : e.data;
     return `event: ${e.event ?? json?.type ?? 'message'}\ndata: ${data}\n\n`;
   },
   // `type: error` for Messages clients, the standard error body fields inside `error`.
@@ -94,7 +90,7 @@ export function responsesFormat(raw: Json, builtIns: string[], gatewaySearch: bo
     passthroughFrame(e, { json }, model) {
       if (typeof json?.sequence_number === 'number') lastSeq = json.sequence_number;
       const response = json?.response;
-      const data = response?.model !== undefined && response.model !== model ? JSON.stringify({ ...json, response: { ...response, model } }) : e.data;
+      const data = response?.model !== undefined ? withClientModel(e.data, response.model, model, () => JSON.stringify({ ...json, response: { ...response, model } })) : e.data;
       return `event: ${json?.type ?? e.event}\ndata: ${data}\n\n`;
     },
     errorFrame(err: GatewayError) {
