@@ -1,4 +1,4 @@
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import { webRoutes } from './web/routes.ts';
@@ -6,7 +6,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { initServer } from '@ts-rest/fastify';
 import { contract } from '../contract/index.ts';
 import { buildOpenApiDocument } from '../contract/openapi.ts';
-import { authHook } from './http/auth-hook.ts';
+import { authHook, routeMeta } from './http/auth-hook.ts';
 import { GatewayError, errors, validationError } from './http/errors.ts';
 import { buildRouter } from './endpoints/router.ts';
 import { randomToken } from './auth/secrets.ts';
@@ -40,6 +40,14 @@ function toGatewayError(err: FastifyError | GatewayError): GatewayError {
   return errors.internal();
 }
 
+/** The OAuth protocol endpoints (token, revocation, userinfo) answer errors in RFC 6749 §5.2 form, never cached. */
+function oauthErrorReply(request: FastifyRequest, reply: FastifyReply, gw: GatewayError): FastifyReply | null {
+  const auth = routeMeta(request)?.auth;
+  if (auth !== 'oauth-client' && auth !== 'oauth-token') return null;
+  const [status, error] = gw.status >= 500 ? [500, 'server_error'] : [400, 'invalid_request'];
+  return reply.status(status).header('cache-control', 'no-store').send({ error, error_description: gw.message });
+}
+
 export async function buildApp(services: Services, opts: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
@@ -55,7 +63,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     const gw = toGatewayError(err);
     if (gw.status >= 500 && gw.code === 'internal_error') request.log.error({ err }, 'unhandled error');
     for (const [k, v] of Object.entries(gw.headers)) reply.header(k, v);
-    return reply.status(gw.status).send(gw.toBody());
+    return oauthErrorReply(request, reply, gw) ?? reply.status(gw.status).send(gw.toBody());
   });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0];
@@ -104,6 +112,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
               : [err.headers?.issues ?? [], 'headers' as const];
         const input = where === 'body' ? request.body : where === 'query' ? request.query : where === 'path' ? request.params : request.headers;
         const gw = validationError(issues as never, where, input);
+        if (oauthErrorReply(request, reply, gw)) return;
         if (where === 'path' && gw.param === 'id') {
           return reply.status(404).send(errors.notFound('No such job.', 'job_not_found', 'id').toBody());
         }

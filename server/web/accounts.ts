@@ -1,10 +1,9 @@
 // Users who sign in to the gateway's pages: local email + password accounts (argon2id) and
-// accounts from external identity providers. The first sign-in creates the user and their stable key.
+// accounts from external identity providers. The first sign-in creates the user.
 import { argon2Verify, argon2id } from 'hash-wasm';
 import { randomBytes } from 'node:crypto';
 import type { PrismaClient } from '../db/client.ts';
 import { newId } from '../auth/secrets.ts';
-import type { OAuthService } from '../oauth/service.ts';
 import type { ExternalProfile } from './identity.ts';
 
 const hashPassword = (password: string) =>
@@ -16,7 +15,6 @@ const dummyHash = hashPassword(randomBytes(16).toString('hex'));
 export class AccountDirectory {
   constructor(
     private readonly prisma: PrismaClient,
-    private readonly oauth: OAuthService,
     private readonly defaultPlan: string,
   ) {}
 
@@ -27,7 +25,6 @@ export class AccountDirectory {
     const user = await this.prisma.user.create({
       data: { id: newId('usr'), email: normalized, name, username: name, planId: this.defaultPlan, passwordHash: await hashPassword(password) },
     });
-    await this.oauth.ensureStableKey(user.id);
     return user;
   }
 
@@ -53,7 +50,6 @@ export class AccountDirectory {
       });
     }
     await this.prisma.identity.create({ data: { id: newId('idn'), userId: user.id, provider, subject: p.subject, email } });
-    await this.oauth.ensureStableKey(user.id);
     return user;
   }
 }

@@ -206,7 +206,6 @@ ${notice ?? ''}${error ? html`<p class="error">${error}</p>` : ''}
     const user = await requireUser(request, reply);
     if (!user) return;
     await oauth.deleteApp(user.id, (request.params as { id: string }).id);
-    services.oauthAuth.invalidateAll();
     return redirect(reply, '/apps');
   });
 
@@ -219,7 +218,8 @@ ${notice ?? ''}${error ? html`<p class="error">${error}</p>` : ''}
     return show(reply, 'Connected apps', html`<h1>Connected apps</h1>
 ${grants.length ? '' : html`<p>No app has access to your account.</p>`}
 <table>${grants.map(
-      (g) => html`<tr><td><strong>${g.app.name}</strong><br><small>${g.scopes.join(', ')} · last used ${g.last_used_at ?? 'never'}</small></td>
+      (g) => html`<tr><td><strong>${g.app.name}</strong><br><small>${g.scopes.join(', ')} · last used ${g.last_used_at ?? 'never'}</small>
+${g.api_key ? html`<br><small>API key <code>${g.api_key.prefix}…</code> · created ${g.api_key.created_at} · last used ${g.api_key.last_used_at ?? 'never'}</small>` : ''}</td>
 <td><form method="post" action="/connected/${g.id}/revoke"><input type="hidden" name="csrf" value="${csrf}"><button class="danger" id="revoke-${g.id}">Revoke</button></form></td></tr>`,
     )}</table>`, user);
   });
@@ -228,7 +228,6 @@ ${grants.length ? '' : html`<p>No app has access to your account.</p>`}
     const user = await requireUser(request, reply);
     if (!user) return;
     await oauth.revokeConnectedApp(user.id, (request.params as { id: string }).id);
-    services.oauthAuth.invalidateAll();
     return redirect(reply, '/connected');
   });
 }
