@@ -92,9 +92,18 @@ const IdentityProvider = z.discriminatedUnion('type', [
 ]);
 export type IdentityProviderConfig = z.infer<typeof IdentityProvider>;
 
+const SignInThrottle = z.strictObject({
+  window_minutes: z.number().positive().default(15).describe('Length of each counting window.'),
+  failures_per_account: z.number().int().min(1).default(5).describe('Wrong passwords per account (email) per window.'),
+  failures_per_address: z.number().int().min(1).default(20).describe('Wrong passwords per client address per window, over all accounts.'),
+  signups_per_address: z.number().int().min(1).default(20).describe('Sign-up attempts per client address per window.'),
+});
+
 export const AuthConfig = z.strictObject({
   /** Email + password accounts (argon2id). */
-  local: z.strictObject({ enabled: z.boolean().default(true), allow_signup: z.boolean().default(true) }).default({ enabled: true, allow_signup: true }),
+  local: z
+    .strictObject({ enabled: z.boolean().default(true), allow_signup: z.boolean().default(true), throttle: SignInThrottle.prefault({}) })
+    .prefault({}),
   providers: z.array(IdentityProvider).default([]),
   session_ttl_hours: z.number().positive().default(168),
   max_apps_per_user: z.number().int().min(1).default(5),
@@ -127,7 +136,7 @@ export const GatewayConfig = z
       .default(900_000)
       .describe('How long a quota reservation counts if its request never settles (its gateway crashed).'),
     web_search_surcharge_tokens: z.number().int().min(0).default(1_000),
-    auth: AuthConfig.default({ local: { enabled: true, allow_signup: true }, providers: [], session_ttl_hours: 168, max_apps_per_user: 5 }),
+    auth: AuthConfig.prefault({}),
     catalog_metadata: CatalogMetadataConfig.default({
       refresh_hours: 24,
       openrouter: { enabled: true, url: 'https://openrouter.ai/api/v1/models' },

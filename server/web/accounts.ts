@@ -4,6 +4,7 @@ import { argon2Verify, argon2id } from 'hash-wasm';
 import { randomBytes } from 'node:crypto';
 import type { PrismaClient } from '../db/client.ts';
 import { newId } from '../auth/secrets.ts';
+import { normalizeEmail } from './credentials.ts';
 import type { ExternalProfile } from './identity.ts';
 
 const hashPassword = (password: string) =>
@@ -18,18 +19,22 @@ export class AccountDirectory {
     private readonly defaultPlan: string,
   ) {}
 
-  async signUp(email: string, password: string, name: string | null): Promise<{ id: string } | 'exists' | 'weak'> {
-    if (password.length < 10) return 'weak';
-    const normalized = email.trim().toLowerCase();
-    if (await this.prisma.user.findUnique({ where: { email: normalized } })) return 'exists';
-    const user = await this.prisma.user.create({
-      data: { id: newId('usr'), email: normalized, name, username: name, planId: this.defaultPlan, passwordHash: await hashPassword(password) },
-    });
-    return user;
+  /** A new account for a normalised email and an accepted password; null when the email is taken. */
+  async signUp(email: string, password: string, name: string | null): Promise<{ id: string } | null> {
+    if (await this.prisma.user.findUnique({ where: { email } })) return null;
+    try {
+      return await this.prisma.user.create({
+        data: { id: newId('usr'), email, name, username: name, planId: this.defaultPlan, passwordHash: await hashPassword(password) },
+      });
+    } catch (err) {
+      // Taken by a concurrent sign-up.
+      if ((err as { code?: string }).code === 'P2002') return null;
+      throw err;
+    }
   }
 
   async signIn(email: string, password: string): Promise<{ id: string } | null> {
-    const user = await this.prisma.user.findUnique({ where: { email: email.trim().toLowerCase() } });
+    const user = await this.prisma.user.findUnique({ where: { email: normalizeEmail(email) } });
     const ok = await argon2Verify({ password, hash: user?.passwordHash ?? (await dummyHash) });
     return user && user.passwordHash && ok && !user.disabledAt ? user : null;
   }
