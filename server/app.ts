@@ -49,12 +49,17 @@ function oauthErrorReply(request: FastifyRequest, reply: FastifyReply, gw: Gatew
 }
 
 export async function buildApp(services: Services, opts: AppOptions = {}): Promise<FastifyInstance> {
+  const { trustProxy } = services.config;
   const app = Fastify({
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
     bodyLimit: opts.bodyLimit ?? 20 * 1024 * 1024,
     requestIdHeader: 'x-request-id',
     genReqId: () => `req_${randomToken(20)}`,
-    trustProxy: true,
+    // Forwarded headers only from configured proxies: anyone else could name the issuer and
+    // callback URLs (X-Forwarded-Host) or dodge per-address throttling (X-Forwarded-For). A hop
+    // count trusts the nearest hops whatever their address (Express's meaning; Fastify would
+    // ignore it), which is right only when clients cannot reach the gateway directly.
+    trustProxy: typeof trustProxy === 'number' ? (_address: string, hop: number) => hop < trustProxy : trustProxy,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   });

@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { ModelEndpoint } from '../../contract/models.ts';
 
@@ -109,6 +110,15 @@ export const AuthConfig = z.strictObject({
   max_apps_per_user: z.number().int().min(1).default(5),
 });
 
+// Fastify's trustProxy: believe X-Forwarded-For/-Host/-Proto from these peers only.
+const ProxyAddress = z
+  .string()
+  .refine((a) => ['loopback', 'linklocal', 'uniquelocal'].includes(a) || ipaddr.isValid(a) || ipaddr.isValidCIDR(a), {
+    message: 'expected an IP address, a CIDR range, or loopback / linklocal / uniquelocal',
+  });
+export const TrustProxy = z.union([z.boolean(), z.number().int().min(1), z.array(ProxyAddress).min(1)]);
+export type TrustProxy = z.infer<typeof TrustProxy>;
+
 const MetadataSource = (url: string) => z.strictObject({ enabled: z.boolean().default(true), url: z.url().default(url) }).default({ enabled: true, url });
 export const CatalogMetadataConfig = z.strictObject({
   refresh_hours: z.number().positive().default(24),
@@ -147,6 +157,9 @@ export const GatewayConfig = z
       .optional()
       .describe('The address users and apps reach the gateway at (OAuth issuer, redirect URIs of sign-in providers); default: taken from each request.'),
     web_search: WebSearchConfig.optional().describe('The backend the gateway searches with for models whose provider has no native web search.'),
+    trust_proxy: TrustProxy.default(false).describe(
+      'Which peers may set X-Forwarded-For/-Host/-Proto: false (none), true (any: only behind a proxy that overwrites them), a hop count, or addresses/CIDRs. TRUST_PROXY overrides it.',
+    ),
   })
   .superRefine((cfg, ctx) => {
     const dup = (list: { id: string }[], key: string) => {
@@ -198,6 +211,8 @@ export type ResolvedConfig = {
   auth: z.infer<typeof AuthConfig>;
   catalogMetadata: z.infer<typeof CatalogMetadataConfig>;
   publicUrl?: string;
+  /** Fastify's trustProxy: whose forwarded headers are believed (client address, protocol, host). */
+  trustProxy: TrustProxy;
   /** Where it came from, for start-up messages. */
   source: string;
 };
