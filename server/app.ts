@@ -22,6 +22,30 @@ export type AppOptions = {
 /** Headers never logged: credentials of every kind the gateway accepts. */
 export const redactedPaths = ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'];
 
+// Query parameters that carry a secret somewhere: authorization codes and states (the gateway's own
+// callbacks from identity providers, the apps' authorize requests), tokens, client secrets, keys.
+const SECRET_PARAMS = new Set(['code', 'state', 'code_verifier', 'token', 'access_token', 'refresh_token', 'id_token', 'client_secret', 'password', 'key', 'api_key']);
+
+/** `url` with the values of secret-bearing query parameters replaced, also inside `next`. */
+export function redactUrl(url: string): string {
+  const q = url.indexOf('?');
+  if (q < 0) return url;
+  const params = new URLSearchParams();
+  for (const [name, value] of new URLSearchParams(url.slice(q + 1))) {
+    params.append(name, SECRET_PARAMS.has(name) ? 'redacted' : name === 'next' ? redactUrl(value) : value);
+  }
+  return `${url.slice(0, q)}?${params}`;
+}
+
+/** The request as logged: Fastify's fields, the URL redacted. */
+const requestLogView = (request: FastifyRequest) => ({
+  method: request.method,
+  url: redactUrl(request.url),
+  host: request.host,
+  remoteAddress: request.ip,
+  remotePort: request.socket?.remotePort,
+});
+
 function toGatewayError(err: FastifyError | GatewayError): GatewayError {
   if (err instanceof GatewayError) return err;
   const status = err.statusCode ?? 500;
@@ -51,7 +75,8 @@ function oauthErrorReply(request: FastifyRequest, reply: FastifyReply, gw: Gatew
 export async function buildApp(services: Services, opts: AppOptions = {}): Promise<FastifyInstance> {
   const { trustProxy } = services.config;
   const app = Fastify({
-    ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
+    // The caller's logger, with our request serializer (it wins over Fastify's default).
+    ...(opts.logger ? { loggerInstance: opts.logger.child({}, { serializers: { req: requestLogView } }) } : { logger: false }),
     bodyLimit: opts.bodyLimit ?? 20 * 1024 * 1024,
     requestIdHeader: 'x-request-id',
     genReqId: () => `req_${randomToken(20)}`,

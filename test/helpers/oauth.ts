@@ -1,6 +1,7 @@
 // An OAuth client's side of the flow against a running gateway, through oauth4webapi (a real
 // OAuth client library) and the gateway's own pages (the Browser helper).
 import * as oauth from 'oauth4webapi';
+import type { Logger } from 'pino';
 import { expect } from 'vitest';
 import { Browser } from './browser.ts';
 import { startTextGateway } from './text-gateway.ts';
@@ -10,8 +11,8 @@ export const insecure = { [oauth.allowInsecureRequests]: true };
 
 export type Registered = { client: oauth.Client; secret: string | null; id: string; ownerKey: string };
 
-export async function startOAuthGateway(extra = '') {
-  const t = await startTextGateway(extra);
+export async function startOAuthGateway(extra = '', logger?: Logger) {
+  const t = await startTextGateway(extra, logger);
   const issuer = new URL(t.gw.url);
   const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }));
   const gw = t.gw;
