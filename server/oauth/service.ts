@@ -4,7 +4,7 @@ import { createHash, createHmac } from 'node:crypto';
 import type { z } from 'zod';
 import type { App } from '../../contract/oauth.ts';
 import type { PrismaClient } from '../db/client.ts';
-import type { TransactionClient } from '../db/generated/internal/prismaNamespace.ts';
+import type { Prisma } from '../db/generated/client.ts';
 import { API_KEY_PREFIX, constantTimeEqualHex, displayPrefix, hashSecret, newId, randomToken } from '../auth/secrets.ts';
 import { errors } from '../http/errors.ts';
 import type { Clock } from '../runtime/clock.ts';
@@ -198,7 +198,7 @@ export class OAuthService {
   }
 
   // ---- tokens ----------------------------------------------------------------------------------
-  private async issueTokens(db: TransactionClient, grantId: string, scopes: string[]): Promise<TokenSet> {
+  private async issueTokens(db: Prisma.TransactionClient, grantId: string, scopes: string[]): Promise<TokenSet> {
     const access = ACCESS_PREFIX + randomToken(43);
     const refresh = REFRESH_PREFIX + randomToken(43);
     const now = this.clock.now();
@@ -217,8 +217,9 @@ export class OAuthService {
     if (!grant) return;
     const now = this.now();
     // Codes first, then the grant: the order an exchange locks them in, so the two never deadlock.
+    // A grant revoked before keeps codes approved since: they belong to a new authorization.
     await this.prisma.$transaction([
-      this.prisma.oAuthCode.updateMany({ where: { appId: grant.appId, userId: grant.userId, usedAt: null }, data: { usedAt: now } }),
+      ...(grant.revokedAt ? [] : [this.prisma.oAuthCode.updateMany({ where: { appId: grant.appId, userId: grant.userId, usedAt: null }, data: { usedAt: now } })]),
       this.prisma.oAuthGrant.updateMany({ where: { id: grantId, revokedAt: null }, data: { revokedAt: now } }),
       this.prisma.oAuthToken.updateMany({ where: { grantId, revokedAt: null }, data: { revokedAt: now } }),
       this.prisma.apiKey.updateMany({ where: { grantId, revokedAt: null }, data: { revokedAt: now } }),
