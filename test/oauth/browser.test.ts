@@ -135,6 +135,9 @@ it('signs in through the identity provider, approves, and the app gets a code it
   await gw.services.ledger.flush();
   const record = await gw.services.db.prisma.usageRecord.findUnique({ where: { requestId: chat.headers.get('x-request-id')! } });
   expect(record?.userId).toBe(me.sub);
+  // Signing in through the provider made no account-wide key: the only one is this app's.
+  const keys = await gw.services.db.prisma.apiKey.findMany({ where: { userId: me.sub } });
+  expect(keys.map((k) => k.kind)).toEqual(['oauth_grant']);
   await context.close();
 }, 60_000);
 

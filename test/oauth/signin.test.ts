@@ -67,7 +67,20 @@ describe('on one gateway with the default per-account limit', () => {
   describe('password sign-in is throttled per account', () => {
     it('after 5 wrong passwords the account answers 429 with Retry-After, even to the right password', async () => {
       await new Browser(gw.url).signUp('victim@example.com');
-      for (let i = 0; i < 5; i++) expect((await signIn(new Browser(gw.url), 'victim@example.com', `wrong password ${i}`)).status).toBe(401);
+      const timed = async (password: string) => {
+        const started = performance.now();
+        const res = await signIn(new Browser(gw.url), 'victim@example.com', password);
+        return { status: res.status, ms: performance.now() - started };
+      };
+      const failures = [];
+      for (let i = 0; i < 5; i++) failures.push(await timed(`wrong password ${i}`));
+      expect(failures.map((f) => f.status)).toEqual([401, 401, 401, 401, 401]);
+      // Refused before the password is hashed: far cheaper than an attempt that hashed.
+      const refused = [];
+      for (let i = 0; i < 5; i++) refused.push(await timed(`wrong password ${i}`));
+      expect(refused.map((f) => f.status)).toEqual([429, 429, 429, 429, 429]);
+      const mean = (xs: { ms: number }[]) => xs.reduce((a, x) => a + x.ms, 0) / xs.length;
+      expect(mean(refused)).toBeLessThan(mean(failures) / 2);
       const res = await signIn(new Browser(gw.url), ' Victim@Example.com ', PASSWORD);
       expect(res.status).toBe(429);
       const retry = Number(res.headers.get('retry-after'));
