@@ -15,7 +15,6 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-
 let user: Browser;
 let app: Registered;
 beforeAll(async () => {
