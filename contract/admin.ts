@@ -17,7 +17,7 @@ export const AdminApiKey = z
     user_id: z.string(),
     name: z.string().nullable(),
     prefix: z.string().describe('The first characters of the key, for recognising it.'),
-    kind: z.enum(['standard', 'stable']),
+    kind: z.enum(['standard', 'oauth_grant', 'stable']).describe('standard; oauth_grant: the api_key of an app’s grant (dies with it); stable: retired per-user OAuth keys.'),
     created_at: z.string(),
     last_used_at: z.string().nullable(),
     revoked_at: z.string().nullable(),

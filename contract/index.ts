@@ -32,6 +32,11 @@ export type RouteMeta = {
   raw?: Record<number, Record<string, string | z.ZodType>>;
   /** `anthropic`: error bodies also carry `"type": "error"` at the top, as Anthropic's own do. */
   errorEnvelope?: 'anthropic';
+  /**
+   * `account`: manages the user's account (apps, connected apps), so only the user's own API keys
+   * may call it; credentials issued to an app (access tokens, a grant's api_key) get 403.
+   */
+  access?: 'account';
 };
 const meta = (m: RouteMeta) => ({ metadata: m });
 
@@ -282,8 +287,11 @@ const oauthRoutes = c.router({
     body: oauth.RevokeRequest,
     responses: { 200: z.object({}), ...oauthErrors },
     summary: 'Revoke a grant by one of its tokens',
-    description: 'Access or refresh token; the whole grant (both tokens) dies. Answers 200 for unknown tokens too (RFC 7009).',
-    ...meta({ auth: 'none', tag: 'OAuth' }),
+    description:
+      'Access or refresh token; the whole grant (its tokens and its api_key) dies. Answers 200 for unknown tokens too (RFC 7009). ' +
+      'Client credentials (HTTP Basic or body) are optional; when sent they are checked (401 invalid_client), and a token issued to another client ' +
+      'is refused with 400 unauthorized_client and not revoked.',
+    ...meta({ auth: 'oauth-client', tag: 'OAuth' }),
   },
   metadata: {
     method: 'GET',
@@ -299,7 +307,7 @@ const oauthRoutes = c.router({
     responses: { 200: z.object({ data: z.array(oauth.App) }), ...errorResponses(401, 403, 500) },
     summary: 'Your OAuth apps',
     description: 'App management for developers, authenticated by your API key (the dashboard at /apps does the same in a browser).',
-    ...meta({ auth: 'bearer', tag: 'OAuth apps' }),
+    ...meta({ auth: 'bearer', tag: 'OAuth apps', access: 'account' }),
   },
   createApp: {
     method: 'POST',
@@ -308,7 +316,7 @@ const oauthRoutes = c.router({
     responses: { 201: oauth.AppWithSecret, ...errorResponses(400, 401, 403, 500) },
     summary: 'Register an OAuth app',
     description: 'At most 5 apps per user (403 too_many_apps). The client secret is in this response only.',
-    ...meta({ auth: 'bearer', tag: 'OAuth apps' }),
+    ...meta({ auth: 'bearer', tag: 'OAuth apps', access: 'account' }),
   },
   rotateAppSecret: {
     method: 'POST',
@@ -318,7 +326,7 @@ const oauthRoutes = c.router({
     responses: { 200: oauth.AppWithSecret, ...errorResponses(401, 403, 404, 500) },
     summary: 'Rotate an app’s client secret',
     description: 'The old secret stops working at once.',
-    ...meta({ auth: 'bearer', tag: 'OAuth apps' }),
+    ...meta({ auth: 'bearer', tag: 'OAuth apps', access: 'account' }),
   },
   deleteApp: {
     method: 'DELETE',
@@ -327,14 +335,14 @@ const oauthRoutes = c.router({
     body: c.noBody(),
     responses: { 204: c.noBody(), ...errorResponses(401, 403, 404, 500) },
     summary: 'Delete an OAuth app (and every grant and token of it)',
-    ...meta({ auth: 'bearer', tag: 'OAuth apps' }),
+    ...meta({ auth: 'bearer', tag: 'OAuth apps', access: 'account' }),
   },
   listConnectedApps: {
     method: 'GET',
     path: '/v1/connected-apps',
     responses: { 200: z.object({ data: z.array(oauth.ConnectedApp) }), ...errorResponses(401, 403, 500) },
     summary: 'Apps you granted access',
-    ...meta({ auth: 'bearer', tag: 'OAuth apps' }),
+    ...meta({ auth: 'bearer', tag: 'OAuth apps', access: 'account' }),
   },
   revokeConnectedApp: {
     method: 'DELETE',
@@ -343,7 +351,7 @@ const oauthRoutes = c.router({
     body: c.noBody(),
     responses: { 204: c.noBody(), ...errorResponses(401, 403, 404, 500) },
     summary: 'Revoke an app’s access (its access and refresh tokens die at once)',
-    ...meta({ auth: 'bearer', tag: 'OAuth apps' }),
+    ...meta({ auth: 'bearer', tag: 'OAuth apps', access: 'account' }),
   },
 });
 

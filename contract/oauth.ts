@@ -45,9 +45,13 @@ export const ConnectedApp = z
   .object({
     id: z.string().describe('The grant id.'),
     app: z.object({ client_id: z.string(), name: z.string(), description: z.string(), homepage_url: z.string().nullable(), logo_url: z.string().nullable() }),
-    scopes: z.array(z.string()),
+    scopes: z.array(z.string()).describe('Every scope the user granted the app; each token carries those granted when it was issued.'),
     granted_at: z.string(),
     last_used_at: z.string().nullable(),
+    api_key: z
+      .object({ prefix: z.string().describe('The first characters of the key, never the key.'), created_at: z.string(), last_used_at: z.string().nullable() })
+      .nullable()
+      .describe('The API key the app received with the inference scope (null: none yet). It dies when the app is revoked.'),
   })
   .meta({ id: 'ConnectedApp' });
 
@@ -97,8 +101,14 @@ export const UserInfo = z
     plan: z.string().optional().describe('identity scope: the current plan id.'),
     email: z.string().nullable().optional().describe('email scope.'),
     email_verified: z.boolean().optional().describe('email scope.'),
-    api_key: z.string().optional().describe('inference scope: the user’s stable API key.'),
-    scope: z.string().describe('The granted scopes.'),
+    api_key: z
+      .string()
+      .optional()
+      .describe(
+        'inference scope: an API key bound to this user+app grant, the same on every call and across refreshes. It works on inference endpoints only, ' +
+          'is billed together with the app’s access tokens (one usage and quota), and dies when the grant is revoked.',
+      ),
+    scope: z.string().describe('The scopes this access token was issued with.'),
   })
   .meta({ id: 'OAuthUserInfo', description: 'Spec 2.5; fields are gated by the granted scopes.' });
 

@@ -81,6 +81,9 @@ const securityFor: Record<RouteMeta['auth'], Record<string, string[]>[]> = {
   'oauth-token': [{ oauthAccessToken: [] }],
 };
 
+const accountOnly =
+  'Only the user’s own API keys may call this: credentials issued to an app (OAuth access tokens and the `api_key` of a grant) get 403 `app_credential_not_allowed`.';
+
 export function buildOpenApiDocument(version = '0.1.0') {
   const registry = new OpenAPIRegistry();
   for (const [id, route] of walk(contract)) {
@@ -108,7 +111,7 @@ export function buildOpenApiDocument(version = '0.1.0') {
       method: route.method.toLowerCase() as 'get',
       path: route.path.replace(/:([A-Za-z_]+)/g, '{$1}'),
       summary: route.summary,
-      description: route.description,
+      description: m.access === 'account' ? [route.description, accountOnly].filter(Boolean).join(' ') : route.description,
       tags: [m.tag],
       security: securityFor[m.auth],
       request,

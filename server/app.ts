@@ -1,4 +1,4 @@
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import { webRoutes } from './web/routes.ts';
@@ -22,6 +22,30 @@ export type AppOptions = {
 /** Headers never logged: credentials of every kind the gateway accepts. */
 export const redactedPaths = ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'];
 
+// Query parameters that carry a secret somewhere: authorization codes and states (the gateway's own
+// callbacks from identity providers, the apps' authorize requests), tokens, client secrets, keys.
+const SECRET_PARAMS = new Set(['code', 'state', 'code_verifier', 'token', 'access_token', 'refresh_token', 'id_token', 'client_secret', 'password', 'key', 'api_key']);
+
+/** `url` with the values of secret-bearing query parameters replaced, also inside `next`. */
+export function redactUrl(url: string): string {
+  const q = url.indexOf('?');
+  if (q < 0) return url;
+  const params = new URLSearchParams();
+  for (const [name, value] of new URLSearchParams(url.slice(q + 1))) {
+    params.append(name, SECRET_PARAMS.has(name) ? 'redacted' : name === 'next' ? redactUrl(value) : value);
+  }
+  return `${url.slice(0, q)}?${params}`;
+}
+
+/** The request as logged: Fastify's fields, the URL redacted. */
+const requestLogView = (request: FastifyRequest) => ({
+  method: request.method,
+  url: redactUrl(request.url),
+  host: request.host,
+  remoteAddress: request.ip,
+  remotePort: request.socket?.remotePort,
+});
+
 function toGatewayError(err: FastifyError | GatewayError): GatewayError {
   if (err instanceof GatewayError) return err;
   const status = err.statusCode ?? 500;
@@ -40,19 +64,34 @@ function toGatewayError(err: FastifyError | GatewayError): GatewayError {
   return errors.internal();
 }
 
-/** The part-7 body, in the envelope the route's clients expect. */
-function errorBody(request: FastifyRequest, gw: GatewayError) {
+/**
+ * An error in the body the route's clients read: the OAuth protocol endpoints (token, revocation,
+ * userinfo) in RFC 6749 §5.2 form, never cached; the others the part-7 body, with Anthropic's
+ * `"type": "error"` envelope where the route says so.
+ */
+function sendError(request: FastifyRequest, reply: FastifyReply, gw: GatewayError): FastifyReply {
+  const meta = routeMeta(request);
+  if (meta?.auth === 'oauth-client' || meta?.auth === 'oauth-token') {
+    const [status, error] = gw.status >= 500 ? [500, 'server_error'] : [400, 'invalid_request'];
+    return reply.status(status).header('cache-control', 'no-store').send({ error, error_description: gw.message });
+  }
   const body = gw.toBody();
-  return routeMeta(request)?.errorEnvelope === 'anthropic' ? { type: 'error', ...body } : body;
+  return reply.status(gw.status).send(meta?.errorEnvelope === 'anthropic' ? { type: 'error', ...body } : body);
 }
 
 export async function buildApp(services: Services, opts: AppOptions = {}): Promise<FastifyInstance> {
+  const { trustProxy } = services.config;
   const app = Fastify({
-    ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
+    // The caller's logger, with our request serializer (it wins over Fastify's default).
+    ...(opts.logger ? { loggerInstance: opts.logger.child({}, { serializers: { req: requestLogView } }) } : { logger: false }),
     bodyLimit: opts.bodyLimit ?? 20 * 1024 * 1024,
     requestIdHeader: 'x-request-id',
     genReqId: () => `req_${randomToken(20)}`,
-    trustProxy: true,
+    // Forwarded headers only from configured proxies: anyone else could name the issuer and
+    // callback URLs (X-Forwarded-Host) or dodge per-address throttling (X-Forwarded-For). A hop
+    // count trusts the nearest hops whatever their address (Express's meaning; Fastify would
+    // ignore it), which is right only when clients cannot reach the gateway directly.
+    trustProxy: typeof trustProxy === 'number' ? (_address: string, hop: number) => hop < trustProxy : trustProxy,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   });
@@ -61,7 +100,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     const gw = toGatewayError(err);
     if (gw.status >= 500 && gw.code === 'internal_error') request.log.error({ err }, 'unhandled error');
     for (const [k, v] of Object.entries(gw.headers)) reply.header(k, v);
-    return reply.status(gw.status).send(errorBody(request, gw));
+    return sendError(request, reply, gw);
   });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0];
@@ -110,10 +149,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
               : [err.headers?.issues ?? [], 'headers' as const];
         const input = where === 'body' ? request.body : where === 'query' ? request.query : where === 'path' ? request.params : request.headers;
         const gw = validationError(issues as never, where, input);
-        if (where === 'path' && gw.param === 'id') {
-          return reply.status(404).send(errors.notFound('No such job.', 'job_not_found', 'id').toBody());
-        }
-        return reply.status(gw.status).send(errorBody(request, gw));
+        return sendError(request, reply, where === 'path' && gw.param === 'id' ? errors.notFound('No such job.', 'job_not_found', 'id') : gw);
       },
     });
   });

@@ -86,7 +86,12 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
     const catalog = new Catalog(config, new Date(), metadata);
     const refresher = await startMetadataRefresh({ config, store: metadata, catalog, logger, fetch: env.GATEWAY_METADATA_FETCH !== 'off' });
     cleanups.push(() => refresher.stop());
-    const oauth = new OAuthService(db.prisma, secret, clock, config.auth.max_apps_per_user);
+    // A revocation drops this instance's cached authentications at once (grant keys and access tokens).
+    const oauth = new OAuthService(db.prisma, secret, clock, config.auth.max_apps_per_user, () => {
+      keys.invalidateAll();
+      oauthAuth.invalidateAll();
+    });
+    const oauthAuth = new OAuthAuthenticator(oauth, config.keyCacheTtlMs, () => clock.now());
     const services: Services = {
       config,
       db,
@@ -103,9 +108,9 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
       clock,
       search: openSearchBackend(config.webSearch),
       oauth,
-      oauthAuth: new OAuthAuthenticator(oauth, config.keyCacheTtlMs, () => clock.now()),
+      oauthAuth,
       sessions: new Sessions(db.prisma, clock, config.auth.session_ttl_hours * 3_600_000, secret),
-      directory: new AccountDirectory(db.prisma, oauth, config.defaultPlan),
+      directory: new AccountDirectory(db.prisma, config.defaultPlan),
       identityProviders: new IdentityProviders(config.auth.providers),
       cookieSecret: secret,
       refreshMetadata: refresher.refresh,

@@ -5,6 +5,7 @@ import type { ResolvedConfig } from '../config/schema.ts';
 import type { PrismaClient } from '../db/client.ts';
 import { errors } from '../http/errors.ts';
 import { displayPrefix, hashSecret, newApiKey, newId } from '../auth/secrets.ts';
+import { GRANT_KEY_KIND } from '../oauth/service.ts';
 
 type User = z.infer<typeof AdminUser>;
 type Key = z.infer<typeof AdminApiKey>;
@@ -32,7 +33,7 @@ const keyView = (k: {
   user_id: k.userId,
   name: k.name,
   prefix: k.prefix,
-  kind: k.kind === 'stable' ? 'stable' : 'standard',
+  kind: k.kind === GRANT_KEY_KIND || k.kind === 'stable' ? k.kind : 'standard',
   created_at: k.createdAt.toISOString(),
   last_used_at: k.lastUsedAt?.toISOString() ?? null,
   revoked_at: k.revokedAt?.toISOString() ?? null,

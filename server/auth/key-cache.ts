@@ -53,10 +53,17 @@ export class KeyAuthenticator {
   private async lookup(hash: string): Promise<Principal | null> {
     const row = await this.prisma.apiKey.findUnique({
       where: { hash },
-      select: { id: true, hash: true, revokedAt: true, user: { select: { id: true, planId: true, disabledAt: true } } },
+      select: {
+        id: true,
+        hash: true,
+        revokedAt: true,
+        user: { select: { id: true, planId: true, disabledAt: true } },
+        grant: { select: { appId: true, revokedAt: true } },
+      },
     });
-    const valid = row && !row.revokedAt && !row.user.disabledAt && constantTimeEqualHex(row.hash, hash);
-    const principal: Principal | null = valid ? { kind: 'api_key', keyId: row.id, userId: row.user.id, planId: row.user.planId } : null;
+    // A grant's key dies with its grant, even if a revocation raced the key's creation.
+    const valid = row && !row.revokedAt && !row.grant?.revokedAt && !row.user.disabledAt && constantTimeEqualHex(row.hash, hash);
+    const principal: Principal | null = valid ? { kind: 'api_key', keyId: row.id, userId: row.user.id, planId: row.user.planId, ...(row.grant && { appId: row.grant.appId }) } : null;
     if (this.cache.size >= this.maxEntries) this.cache.delete(this.cache.keys().next().value!);
     this.cache.set(hash, { principal, expiresAt: this.now() + this.ttlMs });
     return principal;

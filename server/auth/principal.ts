@@ -4,7 +4,9 @@ export type Principal = {
   keyId: string;
   userId: string;
   planId: string;
-  /** OAuth only: the app acting for the user and the granted scopes. */
+  /**
+   * Set when the credential was issued to an app (an OAuth access token, or the grant's `api_key`):
+   * the app acts for the user, for inference only.
+   */
   appId?: string;
-  scopes?: string[];
 };

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
 import type { z } from 'zod';
 import { configFromEnvironment } from './defaults.ts';
-import { GatewayConfig, defaultPlans, type ResolvedConfig } from './schema.ts';
+import { GatewayConfig, TrustProxy, defaultPlans, type ResolvedConfig } from './schema.ts';
 
 export class ConfigError extends Error {
   constructor(
@@ -51,10 +51,20 @@ function interpolate(value: unknown, env: NodeJS.ProcessEnv, at: PropertyKey[], 
   return value;
 }
 
+/** TRUST_PROXY: true, false, a hop count, or comma-separated addresses / CIDR ranges. */
+function trustProxyFromEnv(value: string | undefined, problems: string[]): TrustProxy | undefined {
+  if (!value) return undefined;
+  const candidate = value === 'true' ? true : value === 'false' ? false : /^\d+$/.test(value) ? Number(value) : value.split(',').map((a) => a.trim());
+  const parsed = TrustProxy.safeParse(candidate);
+  if (!parsed.success) problems.push(`TRUST_PROXY=${value}: ${parsed.error.issues[0]!.message}`);
+  return parsed.data;
+}
+
 function resolve(raw: unknown, loc: Located, env: NodeJS.ProcessEnv): ResolvedConfig {
   const envProblems: [PropertyKey[], string][] = [];
   const expanded = interpolate(raw ?? {}, env, [], envProblems);
   const problems = envProblems.map(([p, m]) => `${where(loc, p)}: ${m}`);
+  const trustProxy = trustProxyFromEnv(env.TRUST_PROXY, problems);
   const parsed = GatewayConfig.safeParse(expanded);
   if (!parsed.success) {
     const valueAt = (at: PropertyKey[]) => at.reduce<unknown>((v, k) => (v as Record<PropertyKey, unknown> | undefined)?.[k], expanded);
@@ -83,6 +93,7 @@ function resolve(raw: unknown, loc: Located, env: NodeJS.ProcessEnv): ResolvedCo
     auth: cfg.auth,
     catalogMetadata: { ...cfg.catalog_metadata, snapshot: cfg.catalog_metadata.snapshot && path.resolve(path.dirname(loc.file === '(environment)' ? '.' : loc.file), cfg.catalog_metadata.snapshot) },
     publicUrl: cfg.public_url?.replace(/\/+$/, ''),
+    trustProxy: trustProxy ?? cfg.trust_proxy,
     source: loc.file,
   };
 }

@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { ModelEndpoint } from '../../contract/models.ts';
 
@@ -92,13 +93,31 @@ const IdentityProvider = z.discriminatedUnion('type', [
 ]);
 export type IdentityProviderConfig = z.infer<typeof IdentityProvider>;
 
+const SignInThrottle = z.strictObject({
+  window_minutes: z.number().positive().default(15).describe('Length of each counting window.'),
+  failures_per_account: z.number().int().min(1).default(5).describe('Wrong passwords per account (email) per window.'),
+  failures_per_address: z.number().int().min(1).default(20).describe('Wrong passwords per client address per window, over all accounts.'),
+  signups_per_address: z.number().int().min(1).default(20).describe('Sign-up attempts per client address per window.'),
+});
+
 export const AuthConfig = z.strictObject({
   /** Email + password accounts (argon2id). */
-  local: z.strictObject({ enabled: z.boolean().default(true), allow_signup: z.boolean().default(true) }).default({ enabled: true, allow_signup: true }),
+  local: z
+    .strictObject({ enabled: z.boolean().default(true), allow_signup: z.boolean().default(true), throttle: SignInThrottle.prefault({}) })
+    .prefault({}),
   providers: z.array(IdentityProvider).default([]),
   session_ttl_hours: z.number().positive().default(168),
   max_apps_per_user: z.number().int().min(1).default(5),
 });
+
+// Fastify's trustProxy: believe X-Forwarded-For/-Host/-Proto from these peers only.
+const ProxyAddress = z
+  .string()
+  .refine((a) => ['loopback', 'linklocal', 'uniquelocal'].includes(a) || ipaddr.isValid(a) || ipaddr.isValidCIDR(a), {
+    message: 'expected an IP address, a CIDR range, or loopback / linklocal / uniquelocal',
+  });
+export const TrustProxy = z.union([z.boolean(), z.number().int().min(1), z.array(ProxyAddress).min(1)]);
+export type TrustProxy = z.infer<typeof TrustProxy>;
 
 const MetadataSource = (url: string) => z.strictObject({ enabled: z.boolean().default(true), url: z.url().default(url) }).default({ enabled: true, url });
 export const CatalogMetadataConfig = z.strictObject({
@@ -127,7 +146,7 @@ export const GatewayConfig = z
       .default(900_000)
       .describe('How long a quota reservation counts if its request never settles (its gateway crashed).'),
     web_search_surcharge_tokens: z.number().int().min(0).default(1_000),
-    auth: AuthConfig.default({ local: { enabled: true, allow_signup: true }, providers: [], session_ttl_hours: 168, max_apps_per_user: 5 }),
+    auth: AuthConfig.prefault({}),
     catalog_metadata: CatalogMetadataConfig.default({
       refresh_hours: 24,
       openrouter: { enabled: true, url: 'https://openrouter.ai/api/v1/models' },
@@ -138,6 +157,9 @@ export const GatewayConfig = z
       .optional()
       .describe('The address users and apps reach the gateway at (OAuth issuer, redirect URIs of sign-in providers); default: taken from each request.'),
     web_search: WebSearchConfig.optional().describe('The backend the gateway searches with for models whose provider has no native web search.'),
+    trust_proxy: TrustProxy.default(false).describe(
+      'Which peers may set X-Forwarded-For/-Host/-Proto: false (none), true (any: only behind a proxy that overwrites them), a hop count, or addresses/CIDRs. TRUST_PROXY overrides it.',
+    ),
   })
   .superRefine((cfg, ctx) => {
     const dup = (list: { id: string }[], key: string) => {
@@ -189,6 +211,8 @@ export type ResolvedConfig = {
   auth: z.infer<typeof AuthConfig>;
   catalogMetadata: z.infer<typeof CatalogMetadataConfig>;
   publicUrl?: string;
+  /** Fastify's trustProxy: whose forwarded headers are believed (client address, protocol, host). */
+  trustProxy: TrustProxy;
   /** Where it came from, for start-up messages. */
   source: string;
 };

@@ -3,15 +3,6 @@ import { contract } from '../../contract/index.ts';
 import type { Services } from '../services.ts';
 import { notImplementedHandler as todo } from './not-implemented.ts';
 import { authorizeEndpoint, metadataEndpoint, revokeEndpoint, tokenEndpoint, userinfoEndpoint } from '../oauth/endpoints.ts';
-import { errors } from '../http/errors.ts';
-import type { FastifyRequest } from 'fastify';
-
-/** App management is for the account's owner, signed in with an API key, not for apps acting for them. */
-function keyUser(request: FastifyRequest): string {
-  const p = request.principal!;
-  if (p.kind !== 'api_key') throw errors.forbidden('api_key_required', 'Managing OAuth apps needs an API key, not an OAuth access token.');
-  return p.userId;
-}
 import { runText, type TextResult } from './text/engine.ts';
 import { embeddings, moderations } from './embeddings.ts';
 import { modelStatus } from '../catalog/health-report.ts';
@@ -110,20 +101,19 @@ export function buildRouter(services: Services) {
       authorize: async ({ query, request, reply }) => authorizeEndpoint(services, request, reply as never, query),
       token: async ({ body, request, reply }) => tokenEndpoint(services, request, reply as never, body),
       me: async ({ request, reply }) => userinfoEndpoint(services, request, reply as never),
-      revoke: async ({ body, reply }) => revokeEndpoint(services, reply as never, body),
+      revoke: async ({ body, request, reply }) => revokeEndpoint(services, request, reply as never, body),
       metadata: async ({ request }) => ({ status: 200, body: metadataEndpoint(services, request) }),
-      listApps: async ({ request }) => ({ status: 200, body: { data: await services.oauth.listApps(keyUser(request)) } }),
-      createApp: async ({ request, body }) => ({ status: 201, body: await services.oauth.createApp(keyUser(request), body) }),
-      rotateAppSecret: async ({ request, params }) => ({ status: 200, body: await services.oauth.rotateSecret(keyUser(request), params.id) }),
+      // App management routes are `access: 'account'`: the auth hook lets only the user's own keys in.
+      listApps: async ({ request }) => ({ status: 200, body: { data: await services.oauth.listApps(request.principal!.userId) } }),
+      createApp: async ({ request, body }) => ({ status: 201, body: await services.oauth.createApp(request.principal!.userId, body) }),
+      rotateAppSecret: async ({ request, params }) => ({ status: 200, body: await services.oauth.rotateSecret(request.principal!.userId, params.id) }),
       deleteApp: async ({ request, params }) => {
-        await services.oauth.deleteApp(keyUser(request), params.id);
-        services.oauthAuth.invalidateAll();
+        await services.oauth.deleteApp(request.principal!.userId, params.id);
         return { status: 204, body: undefined };
       },
-      listConnectedApps: async ({ request }) => ({ status: 200, body: { data: await services.oauth.connectedApps(keyUser(request)) } }),
+      listConnectedApps: async ({ request }) => ({ status: 200, body: { data: await services.oauth.connectedApps(request.principal!.userId) } }),
       revokeConnectedApp: async ({ request, params }) => {
-        await services.oauth.revokeConnectedApp(keyUser(request), params.id);
-        services.oauthAuth.invalidateAll();
+        await services.oauth.revokeConnectedApp(request.principal!.userId, params.id);
         return { status: 204, body: undefined };
       },
     },

@@ -27,6 +27,18 @@ function bearer(request: FastifyRequest): string | undefined {
 
 const invalidKey = () => errors.unauthenticated('Invalid API key.');
 
+const appCredentialRefused = () =>
+  errors.forbidden(
+    'app_credential_not_allowed',
+    'This route manages your account: use your own API key. Credentials issued to an app (OAuth access tokens and the api_key of a grant) are for inference only.',
+  );
+
+// RFC 6750 §3.1: the challenge names the scope the token lacks.
+const insufficientScope = () =>
+  new GatewayError(403, 'permission_error', 'insufficient_scope', 'This access token was not granted the inference scope.', null, {
+    'www-authenticate': 'Bearer error="insufficient_scope", scope="inference"',
+  });
+
 /** The credential a key-authenticated route was sent; throws 401 when there is none. */
 function presentedKey(request: FastifyRequest, auth: 'bearer' | 'bearer-or-x-api-key'): string {
   const headerKey = auth === 'bearer-or-x-api-key' ? request.headers['x-api-key'] : undefined;
@@ -47,6 +59,12 @@ function presentedKey(request: FastifyRequest, auth: 'bearer' | 'bearer-or-x-api
  * an API key the cache knows (nearly every request) is answered without a promise or a tick.
  */
 export function authHook(services: Services) {
+  /** Lets `principal` act on the route: account routes are for the user's own keys, never an app's. */
+  function admit(request: FastifyRequest, meta: RouteMeta, principal: Principal): void {
+    if (meta.access === 'account' && principal.appId !== undefined) throw appCredentialRefused();
+    request.principal = principal;
+  }
+
   async function slow(request: FastifyRequest, meta: RouteMeta, key: string | null): Promise<void> {
     if (meta.auth === 'admin') {
       const token = bearer(request);
@@ -56,14 +74,12 @@ export function authHook(services: Services) {
     } else if (key !== null && isAccessToken(key)) {
       const principal = await services.oauthAuth.authenticate(key);
       if (!principal) throw errors.unauthenticated('Invalid, expired or revoked access token.');
-      if (!principal.scopes?.includes('inference')) {
-        throw errors.forbidden('insufficient_scope', 'This access token was not granted the inference scope.');
-      }
-      request.principal = principal;
+      if (principal === 'no_inference') throw insufficientScope();
+      admit(request, meta, principal);
     } else if (key !== null) {
       const principal = await services.keys.authenticate(key);
       if (!principal) throw invalidKey();
-      request.principal = principal;
+      admit(request, meta, principal);
     }
     notImplementedBeforeBody(request);
   }
@@ -78,7 +94,7 @@ export function authHook(services: Services) {
         const known = isAccessToken(key) ? undefined : services.keys.cached(key);
         if (known === null) throw invalidKey();
         if (known) {
-          request.principal = known;
+          admit(request, meta, known);
           notImplementedBeforeBody(request);
           return done();
         }

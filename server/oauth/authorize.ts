@@ -43,5 +43,5 @@ export async function checkAuthorizeRequest(oauth: OAuthService, q: AuthorizePar
 export const scopeText: Record<string, string> = {
   identity: 'See your user id, username, avatar and plan',
   email: 'See your email address',
-  inference: 'Use AI models on your behalf, billed to your plan (this includes a key that works like your API key)',
+  inference: 'Use AI models on your behalf, billed to your plan (with an API key for this app alone, which stops working when you revoke the app)',
 };

@@ -49,16 +49,31 @@ ${app.description ? html`<p>${app.description}</p>` : ''}
   return send(200, page(`Authorize ${app.name}`, body, user));
 }
 
-function basicAuth(request: FastifyRequest): { id?: string; secret?: string } {
+/** HTTP Basic client credentials (RFC 6749 §2.3.1), null when none are sent; malformed ones fail client authentication. */
+function basicAuth(request: FastifyRequest): { id: string; secret: string } | null {
   const h = request.headers.authorization;
-  const m = h && /^Basic\s+(\S+)$/i.exec(h);
-  if (!m) return {};
-  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+  if (!h || !/^Basic\b/i.test(h)) return null;
+  const malformed = () => new OAuthError('invalid_client', 'Client authentication failed: malformed HTTP Basic credentials.');
+  const m = /^Basic +([A-Za-z0-9+/]+={0,2})$/i.exec(h);
+  const decoded = m ? Buffer.from(m[1]!, 'base64').toString('utf8') : '';
   const i = decoded.indexOf(':');
-  if (i < 0) return {};
-  // RFC 6749 §2.3.1: both parts are form-urlencoded.
-  const dec = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
-  return { id: dec(decoded.slice(0, i)), secret: dec(decoded.slice(i + 1)) };
+  if (i < 0) throw malformed();
+  try {
+    // Both parts are form-urlencoded.
+    const dec = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
+    return { id: dec(decoded.slice(0, i)), secret: dec(decoded.slice(i + 1)) };
+  } catch {
+    throw malformed();
+  }
+}
+
+/** The client's credentials, by HTTP Basic or in the body — one method only (RFC 6749 §2.3). */
+function clientCredentials(request: FastifyRequest, body: Record<string, any>): { id?: string; secret?: string } {
+  const basic = basicAuth(request);
+  if (!basic) return { id: body.client_id, secret: body.client_secret };
+  if (body.client_secret !== undefined) throw new OAuthError('invalid_request', 'Use one client authentication method: HTTP Basic or client_secret in the body, not both.');
+  if (body.client_id !== undefined && body.client_id !== basic.id) throw new OAuthError('invalid_request', 'client_id in the body differs from HTTP Basic.');
+  return basic;
 }
 
 function oauthFailure(reply: FastifyReply, err: unknown) {
@@ -70,19 +85,16 @@ function oauthFailure(reply: FastifyReply, err: unknown) {
 export async function tokenEndpoint(services: Services, request: FastifyRequest, reply: FastifyReply, body: Record<string, any>) {
   reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
   try {
-    const basic = basicAuth(request);
-    if (basic.id && body.client_id && basic.id !== body.client_id) throw new OAuthError('invalid_request', 'client_id in the body differs from HTTP Basic.');
+    const client = clientCredentials(request, body);
     if (!body.grant_type) throw new OAuthError('invalid_request', 'grant_type is required.');
     if (body.grant_type !== 'authorization_code' && body.grant_type !== 'refresh_token') {
       throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token.');
     }
-    const app = await services.oauth.authenticateClient(basic.id ?? body.client_id, basic.secret ?? body.client_secret);
+    const app = await services.oauth.authenticateClient(client.id, client.secret);
     const tokens =
       body.grant_type === 'authorization_code' ? await services.oauth.exchangeCode(app, body) : await services.oauth.refresh(app, body.refresh_token);
-    services.oauthAuth.invalidateAll();
     return send(200, tokens);
   } catch (err) {
-    services.oauthAuth.invalidateAll();
     return oauthFailure(reply, err);
   }
 }
@@ -96,7 +108,10 @@ export async function userinfoEndpoint(services: Services, request: FastifyReque
     const out: Record<string, unknown> = { sub: user.id, scope: scopes.join(' ') };
     if (scopes.includes('identity')) Object.assign(out, { id: user.id, username: user.username ?? user.name, avatar_url: user.avatarUrl, plan: user.planId });
     if (scopes.includes('email')) out.email = user.email;
-    if (scopes.includes('inference')) out.api_key = (await services.oauth.ensureStableKey(user.id)).key;
+    if (scopes.includes('inference')) {
+      const key = await services.oauth.grantKey(found.grant);
+      if (!key.revoked) out.api_key = key.key;
+    }
     reply.header('cache-control', 'no-store');
     return send(200, out);
   } catch (err) {
@@ -104,11 +119,18 @@ export async function userinfoEndpoint(services: Services, request: FastifyReque
   }
 }
 
-export async function revokeEndpoint(services: Services, reply: FastifyReply, body: Record<string, any>) {
-  if (!body.token) return send(400, new OAuthError('invalid_request', 'token is required.').body());
-  await services.oauth.revokeToken(String(body.token));
-  services.oauthAuth.invalidateAll();
-  return send(200, {});
+export async function revokeEndpoint(services: Services, request: FastifyRequest, reply: FastifyReply, body: Record<string, any>) {
+  reply.header('cache-control', 'no-store');
+  try {
+    // Credentials are optional (the token is proof enough to give it up), but checked when sent.
+    const client = clientCredentials(request, body);
+    const app = client.id !== undefined ? await services.oauth.authenticateClient(client.id, client.secret) : null;
+    if (!body.token) throw new OAuthError('invalid_request', 'token is required.');
+    await services.oauth.revokeToken(String(body.token), app?.id);
+    return send(200, {});
+  } catch (err) {
+    return oauthFailure(reply, err);
+  }
 }
 
 export function metadataEndpoint(services: Services, request: FastifyRequest) {
@@ -124,7 +146,7 @@ export function metadataEndpoint(services: Services, request: FastifyRequest) {
     grant_types_supported: ['authorization_code', 'refresh_token'],
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
-    revocation_endpoint_auth_methods_supported: ['none'],
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     authorization_response_iss_parameter_supported: true,
     service_documentation: `${issuer}/docs`,
   };

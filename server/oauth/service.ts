@@ -4,7 +4,8 @@ import { createHash, createHmac } from 'node:crypto';
 import type { z } from 'zod';
 import type { App } from '../../contract/oauth.ts';
 import type { PrismaClient } from '../db/client.ts';
-import { constantTimeEqualHex, displayPrefix, hashSecret, newId, randomToken } from '../auth/secrets.ts';
+import type { Prisma } from '../db/generated/client.ts';
+import { API_KEY_PREFIX, constantTimeEqualHex, displayPrefix, hashSecret, newId, randomToken } from '../auth/secrets.ts';
 import { errors } from '../http/errors.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { OAuthError } from './errors.ts';
@@ -17,7 +18,11 @@ export const REFRESH_TOKEN_TTL_MS = 90 * 86_400_000;
 const ACCESS_PREFIX = 'mgo_at_';
 const REFRESH_PREFIX = 'mgo_rt_';
 
+/** The kind of API key an app receives with the inference scope: one per user+app grant. */
+export const GRANT_KEY_KIND = 'oauth_grant';
+
 export const isAccessToken = (t: string) => t.startsWith(ACCESS_PREFIX);
+const union = (a: string[], b: string[]) => [...new Set([...a, ...b])];
 
 /** A redirect URI apps may register: exact, no fragment, HTTPS or loopback HTTP. */
 export function redirectUriProblem(uri: string): string | null {
@@ -68,30 +73,32 @@ export class OAuthService {
     private readonly secret: string,
     private readonly clock: Clock,
     private readonly maxApps: number,
+    /** Called after tokens or keys died, so cached authentications are dropped at once. */
+    private readonly onRevoke: () => void = () => {},
   ) {}
 
   private now() {
     return new Date(this.clock.now());
   }
 
-  // ---- the user's stable API key ------------------------------------------------------------
-  /** Derived from the gateway secret, so it can be shown again (userinfo) yet is stored hashed. */
-  stableKey(userId: string): string {
-    return 'mg-' + base62(createHmac('sha256', this.secret).update(`stable-key:${userId}`).digest(), 43);
-  }
-
-  /** Makes sure the user's stable key exists (and is not revoked); returns its id and plaintext. */
-  async ensureStableKey(userId: string): Promise<{ id: string; key: string }> {
-    const key = this.stableKey(userId);
+  // ---- the grant's API key ----------------------------------------------------------------------
+  /**
+   * The `api_key` of a grant, created on first use: derived from the gateway secret and the grant,
+   * so userinfo can show it again although only its hash is stored. It lives as long as the grant.
+   */
+  async grantKey(grant: { id: string; userId: string; app: { name: string } }): Promise<{ id: string; key: string; revoked: boolean }> {
+    const key = API_KEY_PREFIX + base62(createHmac('sha256', this.secret).update(`grant-key:${grant.id}`).digest(), 43);
     const hash = hashSecret(key);
-    const existing = await this.prisma.apiKey.findUnique({ where: { hash } });
-    if (existing) return { id: existing.id, key };
-    const row = await this.prisma.apiKey.upsert({
-      where: { hash },
-      update: {},
-      create: { id: newId('key'), userId, name: 'stable key', prefix: displayPrefix(key), hash, kind: 'stable' },
-    });
-    return { id: row.id, key };
+    let row = await this.prisma.apiKey.findUnique({ where: { hash } });
+    if (!row) {
+      // Two first uses may race: the second insert is skipped, and both read the one row.
+      await this.prisma.apiKey.createMany({
+        data: [{ id: newId('key'), userId: grant.userId, grantId: grant.id, name: `OAuth: ${grant.app.name}`, prefix: displayPrefix(key), hash, kind: GRANT_KEY_KIND }],
+        skipDuplicates: true,
+      });
+      row = await this.prisma.apiKey.findUniqueOrThrow({ where: { hash } });
+    }
+    return { id: row.id, key, revoked: row.revokedAt !== null };
   }
 
   // ---- apps ---------------------------------------------------------------------------------
@@ -145,9 +152,11 @@ export class OAuthService {
     return { ...appView(app), client_secret: secret };
   }
 
+  /** Deletes the app; its grants, tokens and grant keys go with it. */
   async deleteApp(ownerId: string, appId: string): Promise<void> {
     await this.ownApp(ownerId, appId);
     await this.prisma.oAuthApp.delete({ where: { id: appId } });
+    this.onRevoke();
   }
 
   async clientById(clientId: string) {
@@ -189,37 +198,50 @@ export class OAuthService {
   }
 
   // ---- tokens ----------------------------------------------------------------------------------
-  private async issueTokens(grantId: string, scopes: string[]): Promise<TokenSet> {
+  private async issueTokens(db: Prisma.TransactionClient, grantId: string, scopes: string[]): Promise<TokenSet> {
     const access = ACCESS_PREFIX + randomToken(43);
     const refresh = REFRESH_PREFIX + randomToken(43);
     const now = this.clock.now();
-    await this.prisma.oAuthToken.createMany({
+    await db.oAuthToken.createMany({
       data: [
-        { id: newId('tok'), grantId, kind: 'access', tokenHash: hashSecret(access), expiresAt: new Date(now + ACCESS_TOKEN_TTL_S * 1000), createdAt: new Date(now) },
-        { id: newId('tok'), grantId, kind: 'refresh', tokenHash: hashSecret(refresh), expiresAt: new Date(now + REFRESH_TOKEN_TTL_MS), createdAt: new Date(now) },
+        { id: newId('tok'), grantId, kind: 'access', tokenHash: hashSecret(access), scopes, expiresAt: new Date(now + ACCESS_TOKEN_TTL_S * 1000), createdAt: new Date(now) },
+        { id: newId('tok'), grantId, kind: 'refresh', tokenHash: hashSecret(refresh), scopes, expiresAt: new Date(now + REFRESH_TOKEN_TTL_MS), createdAt: new Date(now) },
       ],
     });
     return { access_token: access, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_S, refresh_token: refresh, scope: scopes.join(' ') };
   }
 
-  /** Revokes a grant and every token issued under it. */
+  /** Revokes a grant: its tokens, its api_key, and the codes the user approved for the app that were not exchanged yet. */
   async revokeGrant(grantId: string): Promise<void> {
+    const grant = await this.prisma.oAuthGrant.findUnique({ where: { id: grantId } });
+    if (!grant) return;
     const now = this.now();
+    // Codes first, then the grant: the order an exchange locks them in, so the two never deadlock.
+    // A grant revoked before keeps codes approved since: they belong to a new authorization.
     await this.prisma.$transaction([
+      ...(grant.revokedAt ? [] : [this.prisma.oAuthCode.updateMany({ where: { appId: grant.appId, userId: grant.userId, usedAt: null }, data: { usedAt: now } })]),
       this.prisma.oAuthGrant.updateMany({ where: { id: grantId, revokedAt: null }, data: { revokedAt: now } }),
       this.prisma.oAuthToken.updateMany({ where: { grantId, revokedAt: null }, data: { revokedAt: now } }),
+      this.prisma.apiKey.updateMany({ where: { grantId, revokedAt: null }, data: { revokedAt: now } }),
     ]);
+    this.onRevoke();
+  }
+
+  /**
+   * A code presented after it was spent — replayed, or the loser of a race with its first
+   * exchange: whoever holds it may have stolen it, so the grant it produced dies.
+   */
+  private async codeReplayed(codeId: string): Promise<never> {
+    const { grantId } = await this.prisma.oAuthCode.findUniqueOrThrow({ where: { id: codeId } });
+    if (grantId) await this.revokeGrant(grantId);
+    throw new OAuthError('invalid_grant', 'The authorization code was already used or revoked; the tokens issued for it are revoked.');
   }
 
   async exchangeCode(app: { id: string }, input: { code?: string; redirect_uri?: string; code_verifier?: string }): Promise<TokenSet> {
     if (!input.code) throw new OAuthError('invalid_request', 'code is required.');
     const row = await this.prisma.oAuthCode.findUnique({ where: { codeHash: hashSecret(input.code) } });
     if (!row || row.appId !== app.id) throw new OAuthError('invalid_grant', 'The authorization code is invalid.');
-    if (row.usedAt) {
-      // A replayed code: whoever holds it may have stolen it, so the tokens it produced die.
-      if (row.grantId) await this.revokeGrant(row.grantId);
-      throw new OAuthError('invalid_grant', 'The authorization code was already used; the tokens issued for it are revoked.');
-    }
+    if (row.usedAt) return this.codeReplayed(row.id);
     if (row.expiresAt.getTime() <= this.clock.now()) throw new OAuthError('invalid_grant', 'The authorization code has expired.');
     if (input.redirect_uri !== row.redirectUri) throw new OAuthError('invalid_grant', 'redirect_uri does not match the authorization request.');
     if (row.codeChallenge) {
@@ -228,17 +250,24 @@ export class OAuthService {
       if (!constantTimeEqualHex(Buffer.from(computed).toString('hex'), Buffer.from(row.codeChallenge).toString('hex'))) {
         throw new OAuthError('invalid_grant', 'code_verifier does not match the code_challenge.');
       }
+    } else if (input.code_verifier !== undefined) {
+      // RFC 9700 §2.1.1: a verifier for a code issued without a challenge is a PKCE downgrade.
+      throw new OAuthError('invalid_grant', 'code_verifier was sent, but the authorization request had no code_challenge.');
     }
-    // Spend the code exactly once, even under concurrent exchanges.
-    const spent = await this.prisma.oAuthCode.updateMany({ where: { id: row.id, usedAt: null }, data: { usedAt: this.now() } });
-    if (spent.count !== 1) throw new OAuthError('invalid_grant', 'The authorization code was already used.');
-    const existing = await this.prisma.oAuthGrant.findFirst({ where: { appId: app.id, userId: row.userId, revokedAt: null } });
-    const grant = existing
-      ? await this.prisma.oAuthGrant.update({ where: { id: existing.id }, data: { scopes: row.scopes, lastUsedAt: this.now() } })
-      : await this.prisma.oAuthGrant.create({ data: { id: newId('grt'), appId: app.id, userId: row.userId, scopes: row.scopes, lastUsedAt: this.now() } });
-    await this.prisma.oAuthCode.update({ where: { id: row.id }, data: { grantId: grant.id } });
-    await this.ensureStableKey(row.userId);
-    return this.issueTokens(grant.id, row.scopes);
+    const now = this.now();
+    // One transaction: a concurrent exchange of the same code waits at the spend below until this
+    // one has committed, and then finds the grant to revoke.
+    const tokens = await this.prisma.$transaction(async (tx) => {
+      const spent = await tx.oAuthCode.updateMany({ where: { id: row.id, usedAt: null }, data: { usedAt: now } });
+      if (spent.count !== 1) return null;
+      const existing = await tx.oAuthGrant.findFirst({ where: { appId: app.id, userId: row.userId, revokedAt: null } });
+      const grant = existing
+        ? await tx.oAuthGrant.update({ where: { id: existing.id }, data: { scopes: union(existing.scopes, row.scopes), lastUsedAt: now } })
+        : await tx.oAuthGrant.create({ data: { id: newId('grt'), appId: app.id, userId: row.userId, scopes: row.scopes, lastUsedAt: now } });
+      await tx.oAuthCode.update({ where: { id: row.id }, data: { grantId: grant.id } });
+      return this.issueTokens(tx, grant.id, row.scopes);
+    });
+    return tokens ?? this.codeReplayed(row.id);
   }
 
   async refresh(app: { id: string }, refreshToken: string | undefined): Promise<TokenSet> {
@@ -259,19 +288,23 @@ export class OAuthService {
     }
     // The access tokens issued before die with the old refresh token.
     await this.prisma.oAuthToken.updateMany({ where: { grantId: row.grantId, kind: 'access', revokedAt: null }, data: { revokedAt: now } });
+    this.onRevoke();
     await this.prisma.oAuthGrant.update({ where: { id: row.grantId }, data: { lastUsedAt: now } });
-    return this.issueTokens(row.grantId, row.grant.scopes);
+    return this.issueTokens(this.prisma, row.grantId, row.scopes);
   }
 
-  /** RFC 7009: revokes the grant of an access or refresh token; unknown tokens are not an error. */
-  async revokeToken(token: string): Promise<string | null> {
-    const row = await this.prisma.oAuthToken.findUnique({ where: { tokenHash: hashSecret(token) } });
-    if (!row) return null;
+  /**
+   * RFC 7009: revokes the grant of an access or refresh token; unknown tokens are not an error.
+   * A client that authenticated (`clientAppId`) may revoke only tokens issued to it (§2.1).
+   */
+  async revokeToken(token: string, clientAppId?: string): Promise<void> {
+    const row = await this.prisma.oAuthToken.findUnique({ where: { tokenHash: hashSecret(token) }, include: { grant: true } });
+    if (!row) return;
+    if (clientAppId !== undefined && row.grant.appId !== clientAppId) throw new OAuthError('unauthorized_client', 'The token was issued to another client; it is not revoked.');
     await this.revokeGrant(row.grantId);
-    return row.grantId;
   }
 
-  /** A valid access token's grant, user and scopes, or null. */
+  /** A valid access token's grant, user and scopes (those it was issued with), or null. */
   async accessToken(token: string) {
     const row = await this.prisma.oAuthToken.findUnique({
       where: { tokenHash: hashSecret(token) },
@@ -279,17 +312,18 @@ export class OAuthService {
     });
     if (!row || row.kind !== 'access' || row.revokedAt || row.grant.revokedAt || row.grant.user.disabledAt) return null;
     if (row.expiresAt && row.expiresAt.getTime() <= this.clock.now()) return null;
-    return { grant: row.grant, user: row.grant.user, app: row.grant.app, scopes: row.grant.scopes, expiresAt: row.expiresAt };
+    return { grant: row.grant, user: row.grant.user, app: row.grant.app, scopes: row.scopes, expiresAt: row.expiresAt };
   }
 
   async connectedApps(userId: string) {
-    const grants = await this.prisma.oAuthGrant.findMany({ where: { userId, revokedAt: null }, include: { app: true }, orderBy: { createdAt: 'asc' } });
-    return grants.map((g) => ({
+    const grants = await this.prisma.oAuthGrant.findMany({ where: { userId, revokedAt: null }, include: { app: true, apiKey: true }, orderBy: { createdAt: 'asc' } });
+    return grants.map(({ app, apiKey: key, ...g }) => ({
       id: g.id,
-      app: { client_id: g.app.clientId, name: g.app.name, description: g.app.description, homepage_url: g.app.homepageUrl, logo_url: g.app.logoUrl },
+      app: { client_id: app.clientId, name: app.name, description: app.description, homepage_url: app.homepageUrl, logo_url: app.logoUrl },
       scopes: g.scopes,
       granted_at: g.createdAt.toISOString(),
       last_used_at: g.lastUsedAt?.toISOString() ?? null,
+      api_key: key && !key.revokedAt ? { prefix: key.prefix, created_at: key.createdAt.toISOString(), last_used_at: key.lastUsedAt?.toISOString() ?? null } : null,
     }));
   }
 

@@ -1,10 +1,10 @@
 // Users who sign in to the gateway's pages: local email + password accounts (argon2id) and
-// accounts from external identity providers. The first sign-in creates the user and their stable key.
+// accounts from external identity providers. The first sign-in creates the user.
 import { argon2Verify, argon2id } from 'hash-wasm';
 import { randomBytes } from 'node:crypto';
 import type { PrismaClient } from '../db/client.ts';
 import { newId } from '../auth/secrets.ts';
-import type { OAuthService } from '../oauth/service.ts';
+import { normalizeEmail } from './credentials.ts';
 import type { ExternalProfile } from './identity.ts';
 
 const hashPassword = (password: string) =>
@@ -16,23 +16,25 @@ const dummyHash = hashPassword(randomBytes(16).toString('hex'));
 export class AccountDirectory {
   constructor(
     private readonly prisma: PrismaClient,
-    private readonly oauth: OAuthService,
     private readonly defaultPlan: string,
   ) {}
 
-  async signUp(email: string, password: string, name: string | null): Promise<{ id: string } | 'exists' | 'weak'> {
-    if (password.length < 10) return 'weak';
-    const normalized = email.trim().toLowerCase();
-    if (await this.prisma.user.findUnique({ where: { email: normalized } })) return 'exists';
-    const user = await this.prisma.user.create({
-      data: { id: newId('usr'), email: normalized, name, username: name, planId: this.defaultPlan, passwordHash: await hashPassword(password) },
-    });
-    await this.oauth.ensureStableKey(user.id);
-    return user;
+  /** A new account for a normalised email and an accepted password; null when the email is taken. */
+  async signUp(email: string, password: string, name: string | null): Promise<{ id: string } | null> {
+    if (await this.prisma.user.findUnique({ where: { email } })) return null;
+    try {
+      return await this.prisma.user.create({
+        data: { id: newId('usr'), email, name, username: name, planId: this.defaultPlan, passwordHash: await hashPassword(password) },
+      });
+    } catch (err) {
+      // Taken by a concurrent sign-up.
+      if ((err as { code?: string }).code === 'P2002') return null;
+      throw err;
+    }
   }
 
   async signIn(email: string, password: string): Promise<{ id: string } | null> {
-    const user = await this.prisma.user.findUnique({ where: { email: email.trim().toLowerCase() } });
+    const user = await this.prisma.user.findUnique({ where: { email: normalizeEmail(email) } });
     const ok = await argon2Verify({ password, hash: user?.passwordHash ?? (await dummyHash) });
     return user && user.passwordHash && ok && !user.disabledAt ? user : null;
   }
@@ -53,7 +55,6 @@ export class AccountDirectory {
       });
     }
     await this.prisma.identity.create({ data: { id: newId('idn'), userId: user.id, provider, subject: p.subject, email } });
-    await this.oauth.ensureStableKey(user.id);
     return user;
   }
 }

@@ -7,13 +7,25 @@ import { checkAuthorizeRequest, redirectWith, type AuthorizeParams } from '../oa
 import { errorPage, issuerOf } from '../oauth/endpoints.ts';
 import type { Services } from '../services.ts';
 import { html, page, pageHeaders, type Markup } from './html.ts';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, normalizeEmail, passwordProblem, validEmail } from './credentials.ts';
 import type { SessionUser } from './sessions.ts';
+import { SignInThrottle, type Refused } from './throttle.ts';
 
 type Form = Record<string, string | undefined>;
 const IDP_COOKIE = 'mg_idp';
 
-/** Only same-site paths are followed after sign-in. */
-const safeNext = (next: unknown) => (typeof next === 'string' && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : '/apps');
+// Failed sign-ins say the same whether or not the account exists.
+const WRONG_CREDENTIALS = 'Wrong email or password.';
+
+/**
+ * `next` when it is a path on this origin, else /apps. Control characters and backslashes are
+ * refused outright: browsers drop or reinterpret them (`/\t/host` becomes `//host`).
+ */
+function safeNext(next: unknown, origin: string): string {
+  if (typeof next !== 'string' || !next.startsWith('/') || /[\u0000-\u001f\u007f\\]/.test(next)) return '/apps';
+  const url = new URL(next, origin);
+  return url.origin === origin ? url.pathname + url.search + url.hash : '/apps';
+}
 
 export async function webRoutes(app: FastifyInstance, services: Services) {
   const { sessions, directory, identityProviders, oauth, config } = services;
@@ -33,7 +45,18 @@ export async function webRoutes(app: FastifyInstance, services: Services) {
 
   app.get('/', async (request, reply) => redirect(reply, (await sessions.user(request)) ? '/apps' : '/signin'));
 
-  function signinPage(request: FastifyRequest, reply: FastifyReply, next: string, error?: string) {
+  const throttle = new SignInThrottle(services.counters, () => services.clock.now(), config.auth.local.throttle);
+  const nextOf = (request: FastifyRequest, next: unknown) => safeNext(next, new URL(issuerOf(services, request)).origin);
+  /** The wait, in the Retry-After header and in words for the page. */
+  const tooMany = (reply: FastifyReply, what: string, { retryAt }: Refused) => {
+    const seconds = Math.max(1, Math.ceil((retryAt - services.clock.now()) / 1000));
+    const minutes = Math.ceil(seconds / 60);
+    reply.header('retry-after', String(seconds));
+    return `${what} Try again in ${minutes} minute${minutes === 1 ? '' : 's'} (after ${new Date(retryAt).toISOString().slice(11, 16)} UTC).`;
+  };
+  const tooManySignIns = (reply: FastifyReply, refused: Refused) => tooMany(reply, 'Too many sign-in attempts.', refused);
+
+  function signinPage(request: FastifyRequest, reply: FastifyReply, next: string, error?: string, status = error ? 401 : 200) {
     const csrf = sessions.csrf(request, reply);
     const local = config.auth.local;
     const body = html`<h1>Sign in</h1>
@@ -47,42 +70,55 @@ ${local.enabled
 <button type="submit" id="signin">Sign in</button>
 </form>${local.allow_signup ? html`<p>No account? <a href="/signup?next=${encodeURIComponent(next)}">Create one</a>.</p>` : ''}`
   : ''}`;
-    return show(reply, 'Sign in', body, null, error ? 401 : 200);
+    return show(reply, 'Sign in', body, null, status);
   }
 
-  app.get('/signin', async (request, reply) => signinPage(request, reply, safeNext((request.query as Form).next)));
+  app.get('/signin', async (request, reply) => signinPage(request, reply, nextOf(request, (request.query as Form).next)));
   app.post('/signin', async (request, reply) => {
     if (!csrfOk(request, reply)) return;
     const f = request.body as Form;
-    const next = safeNext(f.next);
+    const next = nextOf(request, f.next);
     if (!config.auth.local.enabled) return signinPage(request, reply, next, 'Password sign-in is disabled.');
-    const user = await directory.signIn(f.email ?? '', f.password ?? '');
-    if (!user) return signinPage(request, reply, next, 'Wrong email or password.');
-    await sessions.start(request, reply, user.id);
+    const email = f.email ?? '';
+    const signedIn = await throttle.guard(email, request.ip, () => directory.signIn(email, f.password ?? ''));
+    if ('retryAt' in signedIn) return signinPage(request, reply, next, tooManySignIns(reply, signedIn), 429);
+    if (!signedIn.result) return signinPage(request, reply, next, WRONG_CREDENTIALS);
+    await sessions.start(request, reply, signedIn.result.id);
     return redirect(reply, next);
   });
 
-  app.get('/signup', async (request, reply) => {
-    if (!config.auth.local.enabled || !config.auth.local.allow_signup) return redirect(reply, '/signin');
-    const next = safeNext((request.query as Form).next);
+  function signupPage(request: FastifyRequest, reply: FastifyReply, next: string, error?: string, status = error ? 400 : 200) {
     const csrf = sessions.csrf(request, reply);
     return show(reply, 'Create an account', html`<h1>Create an account</h1>
+${error ? html`<p class="error">${error}</p>` : ''}
 <form method="post" action="/signup"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="next" value="${next}">
 <label for="name">Name</label><input id="name" name="name" autocomplete="name">
-<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required>
-<label for="password">Password (at least 10 characters)</label><input id="password" name="password" type="password" autocomplete="new-password" minlength="10" required>
-<button type="submit" id="signup">Create account</button></form>`);
-  });
+<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required maxlength="254">
+<label for="password">Password (at least ${PASSWORD_MIN_LENGTH} characters, not a common one)</label><input id="password" name="password" type="password" autocomplete="new-password" minlength="${PASSWORD_MIN_LENGTH}" maxlength="${PASSWORD_MAX_LENGTH}" required>
+<button type="submit" id="signup">Create account</button></form>`, null, status);
+  }
+
+  const signupOpen = () => config.auth.local.enabled && config.auth.local.allow_signup;
+  app.get('/signup', async (request, reply) => (signupOpen() ? signupPage(request, reply, nextOf(request, (request.query as Form).next)) : redirect(reply, '/signin')));
   app.post('/signup', async (request, reply) => {
     if (!csrfOk(request, reply)) return;
-    if (!config.auth.local.enabled || !config.auth.local.allow_signup) return redirect(reply, '/signin');
+    if (!signupOpen()) return redirect(reply, '/signin');
     const f = request.body as Form;
-    const r = await directory.signUp(f.email ?? '', f.password ?? '', f.name?.trim() || null);
-    if (r === 'exists' || r === 'weak') {
-      return show(reply, 'Create an account', html`<h1>Create an account</h1><p class="error">${r === 'exists' ? 'An account with this email exists; sign in instead.' : 'Choose a password of at least 10 characters.'}</p><p><a href="/signup">Try again</a></p>`, null, 400);
-    }
-    await sessions.start(request, reply, r.id);
-    return redirect(reply, safeNext(f.next));
+    const next = nextOf(request, f.next);
+    const crowded = await throttle.signUp(request.ip);
+    if (crowded) return signupPage(request, reply, next, tooMany(reply, 'Too many sign-ups from your address.', crowded), 429);
+    const email = normalizeEmail(f.email ?? '');
+    const password = f.password ?? '';
+    if (!validEmail(email)) return signupPage(request, reply, next, 'Enter a valid email address.');
+    const weak = await passwordProblem(password, email);
+    if (weak) return signupPage(request, reply, next, weak);
+    // An existing email is not revealed: with its password this signs the owner in, with another
+    // it fails exactly as sign-in does (and counts as a failed sign-in).
+    const signedUp = await throttle.guard(email, request.ip, async () => (await directory.signUp(email, password, f.name?.trim() || null)) ?? directory.signIn(email, password));
+    if ('retryAt' in signedUp) return signupPage(request, reply, next, tooManySignIns(reply, signedUp), 429);
+    if (!signedUp.result) return signupPage(request, reply, next, WRONG_CREDENTIALS, 401);
+    await sessions.start(request, reply, signedUp.result.id);
+    return redirect(reply, next);
   });
 
   app.post('/signout', async (request, reply) => {
@@ -95,7 +131,7 @@ ${local.enabled
   app.get('/signin/:provider', async (request, reply) => {
     const { provider } = request.params as { provider: string };
     if (!identityProviders.list().some((p) => p.id === provider)) return show(reply, 'Sign in', html`<p class="error">Unknown sign-in provider.</p>`, null, 404);
-    const next = safeNext((request.query as Form).next);
+    const next = nextOf(request, (request.query as Form).next);
     const callback = `${issuerOf(services, request)}/signin/${provider}/callback`;
     let start;
     try {
@@ -206,7 +242,6 @@ ${notice ?? ''}${error ? html`<p class="error">${error}</p>` : ''}
     const user = await requireUser(request, reply);
     if (!user) return;
     await oauth.deleteApp(user.id, (request.params as { id: string }).id);
-    services.oauthAuth.invalidateAll();
     return redirect(reply, '/apps');
   });
 
@@ -219,7 +254,8 @@ ${notice ?? ''}${error ? html`<p class="error">${error}</p>` : ''}
     return show(reply, 'Connected apps', html`<h1>Connected apps</h1>
 ${grants.length ? '' : html`<p>No app has access to your account.</p>`}
 <table>${grants.map(
-      (g) => html`<tr><td><strong>${g.app.name}</strong><br><small>${g.scopes.join(', ')} · last used ${g.last_used_at ?? 'never'}</small></td>
+      (g) => html`<tr><td><strong>${g.app.name}</strong><br><small>${g.scopes.join(', ')} · last used ${g.last_used_at ?? 'never'}</small>
+${g.api_key ? html`<br><small>API key <code>${g.api_key.prefix}…</code> · created ${g.api_key.created_at} · last used ${g.api_key.last_used_at ?? 'never'}</small>` : ''}</td>
 <td><form method="post" action="/connected/${g.id}/revoke"><input type="hidden" name="csrf" value="${csrf}"><button class="danger" id="revoke-${g.id}">Revoke</button></form></td></tr>`,
     )}</table>`, user);
   });
@@ -228,7 +264,6 @@ ${grants.length ? '' : html`<p>No app has access to your account.</p>`}
     const user = await requireUser(request, reply);
     if (!user) return;
     await oauth.revokeConnectedApp(user.id, (request.params as { id: string }).id);
-    services.oauthAuth.invalidateAll();
     return redirect(reply, '/connected');
   });
 }

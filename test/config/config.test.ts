@@ -84,3 +84,21 @@ it('without a config file, enables each built-in provider whose key is in the en
 it('GATEWAY_CONFIG naming a missing file is an error', () => {
   expect(() => loadConfig({ GATEWAY_CONFIG: '/nonexistent.yaml' })).toThrow(ConfigError);
 });
+
+it('trust_proxy: false by default; true, a hop count, or addresses and CIDR ranges; TRUST_PROXY overrides it', () => {
+  const base = 'providers: []\nmodels: []\n';
+  const trust = (text: string, env: NodeJS.ProcessEnv = {}) => parseConfig(base + text, 'gw.yaml', env).trustProxy;
+  expect(trust('')).toBe(false);
+  expect(trust('trust_proxy: 2\n')).toBe(2);
+  expect(trust('trust_proxy: ["10.0.0.0/8", "::1", loopback]\n')).toEqual(['10.0.0.0/8', '::1', 'loopback']);
+  expect(trust('', { TRUST_PROXY: 'true' })).toBe(true);
+  expect(trust('trust_proxy: true\n', { TRUST_PROXY: '10.0.0.1, 192.168.0.0/16' })).toEqual(['10.0.0.1', '192.168.0.0/16']);
+  expect(trust('trust_proxy: true\n', { TRUST_PROXY: 'false' })).toBe(false);
+  expect(problems(base + 'trust_proxy: ["10.0.0.300"]\n')).toEqual([expect.stringMatching(/^gw\.yaml:3:15 trust_proxy\[0\]: expected an IP address/)]);
+  expect(problems(base, { TRUST_PROXY: 'proxy.example' })).toEqual([expect.stringMatching(/^TRUST_PROXY=proxy\.example: expected an IP address/)]);
+});
+
+it('sign-in throttling defaults to 5 failures per account, 20 per address and 20 sign-ups per address in 15 minutes', () => {
+  expect(parseConfig('providers: []\nmodels: []\n', 'gw.yaml', {}).auth.local.throttle).toEqual({ window_minutes: 15, failures_per_account: 5, failures_per_address: 20, signups_per_address: 20 });
+  expect(parseConfig('auth: { local: { throttle: { failures_per_account: 3 } } }\n', 'gw.yaml', {}).auth.local).toMatchObject({ enabled: true, throttle: { failures_per_account: 3, failures_per_address: 20 } });
+});

@@ -1,10 +1,12 @@
 // The committed migrations build exactly what schema.prisma describes, and every model
 // round-trips on both the embedded database and PostgreSQL.
-import { rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { diffMigrationsToSchema } from '../../scripts/schema-engine.ts';
 import { openDatabase, type Database } from '../../server/db/client.ts';
-import { applyMigrations, listMigrations } from '../../server/db/migrate.ts';
+import { applyMigrations, listMigrations, migrationsDir } from '../../server/db/migrate.ts';
 import { freshDataDir, freshPostgres } from '../helpers/gateway.ts';
 
 it('migrations and schema.prisma agree', async () => {
@@ -123,6 +125,30 @@ describe('PostgreSQL', () => {
     const rows = await db.sql.query('SELECT migration_name, finished_at FROM "_prisma_migrations"');
     expect(rows.length).toBeGreaterThan(0);
     expect(rows.every((r) => r.finished_at !== null)).toBe(true);
+  });
+  it('the grant-key migration retires the per-user stable keys and gives older tokens their grant’s scopes', async () => {
+    const other = await freshPostgres();
+    const before = mkdtempSync(path.join(tmpdir(), 'mg-migrations-'));
+    try {
+      const all = listMigrations();
+      const target = all.findIndex((m) => m.name.endsWith('_oauth_grant_keys_and_token_scopes'));
+      for (const m of all.slice(0, target)) cpSync(path.join(migrationsDir, m.name), path.join(before, m.name), { recursive: true });
+      const old = await openDatabase({ databaseUrl: other.url, dataDir: '/nonexistent', migrate: false });
+      await applyMigrations(old.sql, before);
+      await old.sql.exec(`INSERT INTO users (id, plan_id, updated_at) VALUES ('usr_1', 'free', now());
+        INSERT INTO api_keys (id, user_id, prefix, hash, kind) VALUES ('key_s', 'usr_1', 'mg-s', 'hs', 'stable'), ('key_n', 'usr_1', 'mg-n', 'hn', 'standard');
+        INSERT INTO oauth_apps (id, client_id, owner_id, name, redirect_uris) VALUES ('app_1', 'cid', 'usr_1', 'A', '{}');
+        INSERT INTO oauth_grants (id, app_id, user_id, scopes) VALUES ('grt_1', 'app_1', 'usr_1', '{identity,inference}');
+        INSERT INTO oauth_tokens (id, grant_id, kind, token_hash) VALUES ('tok_1', 'grt_1', 'access', 'th');`);
+      await applyMigrations(old.sql);
+      const keys = await old.prisma.apiKey.findMany({ orderBy: { id: 'asc' } });
+      expect(keys.map((k) => [k.id, k.revokedAt !== null])).toEqual([['key_n', false], ['key_s', true]]);
+      expect((await old.prisma.oAuthToken.findUniqueOrThrow({ where: { id: 'tok_1' } })).scopes).toEqual(['identity', 'inference']);
+      await old.close();
+    } finally {
+      rmSync(before, { recursive: true, force: true });
+      await other.drop();
+    }
   });
   it('applies migrations once when several instances start together', async () => {
     const other = await freshPostgres();

@@ -38,9 +38,18 @@ export class Browser {
     return out;
   }
 
+  /** Fills the first form of `pagePath` (its CSRF token and hidden fields) with `fields` and posts it to `action`. */
+  async submit(pagePath: string, action: string, fields: Record<string, string>): Promise<Response> {
+    const form = Browser.fields(await (await this.get(pagePath)).text());
+    return this.post(action, { ...form, ...fields });
+  }
+
+  signIn(email: string, password: string, extra: Record<string, string> = {}): Promise<Response> {
+    return this.submit('/signin', '/signin', { email, password, ...extra });
+  }
+
   async signUp(email: string, password = 'correct horse battery'): Promise<void> {
-    const form = Browser.fields(await (await this.get('/signup')).text());
-    const res = await this.post('/signup', { ...form, email, password, name: email.split('@')[0]! });
+    const res = await this.submit('/signup', '/signup', { email, password, name: email.split('@')[0]! });
     if (res.status !== 303) throw new Error(`sign-up failed: ${res.status} ${await res.text()}`);
   }
 }

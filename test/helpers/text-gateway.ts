@@ -1,4 +1,5 @@
 import { startFakeUpstreams, type FakeUpstreams } from './fake-upstreams.ts';
+import type { Logger } from 'pino';
 import { startTestGateway, type TestGateway } from './gateway.ts';
 
 export const PROVIDERS = ['openai', 'compat', 'anthropic', 'gemini'] as const;
@@ -58,9 +59,9 @@ ${extra}`;
 /** Appended to the config: the gateway's own web search through the fake SearXNG. */
 export const searchBackend = (fake: string) => `web_search: { backend: searxng, base_url: "${fake}" }`;
 
-export async function startTextGateway(extra: string | ((fake: string) => string) = ''): Promise<{ gw: TestGateway; fake: FakeUpstreams; key: string; close(): Promise<void> }> {
+export async function startTextGateway(extra: string | ((fake: string) => string) = '', logger?: Logger): Promise<{ gw: TestGateway; fake: FakeUpstreams; key: string; close(): Promise<void> }> {
   const fake = await startFakeUpstreams();
-  const gw = await startTestGateway({ config: textConfig(fake.url, typeof extra === 'function' ? extra(fake.url) : extra) });
+  const gw = await startTestGateway({ config: textConfig(fake.url, typeof extra === 'function' ? extra(fake.url) : extra), logger });
   const key = await gw.newKey();
   return { gw, fake, key, close: async () => void (await Promise.all([gw.close(), fake.close()])) };
 }

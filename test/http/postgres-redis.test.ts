@@ -2,6 +2,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { AccountService } from '../../server/accounts/service.ts';
 import { openDatabase, type Database } from '../../server/db/client.ts';
+import { randomToken } from '../../server/auth/secrets.ts';
+import { Browser } from '../helpers/browser.ts';
 import { TEST_REDIS_URL, freshPostgres, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 let pg: Awaited<ReturnType<typeof freshPostgres>>;
@@ -11,7 +13,8 @@ let operator: Database;
 
 beforeAll(async () => {
   pg = await freshPostgres();
-  const env = { DATABASE_URL: pg.url, REDIS_URL: TEST_REDIS_URL };
+  // A prefix of this run's own: counters left in Redis by an earlier run (sign-in throttling lasts 15 minutes) do not count.
+  const env = { DATABASE_URL: pg.url, REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: `mg-test-${randomToken(8)}:` };
   [a, b] = await Promise.all([startTestGateway({ env }), startTestGateway({ env })]);
   operator = await openDatabase({ databaseUrl: pg.url, dataDir: '/nonexistent', migrate: false });
 });
@@ -66,4 +69,13 @@ it('health history sums the attempts of every instance', async () => {
   await Promise.all([a.services.health.flush(), b.services.health.flush()]);
   const body: any = await (await a.fetch('/v1/models/status?model=gpt-4o-mini&window=1h')).json();
   expect(body.data[0]).toMatchObject({ requests: 3, errors: 1, last_error: 'http_503', latency_ms_p50: 250 });
+});
+
+it('password sign-in failures on one instance count on the other (the throttle lives in Redis)', async () => {
+  const email = `victim-${randomToken(8).toLowerCase()}@example.com`;
+  await new Browser(a.url).signUp(email);
+  for (const gw of [a, b, a, b, a]) expect((await new Browser(gw.url).signIn(email, 'not the password')).status).toBe(401);
+  const res = await new Browser(b.url).signIn(email, 'correct horse battery');
+  expect(res.status).toBe(429);
+  expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
 });

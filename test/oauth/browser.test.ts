@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs';
 import * as oauth from 'oauth4webapi';
 import Provider from 'oidc-provider';
 import { chromium, type Browser as Chromium, type Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeUpstreams, type FakeUpstreams } from '../helpers/fake-upstreams.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { textConfig } from '../helpers/text-gateway.ts';
@@ -135,6 +135,9 @@ it('signs in through the identity provider, approves, and the app gets a code it
   await gw.services.ledger.flush();
   const record = await gw.services.db.prisma.usageRecord.findUnique({ where: { requestId: chat.headers.get('x-request-id')! } });
   expect(record?.userId).toBe(me.sub);
+  // Signing in through the provider made no account-wide key: the only one is this app's.
+  const keys = await gw.services.db.prisma.apiKey.findMany({ where: { userId: me.sub } });
+  expect(keys.map((k) => k.kind)).toEqual(['oauth_grant']);
   await context.close();
 }, 60_000);
 
@@ -156,3 +159,37 @@ it('a denial sends the user back with access_denied and the state; frames are re
   expect(landed()!.searchParams.get('state')).toBe('s-deny');
   await context.close();
 }, 60_000);
+
+describe('after sign-in Chromium stays on the gateway, whatever `next` says', () => {
+  // A tab is dropped by the URL parser: `/\t/host/` becomes the scheme-relative `//host/`.
+  const offsite = () => `/%09/${new URL(APP_CALLBACK).host}/evil`;
+  const gatewayOrigin = () => new URL(gw.url).origin;
+
+  it('local sign-up', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${gw.url}/signup?next=${offsite()}`);
+    await page.locator('#email').fill('erin@example.com');
+    await page.locator('#password').fill('a long enough password');
+    await page.locator('#signup').click();
+    await page.waitForLoadState('load');
+    expect(new URL(page.url()).origin).toBe(gatewayOrigin());
+    expect(new URL(page.url()).pathname).toBe('/apps');
+    await context.close();
+  }, 60_000);
+
+  it('sign-in through the identity provider', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${gw.url}/signin/testidp?next=${offsite()}`);
+    await page.locator('input[name="login"]').fill('frank');
+    await page.locator('input[name="password"]').fill('anything');
+    await page.locator('button[type="submit"]').click();
+    await page.locator('button[type="submit"]').click();
+    await page.waitForURL((u) => !u.href.startsWith(idp.url));
+    await page.waitForLoadState('load');
+    expect(new URL(page.url()).origin).toBe(gatewayOrigin());
+    expect(new URL(page.url()).pathname).toBe('/apps');
+    await context.close();
+  }, 60_000);
+});

@@ -4,73 +4,23 @@ import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser } from '../helpers/browser.ts';
 import { errorBody } from '../helpers/gateway.ts';
-import { startTextGateway } from '../helpers/text-gateway.ts';
+import { REDIRECT, insecure, startOAuthGateway, type OAuthGateway, type Registered } from '../helpers/oauth.ts';
 
-let t: Awaited<ReturnType<typeof startTextGateway>>;
+let t: OAuthGateway;
 let as: oauth.AuthorizationServer;
-const insecure = { [oauth.allowInsecureRequests]: true };
-const REDIRECT = 'http://127.0.0.1:4567/callback';
 
 beforeAll(async () => {
-  t = await startTextGateway();
-  const issuer = new URL(t.gw.url);
-  as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }));
+  t = await startOAuthGateway();
+  as = t.as;
 });
 afterAll(() => t?.close());
-
-type Registered = { client: oauth.Client; secret: string | null; id: string };
-
-/** A developer registers an app through the JSON management API with their API key. */
-async function registerApp(opts: { public?: boolean; name?: string } = {}): Promise<Registered> {
-  const key = await t.gw.newKey();
-  const res = await t.gw.fetch('/v1/apps', { method: 'POST', key, json: { name: opts.name ?? 'Test App', description: 'Does tests', redirect_uris: [REDIRECT], homepage_url: 'https://app.example', public_client: opts.public ?? false } });
-  expect(res.status).toBe(201);
-  const app: any = await res.json();
-  return { client: { client_id: app.client_id, token_endpoint_auth_method: opts.public ? 'none' : 'client_secret_basic' }, secret: app.client_secret, id: app.id };
-}
-
-/** The user approves (or denies) on the consent page; returns the redirect the browser lands on. */
-async function consent(user: Browser, params: Record<string, string>, decision: 'approve' | 'deny' = 'approve'): Promise<URL> {
-  const url = new URL('/v1/oauth/authorize', t.gw.url);
-  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
-  const page = await user.get(url.pathname + url.search);
-  expect(page.status).toBe(200);
-  expect(page.headers.get('x-frame-options')).toBe('DENY');
-  const fields = Browser.fields(await page.text());
-  const res = await user.post('/oauth/consent', { ...fields, decision });
-  expect(res.status).toBe(303);
-  return new URL(res.headers.get('location')!);
-}
-
-async function authorize(app: Registered, user: Browser, scope = 'identity email inference') {
-  const verifier = oauth.generateRandomCodeVerifier();
-  const state = oauth.generateRandomState();
-  const landed = await consent(user, {
-    client_id: app.client.client_id,
-    redirect_uri: REDIRECT,
-    response_type: 'code',
-    scope,
-    state,
-    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: 'S256',
-  });
-  const params = oauth.validateAuthResponse(as, app.client, landed, state);
-  return { params, verifier, landed };
-}
-
-const auth = (app: Registered, basic = true) => (app.secret ? (basic ? oauth.ClientSecretBasic(app.secret) : oauth.ClientSecretPost(app.secret)) : oauth.None());
-
-async function exchange(app: Registered, params: URLSearchParams, verifier: string, basic = true) {
-  const res = await oauth.authorizationCodeGrantRequest(as, app.client, auth(app, basic), params, REDIRECT, verifier, insecure);
-  return oauth.processAuthorizationCodeResponse(as, app.client, res);
-}
 
 let user: Browser;
 let app: Registered;
 beforeAll(async () => {
   user = new Browser(t.gw.url);
   await user.signUp('alice@example.com');
-  app = await registerApp();
+  app = await t.registerApp();
 });
 
 it('publishes RFC 8414 metadata', () => {
@@ -85,8 +35,8 @@ it('publishes RFC 8414 metadata', () => {
 
 describe('confidential client', () => {
   it.each([true, false])('code → tokens (HTTP Basic %s), userinfo gated by scope, inference billed to the user', async (basic) => {
-    const { params, verifier } = await authorize(app, user);
-    const tokens = await exchange(app, params, verifier, basic);
+    const { params, verifier } = await t.authorize(app, user);
+    const tokens = await t.exchange(app, params, verifier, basic);
     expect(tokens).toMatchObject({ token_type: 'bearer', expires_in: 3600, scope: 'identity email inference' });
     expect(tokens.access_token).toMatch(/^mgo_at_/);
     expect(tokens.refresh_token).toMatch(/^mgo_rt_/);
@@ -105,8 +55,8 @@ describe('confidential client', () => {
   });
 
   it('scopes limit userinfo and inference', async () => {
-    const { params, verifier } = await authorize(app, user, 'identity');
-    const tokens = await exchange(app, params, verifier);
+    const { params, verifier } = await t.authorize(app, user, 'identity');
+    const tokens = await t.exchange(app, params, verifier);
     const info: any = await oauth.processUserInfoResponse(as, app.client, oauth.skipSubjectCheck, await oauth.userInfoRequest(as, app.client, tokens.access_token, insecure));
     expect(info).not.toHaveProperty('email');
     expect(info).not.toHaveProperty('api_key');
@@ -116,34 +66,34 @@ describe('confidential client', () => {
   });
 
   it('refresh rotates both tokens; reusing an old refresh token revokes the grant', async () => {
-    const { params, verifier } = await authorize(app, user);
-    const first = await exchange(app, params, verifier);
-    const second = await oauth.processRefreshTokenResponse(as, app.client, await oauth.refreshTokenGrantRequest(as, app.client, auth(app), first.refresh_token!, insecure));
+    const { params, verifier } = await t.authorize(app, user);
+    const first = await t.exchange(app, params, verifier);
+    const second = await oauth.processRefreshTokenResponse(as, app.client, await oauth.refreshTokenGrantRequest(as, app.client, t.auth(app), first.refresh_token!, insecure));
     expect(second.access_token).not.toBe(first.access_token);
     expect(second.refresh_token).not.toBe(first.refresh_token);
     const me = (token: string) => t.gw.fetch('/v1/oauth/me', { headers: { authorization: `Bearer ${token}` } });
     expect((await me(first.access_token)).status).toBe(401);
     expect((await me(second.access_token)).status).toBe(200);
     // The old refresh token comes back: theft assumed, the whole grant dies.
-    const reuse = await oauth.refreshTokenGrantRequest(as, app.client, auth(app), first.refresh_token!, insecure);
+    const reuse = await oauth.refreshTokenGrantRequest(as, app.client, t.auth(app), first.refresh_token!, insecure);
     await expect(oauth.processRefreshTokenResponse(as, app.client, reuse)).rejects.toMatchObject({ error: 'invalid_grant' });
     expect((await me(second.access_token)).status).toBe(401);
   });
 
   it('a replayed code fails and revokes the tokens it produced', async () => {
-    const { params, verifier } = await authorize(app, user);
-    const tokens = await exchange(app, params, verifier);
-    await expect(exchange(app, params, verifier)).rejects.toMatchObject({ error: 'invalid_grant' });
+    const { params, verifier } = await t.authorize(app, user);
+    const tokens = await t.exchange(app, params, verifier);
+    await expect(t.exchange(app, params, verifier)).rejects.toMatchObject({ error: 'invalid_grant' });
     expect((await t.gw.fetch('/v1/oauth/me', { headers: { authorization: `Bearer ${tokens.access_token}` } })).status).toBe(401);
   });
 
   it('rejects a wrong verifier, a wrong redirect URI, a wrong secret', async () => {
-    let a = await authorize(app, user);
-    await expect(exchange(app, a.params, oauth.generateRandomCodeVerifier())).rejects.toMatchObject({ error: 'invalid_grant' });
-    a = await authorize(app, user);
-    const res = await oauth.authorizationCodeGrantRequest(as, app.client, auth(app), a.params, 'http://127.0.0.1:4567/other', a.verifier, insecure);
+    let a = await t.authorize(app, user);
+    await expect(t.exchange(app, a.params, oauth.generateRandomCodeVerifier())).rejects.toMatchObject({ error: 'invalid_grant' });
+    a = await t.authorize(app, user);
+    const res = await oauth.authorizationCodeGrantRequest(as, app.client, t.auth(app), a.params, 'http://127.0.0.1:4567/other', a.verifier, insecure);
     await expect(oauth.processAuthorizationCodeResponse(as, app.client, res)).rejects.toMatchObject({ error: 'invalid_grant' });
-    a = await authorize(app, user);
+    a = await t.authorize(app, user);
     const bad = await oauth.authorizationCodeGrantRequest(as, app.client, oauth.ClientSecretBasic('mgcs_wrong'), a.params, REDIRECT, a.verifier, insecure);
     expect(bad.status).toBe(401);
     expect(bad.headers.get('cache-control')).toBe('no-store');
@@ -154,18 +104,18 @@ describe('confidential client', () => {
     const clock = t.gw.services.clock;
     const real = clock.now;
     try {
-      const a = await authorize(app, user);
+      const a = await t.authorize(app, user);
       clock.now = () => real() + 121_000;
-      await expect(exchange(app, a.params, a.verifier)).rejects.toMatchObject({ error: 'invalid_grant' });
+      await expect(t.exchange(app, a.params, a.verifier)).rejects.toMatchObject({ error: 'invalid_grant' });
       clock.now = real;
-      const b = await authorize(app, user);
-      const tokens = await exchange(app, b.params, b.verifier);
+      const b = await t.authorize(app, user);
+      const tokens = await t.exchange(app, b.params, b.verifier);
       clock.now = () => real() + 3_601_000;
       const me = await t.gw.fetch('/v1/oauth/me', { headers: { authorization: `Bearer ${tokens.access_token}` } });
       expect(me.status).toBe(401);
       expect(me.headers.get('www-authenticate')).toContain('invalid_token');
       // The refresh token still works after the access token expired.
-      const refreshed = await oauth.processRefreshTokenResponse(as, app.client, await oauth.refreshTokenGrantRequest(as, app.client, auth(app), tokens.refresh_token!, insecure));
+      const refreshed = await oauth.processRefreshTokenResponse(as, app.client, await oauth.refreshTokenGrantRequest(as, app.client, t.auth(app), tokens.refresh_token!, insecure));
       expect(refreshed.access_token).toMatch(/^mgo_at_/);
     } finally {
       clock.now = real;
@@ -173,11 +123,11 @@ describe('confidential client', () => {
   });
 
   it('revocation by token kills both tokens of the grant', async () => {
-    const { params, verifier } = await authorize(app, user);
-    const tokens = await exchange(app, params, verifier);
-    await oauth.processRevocationResponse(await oauth.revocationRequest(as, app.client, auth(app), tokens.refresh_token!, insecure));
+    const { params, verifier } = await t.authorize(app, user);
+    const tokens = await t.exchange(app, params, verifier);
+    await oauth.processRevocationResponse(await oauth.revocationRequest(as, app.client, t.auth(app), tokens.refresh_token!, insecure));
     expect((await t.gw.fetch('/v1/oauth/me', { headers: { authorization: `Bearer ${tokens.access_token}` } })).status).toBe(401);
-    const refresh = await oauth.refreshTokenGrantRequest(as, app.client, auth(app), tokens.refresh_token!, insecure);
+    const refresh = await oauth.refreshTokenGrantRequest(as, app.client, t.auth(app), tokens.refresh_token!, insecure);
     await expect(oauth.processRefreshTokenResponse(as, app.client, refresh)).rejects.toMatchObject({ error: 'invalid_grant' });
     // Unknown tokens: still 200 (RFC 7009).
     const unknown = await t.gw.fetch('/v1/oauth/revoke', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'token=nope' });
@@ -185,8 +135,8 @@ describe('confidential client', () => {
   });
 
   it('the user revokes the app on the connected-apps page', async () => {
-    const { params, verifier } = await authorize(app, user);
-    const tokens = await exchange(app, params, verifier);
+    const { params, verifier } = await t.authorize(app, user);
+    const tokens = await t.exchange(app, params, verifier);
     const page = await (await user.get('/connected')).text();
     expect(page).toContain('Test App');
     const grantId = /action="\/connected\/([^/]+)\/revoke"/.exec(page)![1]!;
@@ -198,25 +148,25 @@ describe('confidential client', () => {
   });
 
   it('a rotated secret replaces the old one at once', async () => {
-    const own = await registerApp({ name: 'Rotating' });
+    const own = await t.registerApp({ name: 'Rotating' });
     const ownerId = (await t.gw.services.db.prisma.oAuthApp.findUnique({ where: { id: own.id } }))!.ownerId;
     const ownerKey = (await t.gw.services.accounts.createKey({ user: ownerId })).key;
     const rotated: any = await (await t.gw.fetch(`/v1/apps/${own.id}/rotate-secret`, { method: 'POST', key: ownerKey })).json();
     expect(rotated.client_secret).toMatch(/^mgcs_/);
-    const a = await authorize(own, user);
-    await expect(exchange(own, a.params, a.verifier)).rejects.toBeDefined();
-    const b = await authorize(own, user);
-    const tokens = await exchange({ ...own, secret: rotated.client_secret }, b.params, b.verifier);
+    const a = await t.authorize(own, user);
+    await expect(t.exchange(own, a.params, a.verifier)).rejects.toBeDefined();
+    const b = await t.authorize(own, user);
+    const tokens = await t.exchange({ ...own, secret: rotated.client_secret }, b.params, b.verifier);
     expect(tokens.access_token).toMatch(/^mgo_at_/);
   });
 });
 
 describe('public client (PKCE only)', () => {
   it('exchanges with the verifier and no secret; PKCE is required', async () => {
-    const pub = await registerApp({ public: true, name: 'SPA' });
+    const pub = await t.registerApp({ public: true, name: 'SPA' });
     expect(pub.secret).toBeNull();
-    const { params, verifier } = await authorize(pub, user, 'identity');
-    const tokens = await exchange(pub, params, verifier);
+    const { params, verifier } = await t.authorize(pub, user, 'identity');
+    const tokens = await t.exchange(pub, params, verifier);
     expect(tokens.scope).toBe('identity');
     // Without a code_challenge the authorize request bounces back with an error.
     const landed = await user.get(`/v1/oauth/authorize?client_id=${pub.client.client_id}&redirect_uri=${encodeURIComponent(REDIRECT)}&response_type=code&scope=identity&state=s1`);
@@ -246,7 +196,7 @@ describe('authorize endpoint', () => {
     expect(new URL(res.headers.get('location')!).searchParams.get('error')).toBe('invalid_scope');
     res = await user.get(`${base}&response_type=token&scope=identity`);
     expect(new URL(res.headers.get('location')!).searchParams.get('error')).toBe('unsupported_response_type');
-    const landed = await consent(user, { client_id: app.client.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'identity', state: 'xyz' }, 'deny');
+    const landed = await t.consent(user, { client_id: app.client.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'identity', state: 'xyz' }, 'deny');
     expect(landed.searchParams.get('error')).toBe('access_denied');
     expect(landed.searchParams.get('state')).toBe('xyz');
   });

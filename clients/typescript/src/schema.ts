@@ -413,7 +413,7 @@ export type paths = {
         put?: never;
         /**
          * Revoke a grant by one of its tokens
-         * @description Access or refresh token; the whole grant (both tokens) dies. Answers 200 for unknown tokens too (RFC 7009).
+         * @description Access or refresh token; the whole grant (its tokens and its api_key) dies. Answers 200 for unknown tokens too (RFC 7009). Client credentials (HTTP Basic or body) are optional; when sent they are checked (401 invalid_client), and a token issued to another client is refused with 400 unauthorized_client and not revoked.
          */
         post: operations["revoke"];
         delete?: never;
@@ -451,13 +451,13 @@ export type paths = {
         };
         /**
          * Your OAuth apps
-         * @description App management for developers, authenticated by your API key (the dashboard at /apps does the same in a browser).
+         * @description App management for developers, authenticated by your API key (the dashboard at /apps does the same in a browser). Only the user’s own API keys may call this: credentials issued to an app (OAuth access tokens and the `api_key` of a grant) get 403 `app_credential_not_allowed`.
          */
         get: operations["listApps"];
         put?: never;
         /**
          * Register an OAuth app
-         * @description At most 5 apps per user (403 too_many_apps). The client secret is in this response only.
+         * @description At most 5 apps per user (403 too_many_apps). The client secret is in this response only. Only the user’s own API keys may call this: credentials issued to an app (OAuth access tokens and the `api_key` of a grant) get 403 `app_credential_not_allowed`.
          */
         post: operations["createApp"];
         delete?: never;
@@ -477,7 +477,7 @@ export type paths = {
         put?: never;
         /**
          * Rotate an app’s client secret
-         * @description The old secret stops working at once.
+         * @description The old secret stops working at once. Only the user’s own API keys may call this: credentials issued to an app (OAuth access tokens and the `api_key` of a grant) get 403 `app_credential_not_allowed`.
          */
         post: operations["rotateAppSecret"];
         delete?: never;
@@ -496,7 +496,10 @@ export type paths = {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete an OAuth app (and every grant and token of it) */
+        /**
+         * Delete an OAuth app (and every grant and token of it)
+         * @description Only the user’s own API keys may call this: credentials issued to an app (OAuth access tokens and the `api_key` of a grant) get 403 `app_credential_not_allowed`.
+         */
         delete: operations["deleteApp"];
         options?: never;
         head?: never;
@@ -510,7 +513,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Apps you granted access */
+        /**
+         * Apps you granted access
+         * @description Only the user’s own API keys may call this: credentials issued to an app (OAuth access tokens and the `api_key` of a grant) get 403 `app_credential_not_allowed`.
+         */
         get: operations["listConnectedApps"];
         put?: never;
         post?: never;
@@ -530,7 +536,10 @@ export type paths = {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke an app’s access (its access and refresh tokens die at once) */
+        /**
+         * Revoke an app’s access (its access and refresh tokens die at once)
+         * @description Only the user’s own API keys may call this: credentials issued to an app (OAuth access tokens and the `api_key` of a grant) get 403 `app_credential_not_allowed`.
+         */
         delete: operations["revokeConnectedApp"];
         options?: never;
         head?: never;
@@ -2434,9 +2443,9 @@ export type components = {
             email?: string | null;
             /** @description email scope. */
             email_verified?: boolean;
-            /** @description inference scope: the user’s stable API key. */
+            /** @description inference scope: an API key bound to this user+app grant, the same on every call and across refreshes. It works on inference endpoints only, is billed together with the app’s access tokens (one usage and quota), and dies when the grant is revoked. */
             api_key?: string;
-            /** @description The granted scopes. */
+            /** @description The scopes this access token was issued with. */
             scope: string;
         };
         OAuthRevokeRequest: {
@@ -2504,9 +2513,17 @@ export type components = {
                 homepage_url: string | null;
                 logo_url: string | null;
             };
+            /** @description Every scope the user granted the app; each token carries those granted when it was issued. */
             scopes: string[];
             granted_at: string;
             last_used_at: string | null;
+            /** @description The API key the app received with the inference scope (null: none yet). It dies when the app is revoked. */
+            api_key: {
+                /** @description The first characters of the key, never the key. */
+                prefix: string;
+                created_at: string;
+                last_used_at: string | null;
+            } | null;
         };
         AdminUser: {
             id: string;
@@ -2522,8 +2539,11 @@ export type components = {
             name: string | null;
             /** @description The first characters of the key, for recognising it. */
             prefix: string;
-            /** @enum {string} */
-            kind: "standard" | "stable";
+            /**
+             * @description standard; oauth_grant: the api_key of an app’s grant (dies with it); stable: retired per-user OAuth keys.
+             * @enum {string}
+             */
+            kind: "standard" | "oauth_grant" | "stable";
             created_at: string;
             last_used_at: string | null;
             revoked_at: string | null;
@@ -2534,8 +2554,11 @@ export type components = {
             name: string | null;
             /** @description The first characters of the key, for recognising it. */
             prefix: string;
-            /** @enum {string} */
-            kind: "standard" | "stable";
+            /**
+             * @description standard; oauth_grant: the api_key of an app’s grant (dies with it); stable: retired per-user OAuth keys.
+             * @enum {string}
+             */
+            kind: "standard" | "oauth_grant" | "stable";
             created_at: string;
             last_used_at: string | null;
             revoked_at: string | null;
