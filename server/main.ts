@@ -86,10 +86,11 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
     const catalog = new Catalog(config, new Date(), metadata);
     const refresher = await startMetadataRefresh({ config, store: metadata, catalog, logger, fetch: env.GATEWAY_METADATA_FETCH !== 'off' });
     cleanups.push(() => refresher.stop());
-    // A revocation drops this instance's cached authentications at once (grant keys and access tokens).
-    const oauth = new OAuthService(db.prisma, secret, clock, config.auth.max_apps_per_user, () => {
-      keys.invalidateAll();
+    // A revocation drops this instance's cached authentications at once: access tokens always, API
+    // keys only when grants (and their keys) died, not on every refresh.
+    const oauth = new OAuthService(db.prisma, secret, clock, config.auth.max_apps_per_user, (what) => {
       oauthAuth.invalidateAll();
+      if (what === 'grants') keys.invalidateAll();
     });
     const oauthAuth = new OAuthAuthenticator(oauth, config.keyCacheTtlMs, () => clock.now());
     const services: Services = {

@@ -73,8 +73,11 @@ export class OAuthService {
     private readonly secret: string,
     private readonly clock: Clock,
     private readonly maxApps: number,
-    /** Called after tokens or keys died, so cached authentications are dropped at once. */
-    private readonly onRevoke: () => void = () => {},
+    /**
+     * Called after credentials died, so cached authentications are dropped at once: `grants` when
+     * grants (and their api_keys) died, `access_tokens` when only access tokens did (a refresh).
+     */
+    private readonly onRevoke: (what: 'grants' | 'access_tokens') => void = () => {},
   ) {}
 
   private now() {
@@ -156,7 +159,7 @@ export class OAuthService {
   async deleteApp(ownerId: string, appId: string): Promise<void> {
     await this.ownApp(ownerId, appId);
     await this.prisma.oAuthApp.delete({ where: { id: appId } });
-    this.onRevoke();
+    this.onRevoke('grants');
   }
 
   async clientById(clientId: string) {
@@ -224,7 +227,7 @@ export class OAuthService {
       this.prisma.oAuthToken.updateMany({ where: { grantId, revokedAt: null }, data: { revokedAt: now } }),
       this.prisma.apiKey.updateMany({ where: { grantId, revokedAt: null }, data: { revokedAt: now } }),
     ]);
-    this.onRevoke();
+    this.onRevoke('grants');
   }
 
   /**
@@ -288,7 +291,7 @@ export class OAuthService {
     }
     // The access tokens issued before die with the old refresh token.
     await this.prisma.oAuthToken.updateMany({ where: { grantId: row.grantId, kind: 'access', revokedAt: null }, data: { revokedAt: now } });
-    this.onRevoke();
+    this.onRevoke('access_tokens');
     await this.prisma.oAuthGrant.update({ where: { id: row.grantId }, data: { lastUsedAt: now } });
     return this.issueTokens(this.prisma, row.grantId, row.scopes);
   }
