@@ -138,6 +138,37 @@ it('signs in through the identity provider, approves, and the app gets a code it
   // Signing in through the provider made no account-wide key: the only one is this app's.
   const keys = await gw.services.db.prisma.apiKey.findMany({ where: { userId: me.sub } });
   expect(keys.map((k) => k.kind)).toEqual(['oauth_grant']);
+  // Carol sees the app and its key (the prefix only) where she manages access.
+  await page.goto(`${gw.url}/connected`);
+  const row = await page.locator('main table').innerText();
+  expect(row).toContain('Acme Notes');
+  expect(row).toContain(`API key ${me.api_key.slice(0, 9)}…`);
+  expect(row).not.toContain(me.api_key);
+  await page.screenshot({ path: 'test/artifacts/connected-apps.png', fullPage: true });
+  console.log('connected apps screenshot: test/artifacts/connected-apps.png');
+  await context.close();
+}, 60_000);
+
+it('password guessing meets a page that says when to try again', async () => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(`${gw.url}/signup`);
+  await page.locator('#email').fill('gina@example.com');
+  await page.locator('#password').fill('a long enough password');
+  await page.locator('#signup').click();
+  await context.clearCookies();
+  let status = 0;
+  for (let i = 0; i < 6; i++) {
+    await page.goto(`${gw.url}/signin`);
+    await page.locator('#email').fill('gina@example.com');
+    await page.locator('#password').fill(`wrong guess ${i}`);
+    const [resp] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/signin') && r.request().method() === 'POST'), page.locator('#signin').click()]);
+    status = resp.status();
+  }
+  expect(status).toBe(429);
+  expect(await page.locator('p.error').innerText()).toMatch(/^Too many sign-in attempts\. Try again in 15 minutes \(after \d\d:\d\d UTC\)\.$/);
+  await page.screenshot({ path: 'test/artifacts/signin-throttled.png', fullPage: true });
+  console.log('throttled sign-in screenshot: test/artifacts/signin-throttled.png');
   await context.close();
 }, 60_000);
 
