@@ -50,10 +50,12 @@ export type Tool = { name: string; description?: string; parameters: Record<stri
 
 export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };
 
-export type ResponseFormat =
+/** `param`: where the client's format asked for it, named in errors (default `response_format`). */
+export type ResponseFormat = { param?: string } & (
   | { type: 'text' }
   | { type: 'json_object' }
-  | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict?: boolean; description?: string };
+  | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict?: boolean; description?: string }
+);
 
 export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max';
 

@@ -171,7 +171,7 @@ export function messagesToCanonical(body: MessagesRequest): DecodedMessages {
     topK: body.top_k,
     stop: body.stop_sequences,
     reasoning: reasoningOf(body),
-    responseFormat: format ? { type: 'json_schema', name: 'output', schema: format.schema } : undefined,
+    responseFormat: format ? { type: 'json_schema', name: 'output', schema: format.schema, param: 'output_config.format' } : undefined,
     stream: body.stream === true,
     user: body.metadata?.user_id ?? undefined,
     webSearch: body.tools?.some((t) => typeof t.type === 'string' && t.type.startsWith('web_search_')) ?? false,

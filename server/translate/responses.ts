@@ -128,7 +128,12 @@ export function responsesToCanonical(body: ResponsesRequest): ResponsesDecoded {
     temperature: body.temperature,
     topP: body.top_p,
     reasoning: body.reasoning?.effort ? { effort: body.reasoning.effort } : undefined,
-    responseFormat: f?.type === 'json_schema' ? { type: 'json_schema', name: f.name, schema: f.schema, strict: f.strict ?? undefined, description: f.description } : f ? { type: f.type } : undefined,
+    responseFormat:
+      f?.type === 'json_schema'
+        ? { type: 'json_schema', name: f.name, schema: f.schema, strict: f.strict ?? undefined, description: f.description, param: 'text.format' }
+        : f
+          ? { type: f.type, param: 'text.format' }
+          : undefined,
     stream: body.stream === true,
     webSearch: builtIns.some((b) => WEB_SEARCH_TOOLS.has(b)),
   };

@@ -32,17 +32,18 @@ export function checkStructuredOutput(format: C.ResponseFormat | undefined, cont
   try {
     value = JSON.parse(text);
   } catch {
-    throw invalid('the model output is not valid JSON');
+    throw invalid(format, 'the model output is not valid JSON');
   }
   if (format.type === 'json_object') {
-    if (!value || typeof value !== 'object' || Array.isArray(value)) throw invalid('the model output is not a JSON object');
+    if (!value || typeof value !== 'object' || Array.isArray(value)) throw invalid(format, 'the model output is not a JSON object');
     return;
   }
   const v = validator(format.schema);
   if (v && !v(value)) {
     const e = v.errors?.[0];
-    throw invalid(`the model output does not match the schema '${format.name}' (${e?.instancePath || '/'} ${e?.message ?? 'invalid'})`);
+    throw invalid(format, `the model output does not match the schema '${format.name}' (${e?.instancePath || '/'} ${e?.message ?? 'invalid'})`);
   }
 }
 
-const invalid = (why: string) => new GatewayError(502, 'provider_error', 'invalid_structured_output', `Structured output failed validation: ${why}.`, 'response_format');
+const invalid = (format: C.ResponseFormat, why: string) =>
+  new GatewayError(502, 'provider_error', 'invalid_structured_output', `Structured output failed validation: ${why}.`, format.param ?? 'response_format');

@@ -153,7 +153,7 @@ describe('effort and output format', () => {
     const sent = lastUpstream().body;
     if (p === 'gemini') expect(sent.generationConfig).toMatchObject({ responseMimeType: 'application/json', responseJsonSchema: schema });
     else expect(sent.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'output', schema } });
-    await expect(an.messages.create({ ...params, model: `${p}-badjson` })).rejects.toMatchObject({ status: 502, error: { type: 'error', error: { code: 'invalid_structured_output' } } });
+    await expect(an.messages.create({ ...params, model: `${p}-badjson` })).rejects.toMatchObject({ status: 502, error: { type: 'error', error: { code: 'invalid_structured_output', param: 'output_config.format' } } });
   });
 
   it('chat reasoning_effort reaches Claude 4.7 as adaptive thinking with an effort, older Claude as a budget', async () => {
