@@ -149,13 +149,18 @@ it('signs in through the identity provider, approves, and the app gets a code it
   await context.close();
 }, 60_000);
 
+/** A local account made on the sign-up page (`next`: where the page was asked to go after). */
+async function signUpInPage(page: Page, email: string, next?: string) {
+  await page.goto(`${gw.url}/signup${next ? `?next=${next}` : ''}`);
+  await page.locator('#email').fill(email);
+  await page.locator('#password').fill('a long enough password');
+  await page.locator('#signup').click();
+}
+
 it('password guessing meets a page that says when to try again', async () => {
   const context = await browser.newContext();
   const page = await context.newPage();
-  await page.goto(`${gw.url}/signup`);
-  await page.locator('#email').fill('gina@example.com');
-  await page.locator('#password').fill('a long enough password');
-  await page.locator('#signup').click();
+  await signUpInPage(page, 'gina@example.com');
   await context.clearCookies();
   let status = 0;
   for (let i = 0; i < 6; i++) {
@@ -177,10 +182,7 @@ it('a denial sends the user back with access_denied and the state; frames are re
   const page = await context.newPage();
   const landed = await appCallback(page);
   // Sign up locally this time.
-  await page.goto(`${gw.url}/signup`);
-  await page.locator('#email').fill('dave@example.com');
-  await page.locator('#password').fill('a long enough password');
-  await page.locator('#signup').click();
+  await signUpInPage(page, 'dave@example.com');
   const resp = await page.goto(await authorizeUrl('s-deny', oauth.generateRandomCodeVerifier()));
   expect(resp!.headers()['x-frame-options']).toBe('DENY');
   expect(resp!.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
@@ -199,10 +201,7 @@ describe('after sign-in Chromium stays on the gateway, whatever `next` says', ()
   it('local sign-up', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
-    await page.goto(`${gw.url}/signup?next=${offsite()}`);
-    await page.locator('#email').fill('erin@example.com');
-    await page.locator('#password').fill('a long enough password');
-    await page.locator('#signup').click();
+    await signUpInPage(page, 'erin@example.com', offsite());
     await page.waitForLoadState('load');
     expect(new URL(page.url()).origin).toBe(gatewayOrigin());
     expect(new URL(page.url()).pathname).toBe('/apps');
