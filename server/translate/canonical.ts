@@ -238,6 +238,9 @@ export function responseEvents(r: Response): StreamEvent[] {
   return out;
 }
 
+/** The text of a mid-conversation system message (text parts only), as one string. */
+export const systemMessageText = (m: Message) => m.content.map((p) => (p.type === 'text' ? p.text : '')).join('\n\n');
+
 /** How a mid-conversation system message reads where it has to travel as user text. */
 export const markedSystemText = (text: string) => `<system>\n${text}\n</system>`;
 

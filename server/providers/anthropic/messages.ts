@@ -1,5 +1,6 @@
 // Anthropic Messages wire format.
 import { randomToken } from '../../auth/secrets.ts';
+import { systemMessageText } from '../../translate/canonical.ts';
 import type * as C from '../../translate/canonical.ts';
 import { UpstreamStreamError, budgetToEffort, joinUrl, parseJsonArgs, reasoningBudget, type CallContext, type StreamDecoder, type TextProvider } from '../types.ts';
 
@@ -53,7 +54,7 @@ function encodeMessages(req: C.Request): Json[] {
   for (const m of req.messages) {
     if (m.role === 'system') {
       // Anthropic's own mid-conversation system messages.
-      const text = m.content.map((p) => (p.type === 'text' ? p.text : '')).join('\n\n');
+      const text = systemMessageText(m);
       if (text) out.push({ role: 'system', content: text });
       continue;
     }

@@ -16,7 +16,7 @@ function encodeMessages(req: C.Request, compatible: boolean): Json[] {
   if (req.system.length) out.push({ role: 'system', content: req.system.join('\n\n') });
   for (const m of compatible ? C.systemMessagesAsUserText(req.messages) : req.messages) {
     if (m.role === 'system') {
-      out.push({ role: 'system', content: m.content.map((p) => (p.type === 'text' ? p.text : '')).join('\n\n') });
+      out.push({ role: 'system', content: C.systemMessageText(m) });
       continue;
     }
     if (m.role === 'assistant') {
