@@ -1,6 +1,6 @@
 // Files a gateway keeps under DATA_DIR: the admin token, the embedded-database lock and the
 // running server's address, which the CLI reads to reach it.
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomToken } from '../auth/secrets.ts';
 
@@ -67,7 +67,11 @@ export function embeddedLockHolder(dir: string): number | null {
 
 export function writeServerInfo(dir: string, info: ServerInfo): () => void {
   const file = path.join(dir, 'server.json');
-  writeFileSync(file, JSON.stringify(info, null, 2) + '\n');
+  // Written aside and renamed into place: a reader (the CLI, a test waiting for start-up) never
+  // sees the file half-written.
+  const pending = `${file}.${process.pid}.tmp`;
+  writeFileSync(pending, JSON.stringify(info, null, 2) + '\n');
+  renameSync(pending, file);
   return () => {
     try {
       const current = JSON.parse(readFileSync(file, 'utf8')) as ServerInfo;
