@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { prefixedId, storedText } from './common.ts';
 
 export const AdminUser = z
   .object({
@@ -29,18 +30,18 @@ export const AdminCreatedApiKey = AdminApiKey.extend({
 }).meta({ id: 'AdminCreatedApiKey' });
 
 export const CreateUserBody = z.object({
-  email: z.string().email(),
-  name: z.string().min(1).optional(),
-  plan: z.string().min(1).optional().describe('Plan id; default: the configured default plan.'),
+  email: z.email().max(320),
+  name: storedText(200).min(1).optional(),
+  plan: storedText(64).min(1).optional().describe('Plan id; default: the configured default plan.'),
 });
 
-export const SetPlanBody = z.object({ plan: z.string().min(1) });
+export const SetPlanBody = z.object({ plan: storedText(64).min(1) });
 
 export const CreateKeyBody = z.object({
-  user: z.string().min(1).describe('User id or email.'),
-  name: z.string().min(1).optional(),
+  user: storedText(320).min(1).describe('User id or email.'),
+  name: storedText(200).min(1).optional(),
 });
 
-export const UserRef = z.object({ user: z.string().min(1).describe('User id or email.') });
-export const KeyRef = z.object({ id: z.string().min(1) });
-export const KeyListQuery = z.object({ user: z.string().optional().describe('Only this user’s keys (id or email).') });
+export const UserRef = z.object({ user: storedText(320).min(1).describe('User id or email.') });
+export const KeyRef = z.object({ id: prefixedId('key', 'an API key') });
+export const KeyListQuery = z.object({ user: storedText(320).optional().describe('Only this user’s keys (id or email).') });

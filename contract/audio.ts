@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { modelId } from './common.ts';
 
 export const PronunciationRule = z
   .object({
@@ -28,9 +29,9 @@ export const PronunciationRule = z
 
 export const SpeechRequest = z
   .looseObject({
-    model: z.string().min(1),
+    model: modelId,
     input: z.string().min(1).describe('Text; at most 4096 characters for family B (after phoneme tags are expanded).'),
-    voice: z.string().min(1).describe("One of the model family's voices (spec 4.4)."),
+    voice: z.string().min(1).describe("One of the voices of the model's family: a voice name such as `alloy` (A), a voice id (B), a prebuilt voice name (C)."),
     speed: z.number().min(0.25).max(4).optional().describe('Family A only.'),
     response_format: z.enum(['mp3', 'opus', 'aac', 'flac']).optional().describe('Family A only.'),
     stability: z.number().min(0).max(1).optional().describe('Family B only; default 0.5.'),
@@ -38,7 +39,12 @@ export const SpeechRequest = z
     'with-timestamps': z.boolean().optional().describe('Family B only: JSON with per-character timestamps instead of raw audio.'),
     pronunciation_dictionary: z.array(PronunciationRule).max(100).optional(),
   })
-  .meta({ id: 'SpeechRequest' });
+  .meta({
+    id: 'SpeechRequest',
+    description:
+      'Speech models come in three families, by their provider: A, OpenAI-format models (e.g. `tts-1`); B, ElevenLabs models (e.g. `eleven_flash_v2`); ' +
+      'C, Gemini speech models (e.g. `gemini-2.5-flash-preview-tts`). Fields marked for one family are ignored by the others.',
+  });
 
 const CharacterAlignment = z
   .object({
@@ -59,7 +65,7 @@ export const SpeechWithTimestamps = z
 
 export const TranscriptionRequest = z
   .looseObject({
-    model: z.string().min(1).describe('whisper-1, <vendor_a>-transcribe, <vendor_a>-mini-transcribe, scribe_v2, ...'),
+    model: modelId.describe('A transcription model of the catalog, e.g. `whisper-1` (OpenAI) or `scribe_v2` (ElevenLabs).'),
     file: z.unknown().meta({ type: 'string', format: 'binary' }).describe('Audio file, at most 25 MB: mp3, mp4, mpeg, mpga, m4a, wav, webm.'),
     language: z.string().regex(/^[a-z]{2}$/, { message: 'must be an ISO-639-1 code such as en' }).optional(),
     prompt: z.string().optional(),

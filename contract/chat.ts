@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ChatUsage, JsonSchemaObject, httpsOrDataUrl, unixSeconds } from './common.ts';
+import { ChatUsage, JsonSchemaObject, httpsOrDataUrl, modelId, unixSeconds } from './common.ts';
 
 const TextPart = z.looseObject({ type: z.literal('text'), text: z.string() });
 const ImageUrlPart = z.looseObject({
@@ -92,7 +92,7 @@ export const ChatResponseFormat = z
   ])
   .meta({ id: 'ChatResponseFormat' });
 
-/** Fields the gateway removes before forwarding (spec 4.2). */
+/** Fields the gateway removes before forwarding (docs/translation.md lists them). */
 export const chatStrippedFields = [
   'n',
   'service_tier',
@@ -108,7 +108,7 @@ export const chatStrippedFields = [
 
 export const ChatCompletionRequest = z
   .looseObject({
-    model: z.string().min(1),
+    model: modelId,
     messages: z.array(ChatMessage).min(1),
     max_tokens: z.number().int().min(1).optional(),
     max_completion_tokens: z.number().int().min(1).optional(),
@@ -196,5 +196,5 @@ export const ChatCompletionChunk = z
   .meta({
     id: 'ChatCompletionChunk',
     description:
-      'One `data:` event of a chat stream (spec 2.12). With `stream_options.include_usage` the last chunk before `data: [DONE]` has `choices: []` and the usage object.',
+      'One `data:` event of a chat stream. With `stream_options.include_usage` the last chunk before `data: [DONE]` has `choices: []` and the usage object.',
   });

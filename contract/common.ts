@@ -20,3 +20,27 @@ export const JsonSchemaObject = z.record(z.string(), z.unknown()).meta({ id: 'Js
 
 /** A Unix time in seconds. */
 export const unixSeconds = z.number().int();
+
+// ---- Limits on what the gateway stores or looks up ---------------------------------------------
+// PostgreSQL text cannot hold NUL, and an unbounded string in a lookup is only cost: fields that
+// reach the database are bounded here, so a bad value is a 400 naming the field, never a 500.
+
+/** Deepest JSON nesting a request body may have (objects and arrays); deeper bodies get 400 `nesting_too_deep`. */
+export const MAX_JSON_DEPTH = 128;
+
+/** Longest model id accepted: far above any real one. */
+export const MAX_MODEL_ID = 256;
+
+/** Text the gateway stores or looks up: at most `max` characters, no NUL. */
+export const storedText = (max: number) => z.string().max(max).regex(/^[^\u0000]*$/, { message: 'must not contain NUL characters' });
+
+/** An id the gateway issued: `<prefix>_` and base62. */
+export const prefixedId = (prefix: string, what: string) =>
+  z
+    .string()
+    .max(64)
+    .regex(new RegExp(`^${prefix}_[A-Za-z0-9]+$`), { message: `not ${what} id` })
+    .describe(`\`${prefix}_\` and letters and digits.`);
+
+/** A model id as sent by a client (looked up in the catalog, never stored unless known). */
+export const modelId = z.string().min(1).max(MAX_MODEL_ID);

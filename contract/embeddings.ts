@@ -1,8 +1,9 @@
 import { z } from 'zod';
+import { modelId } from './common.ts';
 
 export const EmbeddingsRequest = z
   .looseObject({
-    model: z.string().min(1),
+    model: modelId,
     input: z.union([z.string(), z.array(z.string()).min(1).max(2048)]),
     encoding_format: z.enum(['float', 'base64']).optional().describe('`base64` = little-endian float32, as OpenAI encodes it.'),
     dimensions: z.number().int().min(1).optional(),

@@ -19,9 +19,11 @@ export const ErrorObject = z
       .string()
       .describe(
         'Machine-readable code. Values in use: missing_required_parameter, invalid_parameter, invalid_json, ' +
+          'nesting_too_deep, invalid_url, malformed_request, uri_too_long, headers_too_large, ' +
           'model_not_found, invalid_api_key, model_requires_higher_plan, unauthorized_job_access, not_found, ' +
-          'job_not_found, job_not_ready, payload_too_large, unsupported_media_type, rate_limit_exceeded, daily_quota_exceeded, ' +
-          'too_many_active_jobs, upstream_error, all_upstreams_failed, upstream_timeout, not_implemented, internal_error.',
+          'job_not_found, app_not_found, grant_not_found, user_not_found, key_not_found, job_not_ready, payload_too_large, unsupported_media_type, rate_limit_exceeded, daily_quota_exceeded, ' +
+          'too_many_active_jobs, upstream_error, all_upstreams_failed, upstream_timeout, not_implemented, internal_error, ' +
+          'counter_store_unavailable, database_unavailable.',
       ),
     param: z
       .string()
@@ -32,7 +34,7 @@ export const ErrorObject = z
   .meta({ id: 'ErrorObject' });
 
 /**
- * The part-7 error body. Statuses whose spec label is not one of the six types (404 not_found,
+ * The common error body. Statuses whose meaning is not one of the six types (404 not_found,
  * 409 job_not_ready, 413 payload_too_large, 524 time-out) carry that label as `code`, with type
  * `invalid_request_error` (404/409/413) or `server_error` (524), as the familiar APIs do.
  */
@@ -41,14 +43,15 @@ export const ErrorBody = z
   .meta({
     id: 'ErrorBody',
     description:
-      'Error body of every endpoint (spec part 7). 400 invalid_request_error; 401 authentication_error; 403 permission_error; ' +
+      'Error body of every endpoint. 400 invalid_request_error; 401 authentication_error; 403 permission_error; ' +
       '404 invalid_request_error + code not_found/job_not_found; 409 invalid_request_error + code job_not_ready; ' +
       '413 invalid_request_error + code payload_too_large; 429 rate_limit_error (+ reset fields); 500 server_error; ' +
-      '501 server_error + not_implemented; 502/503 provider_error; 524 server_error + upstream_timeout.',
+      '501 server_error + not_implemented; 502/503 provider_error; 503 server_error + counter_store_unavailable (the rate-limit and quota ' +
+      'store is unreachable: the request was not forwarded) or database_unavailable, both with `Retry-After`; 524 server_error + upstream_timeout.',
   });
 export type ErrorBody = z.infer<typeof ErrorBody>;
 
-/** 429 bodies add the exact moment the exhausted limit resets (the spec leaves the names open). */
+/** 429 bodies add the exact moment the exhausted limit resets. */
 export const RateLimitErrorBody = z
   .object({
     error: ErrorObject.extend({
@@ -68,7 +71,7 @@ export const RateLimitErrorBody = z
       '`X-RateLimit-Limit-Tokens`, `X-RateLimit-Remaining-Tokens`, `X-RateLimit-Reset-Tokens` (reset values are ISO 8601 times).',
   });
 
-/** OAuth endpoints answer in RFC 6749 form instead of the part-7 body. */
+/** OAuth endpoints answer in RFC 6749 form instead of the common error body. */
 export const OAuthErrorBody = z
   .object({
     error: z
@@ -91,7 +94,7 @@ export const OAuthErrorBody = z
 
 type Status = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 500 | 501 | 502 | 503 | 524;
 
-/** The error statuses an endpoint can return, each with the part-7 body (429 with its reset fields). */
+/** The error statuses an endpoint can return, each with the common error body (429 with its reset fields). */
 export function errorResponses<const S extends readonly Status[]>(...statuses: S) {
   const out = {} as { [K in S[number]]: K extends 429 ? typeof RateLimitErrorBody : typeof ErrorBody };
   for (const s of statuses) (out as Record<number, unknown>)[s] = s === 429 ? RateLimitErrorBody : ErrorBody;
@@ -99,15 +102,15 @@ export function errorResponses<const S extends readonly Status[]>(...statuses: S
 }
 
 /** Statuses every authenticated inference endpoint can produce. */
-export const inferenceErrors = errorResponses(400, 401, 403, 413, 429, 500, 501, 502, 503);
+export const inferenceErrors = errorResponses(400, 401, 403, 413, 429, 500, 501, 502, 503, 524);
 
 /**
- * `/v1/messages` errors: the part-7 body plus Anthropic's top-level `"type": "error"`, so the
+ * `/v1/messages` errors: the common error body plus Anthropic's top-level `"type": "error"`, so the
  * Anthropic SDK and Claude Code read them as they read Anthropic's own.
  */
 export const MessagesErrorBody = ErrorBody.extend({ type: z.literal('error') }).meta({
   id: 'MessagesErrorBody',
-  description: 'Error body of `/v1/messages`: the part-7 body with `"type": "error"` beside `error`.',
+  description: 'Error body of `/v1/messages`: the common error body (`ErrorBody`) with `"type": "error"` beside `error`.',
 });
 export const MessagesRateLimitErrorBody = RateLimitErrorBody.extend({ type: z.literal('error') }).meta({ id: 'MessagesRateLimitErrorBody' });
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { httpsOrDataUrl } from './common.ts';
+import { httpsOrDataUrl, modelId } from './common.ts';
 
 export const ImageResponseFormat = z
   .enum(['url', 'b64_json', 'base64', 'base64_json'])
@@ -7,7 +7,7 @@ export const ImageResponseFormat = z
 
 export const ImageGenerationRequest = z
   .looseObject({
-    model: z.string().min(1).describe('Image or video model id.'),
+    model: modelId.describe('Image or video model id.'),
     prompt: z.string().min(1),
     size: z
       .string()

@@ -1,4 +1,4 @@
-// The single source of truth for the HTTP interface: every route of the spec (part 4), the admin API
+// The single source of truth for the HTTP interface: every public /v1 route, the admin API
 // behind the CLI and dashboard, and the operator endpoints. The OpenAPI document and the TypeScript
 // client are generated from this file (npm run generate).
 import { initContract } from '@ts-rest/core';
@@ -10,6 +10,7 @@ import { EmbeddingsRequest, EmbeddingsResponse, ModerationRequest, ModerationRes
 import { ErrorBody, OAuthErrorBody, errorResponses, inferenceErrors, messagesErrors } from './errors.ts';
 import { ImageGenerationRequest, ImagesResponse } from './images.ts';
 import { Job, JobIdParams } from './jobs.ts';
+import { prefixedId } from './common.ts';
 import { MessagesRequest, MessagesResponse, MessagesStreamEvent } from './messages.ts';
 import { ModelList, ModelStatusList, ModelStatusQuery } from './models.ts';
 import * as oauth from './oauth.ts';
@@ -30,8 +31,13 @@ export type RouteMeta = {
   stream?: z.ZodType;
   /** Bodies by status beyond the route's own: content type → description of raw bytes, or a schema. */
   raw?: Record<number, Record<string, string | z.ZodType>>;
-  /** `anthropic`: error bodies also carry `"type": "error"` at the top, as Anthropic's own do. */
-  errorEnvelope?: 'anthropic';
+  /**
+   * `anthropic`: error bodies also carry `"type": "error"` at the top, as Anthropic's own do.
+   * `page`: a browser endpoint; errors are an HTML page with the message.
+   */
+  errorEnvelope?: 'anthropic' | 'page';
+  /** A path parameter that cannot be an id of this kind answers 404 with this code (`what`: "No such <what>."). */
+  notFound?: { code: string; what: string };
   /**
    * `account`: manages the user's account (apps, connected apps), so only the user's own API keys
    * may call it; credentials issued to an app (access tokens, a grant's api_key) get 403.
@@ -40,17 +46,17 @@ export type RouteMeta = {
 };
 const meta = (m: RouteMeta) => ({ metadata: m });
 
-const jobErrors = errorResponses(401, 403, 404, 500);
+const jobErrors = errorResponses(401, 403, 404, 500, 501);
 
 const inference = c.router({
   chatCompletions: {
     method: 'POST',
     path: '/v1/chat/completions',
     body: ChatCompletionRequest,
-    responses: { 200: ChatCompletion, ...inferenceErrors, 524: ErrorBody },
+    responses: { 200: ChatCompletion, ...inferenceErrors },
     summary: 'Create a chat completion',
     description:
-      'Chat-completions format for every text model of the catalog; `stream: true` answers with SSE chunks (spec 2.12, 6). ' +
+      'Chat-completions format for every text model of the catalog; `stream: true` answers with SSE chunks (`data: [DONE]` ends the stream). ' +
       '`web_search_options` turns on web search (native for OpenAI-format and Anthropic upstreams, the gateway’s own search for others; ' +
       'stripped, and named in `X-Gateway-Stripped-Tools`, when neither is available). Response headers: `X-Gateway-Upstream`, `X-RateLimit-*`, `X-Gateway-Overhead-Ms` (the gateway’s own time in ms: all but waiting on upstreams).',
     ...meta({ auth: 'bearer', tag: 'Text', stream: ChatCompletionChunk }),
@@ -74,7 +80,7 @@ const inference = c.router({
     method: 'POST',
     path: '/v1/responses',
     body: ResponsesRequest,
-    responses: { 200: ResponseObject, ...inferenceErrors, 524: ErrorBody },
+    responses: { 200: ResponseObject, ...inferenceErrors },
     summary: 'Create a response (Responses format)',
     description:
       'Passed through to OpenAI upstreams; translated for the others. Built-in tools other providers cannot run are stripped and listed in the ' +
@@ -99,7 +105,7 @@ const inference = c.router({
     pathParams: JobIdParams,
     responses: { 200: Job, ...jobErrors },
     summary: 'Poll an image or video job',
-    ...meta({ auth: 'bearer', tag: 'Images' }),
+    ...meta({ auth: 'bearer', tag: 'Images', notFound: { code: 'job_not_found', what: 'job' } }),
   },
   speech: {
     method: 'POST',
@@ -108,7 +114,6 @@ const inference = c.router({
     responses: {
       200: c.otherResponse({ contentType: 'audio/mpeg', body: z.unknown() }),
       ...inferenceErrors,
-      524: ErrorBody,
     },
     summary: 'Text to speech',
     description:
@@ -144,7 +149,7 @@ const inference = c.router({
     pathParams: JobIdParams,
     responses: { 200: Job, ...jobErrors },
     summary: 'Poll an async speech job',
-    ...meta({ auth: 'bearer', tag: 'Audio' }),
+    ...meta({ auth: 'bearer', tag: 'Audio', notFound: { code: 'job_not_found', what: 'job' } }),
   },
   speechJobDownload: {
     method: 'GET',
@@ -153,7 +158,7 @@ const inference = c.router({
     responses: { 200: c.otherResponse({ contentType: 'audio/mpeg', body: z.unknown() }), 409: ErrorBody, ...jobErrors },
     summary: 'Download the audio of a finished speech job',
     description: '409 job_not_ready until the job is done.',
-    ...meta({ auth: 'bearer', tag: 'Audio', raw: { 200: { 'audio/mpeg': 'audio (content type of the model family)' } } }),
+    ...meta({ auth: 'bearer', tag: 'Audio', raw: { 200: { 'audio/mpeg': 'audio (content type of the model family)' } }, notFound: { code: 'job_not_found', what: 'job' } }),
   },
   transcriptions: {
     method: 'POST',
@@ -184,7 +189,7 @@ const inference = c.router({
     pathParams: JobIdParams,
     responses: { 200: Job, ...jobErrors },
     summary: 'Poll an async transcription job',
-    ...meta({ auth: 'bearer', tag: 'Audio' }),
+    ...meta({ auth: 'bearer', tag: 'Audio', notFound: { code: 'job_not_found', what: 'job' } }),
   },
   transcriptionJobDownload: {
     method: 'GET',
@@ -193,7 +198,7 @@ const inference = c.router({
     responses: { 200: audio.TranscriptionVerbose.or(audio.Transcription), 409: ErrorBody, ...jobErrors },
     summary: 'Download a finished transcription',
     description: 'In the job’s response_format: JSON for json/verbose_json, text for text/srt/vtt. 409 job_not_ready until done.',
-    ...meta({ auth: 'bearer', tag: 'Audio', raw: { 200: { 'text/plain': 'text or srt', 'text/vtt': 'WebVTT' } } }),
+    ...meta({ auth: 'bearer', tag: 'Audio', raw: { 200: { 'text/plain': 'text or srt', 'text/vtt': 'WebVTT' } }, notFound: { code: 'job_not_found', what: 'job' } }),
   },
   embeddings: {
     method: 'POST',
@@ -219,7 +224,7 @@ const metadataRoutes = c.router({
     path: '/v1/models',
     responses: { 200: ModelList, ...errorResponses(500) },
     summary: 'The model catalog',
-    description: 'No authentication. Every field of spec 2.6; unknown values are null.',
+    description: 'No authentication. Every model this gateway serves, with its endpoint, plan, multiplier and capability metadata; unknown values are null.',
     ...meta({ auth: 'none', tag: 'Models' }),
   },
   modelStatus: {
@@ -244,6 +249,8 @@ const metadataRoutes = c.router({
   },
 });
 
+const AppIdParams = z.object({ id: prefixedId('app', 'an app') });
+
 const oauthErrors = { 400: OAuthErrorBody, 401: OAuthErrorBody, 403: OAuthErrorBody, 500: OAuthErrorBody };
 
 const oauthRoutes = c.router({
@@ -260,7 +267,7 @@ const oauthRoutes = c.router({
     description:
       'Signs the user in if needed, shows the consent page, then redirects to redirect_uri with `code` and `state` (or `error=access_denied`). ' +
       'An unknown client or a redirect_uri that is not registered shows an error page and never redirects.',
-    ...meta({ auth: 'none', tag: 'OAuth', raw: { 200: { 'text/html': 'the consent page' }, 400: { 'text/html': 'error page' } } }),
+    ...meta({ auth: 'none', tag: 'OAuth', errorEnvelope: 'page', raw: { 200: { 'text/html': 'the consent page' }, 400: { 'text/html': 'error page' } } }),
   },
   token: {
     method: 'POST',
@@ -321,21 +328,21 @@ const oauthRoutes = c.router({
   rotateAppSecret: {
     method: 'POST',
     path: '/v1/apps/:id/rotate-secret',
-    pathParams: z.object({ id: z.string() }),
+    pathParams: AppIdParams,
     body: c.noBody(),
     responses: { 200: oauth.AppWithSecret, ...errorResponses(401, 403, 404, 500) },
     summary: 'Rotate an app’s client secret',
     description: 'The old secret stops working at once.',
-    ...meta({ auth: 'bearer', tag: 'OAuth apps', access: 'account' }),
+    ...meta({ auth: 'bearer', tag: 'OAuth apps', access: 'account', notFound: { code: 'app_not_found', what: 'app' } }),
   },
   deleteApp: {
     method: 'DELETE',
     path: '/v1/apps/:id',
-    pathParams: z.object({ id: z.string() }),
+    pathParams: AppIdParams,
     body: c.noBody(),
     responses: { 204: c.noBody(), ...errorResponses(401, 403, 404, 500) },
     summary: 'Delete an OAuth app (and every grant and token of it)',
-    ...meta({ auth: 'bearer', tag: 'OAuth apps', access: 'account' }),
+    ...meta({ auth: 'bearer', tag: 'OAuth apps', access: 'account', notFound: { code: 'app_not_found', what: 'app' } }),
   },
   listConnectedApps: {
     method: 'GET',
@@ -347,11 +354,11 @@ const oauthRoutes = c.router({
   revokeConnectedApp: {
     method: 'DELETE',
     path: '/v1/connected-apps/:id',
-    pathParams: z.object({ id: z.string() }),
+    pathParams: z.object({ id: prefixedId('grt', 'a connected app') }),
     body: c.noBody(),
     responses: { 204: c.noBody(), ...errorResponses(401, 403, 404, 500) },
     summary: 'Revoke an app’s access (its access and refresh tokens die at once)',
-    ...meta({ auth: 'bearer', tag: 'OAuth apps', access: 'account' }),
+    ...meta({ auth: 'bearer', tag: 'OAuth apps', access: 'account', notFound: { code: 'grant_not_found', what: 'connected app' } }),
   },
 });
 
@@ -379,7 +386,7 @@ const adminRoutes = c.router({
     body: admin.SetPlanBody,
     responses: { 200: admin.AdminUser, ...adminErrors },
     summary: "Change a user's plan",
-    ...meta({ auth: 'admin', tag: 'Admin' }),
+    ...meta({ auth: 'admin', tag: 'Admin', notFound: { code: 'user_not_found', what: 'user' } }),
   },
   listKeys: {
     method: 'GET',
@@ -405,7 +412,7 @@ const adminRoutes = c.router({
     responses: { 200: admin.AdminApiKey, ...adminErrors },
     summary: 'Revoke an API key',
     description: 'Running gateways stop accepting it within the key-cache TTL (5 s by default).',
-    ...meta({ auth: 'admin', tag: 'Admin' }),
+    ...meta({ auth: 'admin', tag: 'Admin', notFound: { code: 'key_not_found', what: 'API key' } }),
   },
 });
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { JsonSchemaObject } from './common.ts';
+import { JsonSchemaObject, modelId } from './common.ts';
 
 const CacheControl = z.looseObject({ type: z.literal('ephemeral'), ttl: z.string().optional() }).nullable().optional();
 
@@ -115,7 +115,7 @@ export const MessagesToolChoice = z
 
 export const MessagesRequest = z
   .looseObject({
-    model: z.string().min(1),
+    model: modelId,
     messages: z.array(MessagesMessage).min(1),
     max_tokens: z.number().int().min(1),
     system: z.union([z.string(), z.array(TextBlock)]).optional(),

@@ -44,7 +44,7 @@ export const CatalogEntry = z
     metadata_source: z.enum(['openrouter', 'poe']).nullable(),
     metadata_status: z.enum(['known', 'unknown']),
   })
-  .meta({ id: 'CatalogEntry', description: 'Spec 2.6. Unknown values are null, never 0 or false.' });
+  .meta({ id: 'CatalogEntry', description: 'One model of the catalog. Unknown values are null, never 0 or false.' });
 export type CatalogEntry = z.infer<typeof CatalogEntry>;
 
 export const ModelList = z.object({ object: z.literal('list'), data: z.array(CatalogEntry) }).meta({ id: 'ModelList' });
@@ -63,7 +63,7 @@ const HealthBucket = z.object({
   errors: z.number().int(),
   availability: z.number().nullable().describe('Successful / all attempts in the bucket, 0–1; null without traffic.'),
   latency_ms_avg: z.number().nullable(),
-  latency_ms_p50: z.number().nullable().describe('Median attempt latency, to the histogram bucket bound (50, 100, 250, 500 ms, 1, 2.5, 5, 10, 30 s).'),
+  latency_ms_p50: z.number().nullable().describe('Median attempt latency, interpolated within its histogram bucket (bounds 50, 100, 250, 500 ms, 1, 2.5, 5, 10, 30 s) and never above the largest latency observed.'),
 });
 
 export const ModelStatus = z
@@ -90,7 +90,7 @@ export const ModelStatus = z
         last_error_at: z.string().nullable(),
       }),
     ),
-    history: z.array(HealthBucket).describe('Hourly buckets for 1h/24h, daily for 7d/30d, oldest first.'),
+    history: z.array(HealthBucket).describe('Oldest first: 5-minute buckets for 1h, hourly for 24h and 7d, daily for 30d (`window.bucket_seconds`).'),
   })
   .meta({ id: 'ModelStatus' });
 
@@ -100,4 +100,4 @@ export const ModelStatusList = z
     window: z.object({ start: z.string(), end: z.string(), bucket_seconds: z.number().int() }),
     data: z.array(ModelStatus),
   })
-  .meta({ id: 'ModelStatusList', description: 'Spec 2.7: rolling availability and error-rate history per model, from the gateway’s own upstream attempts. No authentication needed.' });
+  .meta({ id: 'ModelStatusList', description: 'Rolling availability and error-rate history per model, from the gateway’s own upstream attempts. No authentication needed.' });

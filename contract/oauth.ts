@@ -1,26 +1,30 @@
 import { z } from 'zod';
+import { storedText } from './common.ts';
 
 export const OAuthScope = z.enum(['identity', 'email', 'inference']);
 
 // The authorization endpoint checks its parameters itself: an unknown client or redirect URI is an
 // error page, every other problem a redirect to the app with `error=` (RFC 6749 §4.1.2.1).
 export const AuthorizeQuery = z.looseObject({
-  client_id: z.string().optional().describe('Required: the app’s client_id.'),
-  redirect_uri: z.string().optional().describe('Required: exactly one of the app’s registered redirect URIs.'),
-  response_type: z.string().optional().describe('Required: `code`.'),
-  scope: z.string().optional().describe('Required: a space-separated subset of identity, email, inference.'),
-  state: z.string().optional().describe('Recommended: echoed back on the redirect.'),
-  code_challenge: z.string().optional().describe('BASE64URL(SHA256(code_verifier)), 43 characters. Required for public clients.'),
-  code_challenge_method: z.string().optional().describe('`S256` (the only method; `plain` is refused).'),
+  client_id: storedText(2048).optional().describe('Required: the app’s client_id.'),
+  redirect_uri: storedText(2048).optional().describe('Required: exactly one of the app’s registered redirect URIs.'),
+  response_type: storedText(2048).optional().describe('Required: `code`.'),
+  scope: storedText(2048).optional().describe('Required: a space-separated subset of identity, email, inference.'),
+  state: storedText(2048).optional().describe('Recommended: echoed back on the redirect.'),
+  code_challenge: storedText(2048).optional().describe('BASE64URL(SHA256(code_verifier)), 43 characters. Required for public clients.'),
+  code_challenge_method: storedText(2048).optional().describe('`S256` (the only method; `plain` is refused).'),
 });
+
+// What the server checks, declared: the consent page links to these.
+const httpUrl = z.string().max(2000).regex(/^https?:\/\/[^\s\u0000]+$/, { message: 'must be an http(s) URL' });
 
 export const AppInput = z
   .object({
-    name: z.string().min(1).max(100),
-    description: z.string().max(1000).optional(),
-    redirect_uris: z.array(z.string()).min(1).max(20).describe('Exact match; HTTPS, or http://localhost / 127.0.0.1; no fragments or wildcards.'),
-    homepage_url: z.string().nullable().optional(),
-    logo_url: z.string().nullable().optional(),
+    name: storedText(100).min(1),
+    description: storedText(1000).optional(),
+    redirect_uris: z.array(storedText(2000)).min(1).max(20).describe('Exact match; HTTPS, or http://localhost / 127.0.0.1; no fragments or wildcards.'),
+    homepage_url: httpUrl.nullable().optional(),
+    logo_url: httpUrl.nullable().optional(),
     public_client: z.boolean().optional().describe('true: no secret (PKCE only, e.g. SPAs and native apps).'),
   })
   .meta({ id: 'OAuthAppInput' });
@@ -72,13 +76,13 @@ export const ServerMetadata = z
 
 export const TokenRequest = z
   .looseObject({
-    grant_type: z.string().optional().describe('Required: `authorization_code` or `refresh_token`.'),
-    code: z.string().optional(),
-    redirect_uri: z.string().optional(),
+    grant_type: storedText(64).optional().describe('Required: `authorization_code` or `refresh_token`.'),
+    code: storedText(256).optional(),
+    redirect_uri: storedText(2048).optional(),
     code_verifier: z.string().regex(/^[A-Za-z0-9._~-]{43,128}$/).optional(),
-    refresh_token: z.string().optional(),
-    client_id: z.string().optional().describe('Or HTTP Basic.'),
-    client_secret: z.string().optional().describe('Or HTTP Basic; omitted by public clients using PKCE.'),
+    refresh_token: storedText(256).optional(),
+    client_id: storedText(256).optional().describe('Or HTTP Basic.'),
+    client_secret: storedText(256).optional().describe('Or HTTP Basic; omitted by public clients using PKCE.'),
   })
   .meta({ id: 'OAuthTokenRequest', description: 'application/x-www-form-urlencoded (RFC 6749) or JSON.' });
 
@@ -110,6 +114,6 @@ export const UserInfo = z
       ),
     scope: z.string().describe('The scopes this access token was issued with.'),
   })
-  .meta({ id: 'OAuthUserInfo', description: 'Spec 2.5; fields are gated by the granted scopes.' });
+  .meta({ id: 'OAuthUserInfo', description: 'The signed-in user; fields are gated by the granted scopes (docs/oauth.md).' });
 
-export const RevokeRequest = z.looseObject({ token: z.string().optional(), token_type_hint: z.string().optional() }).meta({ id: 'OAuthRevokeRequest' });
+export const RevokeRequest = z.looseObject({ token: storedText(256).optional(), token_type_hint: storedText(64).optional() }).meta({ id: 'OAuthRevokeRequest' });

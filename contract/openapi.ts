@@ -3,7 +3,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { isAppRoute, type AppRoute, type AppRouter } from '@ts-rest/core';
 import { z } from 'zod';
-import { contract, type RouteMeta } from './index.ts';
+import { contract, ErrorBody, MessagesErrorBody, OAuthErrorBody, type RouteMeta } from './index.ts';
 
 
 function* walk(router: AppRouter, prefix: string[] = []): Generator<[string, AppRoute]> {
@@ -23,15 +23,39 @@ const statusText: Record<number, string> = {
   403: 'Not permitted',
   404: 'Not found',
   409: 'Conflict / not ready',
+  408: 'The request was not received in time',
   413: 'Payload too large',
+  414: 'A path segment is longer than any id (100 characters)',
   415: 'Unsupported media type',
   429: 'Rate limit, daily quota or job cap exceeded',
+  431: 'Request headers too large (16 KiB in all)',
   500: 'Internal error',
   501: 'Not implemented yet in this release',
   502: 'All upstream providers failed',
-  503: 'Upstream providers unavailable',
+  503: 'Upstream providers unavailable, or a store the gateway needs (database, counter store) is unreachable: retry after Retry-After',
   524: 'A long generation outlived the connection',
 };
+
+/**
+ * Statuses the server produces around any route, beyond what its handler returns: malformed
+ * requests (bad percent-encoding, broken headers: 400), oversized headers (431), an over-long path
+ * parameter (414), a body of the wrong media type (415), internal errors (500) and, where
+ * credentials are checked, an unreachable database or counter store (503), in the body family the
+ * route's own errors use.
+ */
+function frameworkStatuses(route: AppRoute, m: RouteMeta): number[] {
+  const statuses = [400, 431, 500];
+  if (m.auth !== 'none' || m.errorEnvelope === 'page') statuses.push(503);
+  if (route.pathParams) statuses.push(414);
+  if (route.method !== 'GET' && 'body' in route && isZod(route.body)) statuses.push(415);
+  return statuses;
+}
+
+function errorFamily(route: AppRoute, m: RouteMeta): z.ZodType | null {
+  if (m.errorEnvelope === 'page') return null;
+  if (m.auth === 'oauth-client' || m.auth === 'oauth-token') return OAuthErrorBody;
+  return m.errorEnvelope === 'anthropic' ? MessagesErrorBody : ErrorBody;
+}
 
 function isZod(x: unknown): x is z.ZodType {
   return x instanceof z.ZodType;
@@ -92,6 +116,15 @@ export function buildOpenApiDocument(version = '0.1.0') {
     for (const [status, value] of Object.entries(route.responses)) {
       responses[status] = responseConfig(Number(status), value, m, route.method);
     }
+    const family = errorFamily(route, m);
+    for (const status of frameworkStatuses(route, m)) {
+      if (responses[status]) continue;
+      // Oversized headers are refused by the HTTP parser before any route is known: always the common error body.
+      if (status === 431) responses[status] = responseConfig(status, ErrorBody, m, route.method);
+      else responses[status] = family
+        ? responseConfig(status, family, m, route.method)
+        : { description: statusText[status]!, content: { 'text/html': { schema: { type: 'string', description: 'error page' } } } };
+    }
     const request: NonNullable<Parameters<typeof registry.registerPath>[0]['request']> = {};
     if (isZod(route.pathParams)) request.params = route.pathParams as z.ZodObject;
     if (isZod(route.query)) request.query = route.query as z.ZodObject;
@@ -124,14 +157,35 @@ export function buildOpenApiDocument(version = '0.1.0') {
       title: 'Model Gateway API',
       version,
       description:
-        'One /v1 API in front of many model providers: chat completions, Messages, Responses, images and video, speech and transcription ' +
-        '(with async jobs), embeddings, moderation, the model catalog with health history, usage, and an OAuth 2.0 provider with PKCE. ' +
-        'Errors use the body `{error: {message, type, code, param}}`.',
-      license: { name: 'UNLICENSED' },
+        'Model Gateway is a self-hostable gateway that puts many model providers (OpenAI, Anthropic, Google Gemini, ElevenLabs, OpenRouter and any ' +
+        'OpenAI-compatible server) behind one `/v1` API: chat completions, Messages and Responses for every text model, embeddings, moderation, ' +
+        'the model catalog with its health history, per-key usage, and an OAuth 2.0 provider with PKCE. Images and video, speech and ' +
+        'transcription are specified here but answer `501 not_implemented` in this release.\n\n' +
+        '**Authentication:** `Authorization: Bearer <API key>` (keys look like `mg-…`) or an OAuth access token; `/v1/messages` also takes ' +
+        '`x-api-key`. **Errors** use the body `{"error": {"message", "type", "code", "param"}}` (`/v1/messages` adds `"type": "error"`; ' +
+        'the OAuth protocol endpoints use `{"error", "error_description"}`). The user guide is `docs/api.md` in the repository.',
+      // No licence: the project is private and states none (package.json), so none is claimed here.
     },
-    servers: [{ url: '/', description: 'this gateway' }],
+    servers: [{ url: '/', description: 'This gateway (the server that serves this document)' }],
     tags: ['Text', 'Images', 'Audio', 'Embeddings and moderation', 'Models', 'Usage', 'OAuth', 'OAuth apps', 'Admin', 'Operations'].map((name) => ({ name })),
   });
   doc.components = { ...doc.components, securitySchemes: securitySchemes as never };
-  return doc;
+  return nullableRefs(doc);
+}
+
+/**
+ * zod-to-openapi writes a nullable reference as `allOf: [{$ref}, {type: [object, null]}]`, which
+ * no null satisfies (the referenced schema is an object); `anyOf: [{$ref}, {type: null}]` says what
+ * the schema means (e.g. the `usage: null` of every OpenAI stream chunk).
+ */
+function nullableRefs<T>(node: T): T {
+  if (Array.isArray(node)) return node.map(nullableRefs) as T;
+  if (!node || typeof node !== 'object') return node;
+  const o = node as Record<string, unknown>;
+  const all = o.allOf as Record<string, unknown>[] | undefined;
+  if (all?.length === 2 && all[0]?.$ref && Array.isArray(all[1]?.type) && (all[1]!.type as string[]).includes('null') && Object.keys(all[1]!).length === 1) {
+    const { allOf: _, ...rest } = o;
+    return { ...nullableRefs(rest), anyOf: [all[0], { type: 'null' }] } as T;
+  }
+  return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, nullableRefs(v)])) as T;
 }

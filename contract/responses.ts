@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { JsonSchemaObject, httpsOrDataUrl, unixSeconds } from './common.ts';
+import { JsonSchemaObject, httpsOrDataUrl, modelId, unixSeconds } from './common.ts';
 import { ErrorObject } from './errors.ts';
 
 const InputText = z.looseObject({ type: z.literal('input_text'), text: z.string() });
@@ -102,7 +102,7 @@ export const responsesStrippedFields = [
 
 export const ResponsesRequest = z
   .looseObject({
-    model: z.string().min(1),
+    model: modelId,
     input: z.union([z.string(), z.array(ResponsesInputItem)]),
     stream: z.boolean().optional(),
     instructions: z.string().nullable().optional(),

@@ -45,5 +45,5 @@ export const UsageReport = z
   })
   .meta({
     id: 'UsageReport',
-    description: 'Spec 2.8. For an API key: that key’s plan and counters; for an OAuth access token: the billed user’s key.',
+    description: 'For an API key: that key’s plan and counters; for an OAuth access token: the billed user’s key.',
   });

@@ -1,15 +1,22 @@
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import { webRoutes } from './web/routes.ts';
 import swaggerUi from '@fastify/swagger-ui';
+import { docsUiOptions } from './http/docs-ui.ts';
 import { initServer } from '@ts-rest/fastify';
 import { contract } from '../contract/index.ts';
 import { buildOpenApiDocument } from '../contract/openapi.ts';
 import { authHook, routeMeta } from './http/auth-hook.ts';
 import { GatewayError, errors, validationError } from './http/errors.ts';
+import { deepestPath, nestsDeeperThan } from './http/json-depth.ts';
+import { MAX_JSON_DEPTH } from '../contract/common.ts';
+import { errorPage } from './oauth/endpoints.ts';
 import { buildRouter } from './endpoints/router.ts';
 import { randomToken } from './auth/secrets.ts';
+import { isDatabaseUnavailable } from './db/unavailable.ts';
+import { CounterStoreUnavailableError } from './stores/index.ts';
 import type { Services } from './services.ts';
 
 export type AppOptions = {
@@ -37,6 +44,37 @@ export function redactUrl(url: string): string {
   return `${url.slice(0, q)}?${params}`;
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The error code the request was answered with, for its log line. */
+    errorCode?: string;
+  }
+}
+
+/**
+ * The request's one log line: `POST /v1/chat/completions 502 all_upstreams_failed 1203 ms`, with
+ * the fields behind it (URL redacted, upstream when one answered). 5xx answers log at warn.
+ */
+function logRequest(request: FastifyRequest, reply: FastifyReply): void {
+  const status = reply.statusCode;
+  const ms = Math.round(reply.elapsedTime * 10) / 10;
+  const url = redactUrl(request.url);
+  const upstream = reply.getHeader('x-gateway-upstream');
+  const fields = { http: { method: request.method, url, status, ms, ip: request.ip }, code: request.errorCode, upstream: upstream ?? undefined };
+  const line = `${request.method} ${url.length > 200 ? `${url.slice(0, 200)}…` : url} ${status}${request.errorCode ? ` ${request.errorCode}` : ''} ${ms} ms`;
+  if (status >= 500) request.log.warn(fields, line);
+  else request.log.info(fields, line);
+}
+
+/** One line per request when it ends (Fastify logs two, and a third for unknown routes). */
+class OneLinePerRequest extends LogController {
+  override incomingRequest() {}
+  override routeNotFound() {}
+  override requestCompleted(_error: unknown, request: FastifyRequest, reply: FastifyReply) {
+    logRequest(request, reply);
+  }
+}
+
 /** The request as logged: Fastify's fields, the URL redacted. */
 const requestLogView = (request: FastifyRequest) => ({
   method: request.method,
@@ -48,18 +86,24 @@ const requestLogView = (request: FastifyRequest) => ({
 
 function toGatewayError(err: FastifyError | GatewayError): GatewayError {
   if (err instanceof GatewayError) return err;
+  // A store outage is no bug: 503 naming the store, with Retry-After (docs/decisions/0010-store-outages.md).
+  if (err instanceof CounterStoreUnavailableError) return errors.counterStoreUnavailable();
+  if (isDatabaseUnavailable(err)) return errors.databaseUnavailable();
   const status = err.statusCode ?? 500;
   switch (err.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return errors.tooLarge('The request body is larger than this endpoint accepts.');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new GatewayError(415, 'invalid_request_error', 'unsupported_media_type', `Unsupported Content-Type for this endpoint.`);
+      return errors.unsupportedMediaType('Unsupported Content-Type for this endpoint.');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return errors.invalid('The request body is empty; a JSON object is expected.', null, 'invalid_json');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return errors.invalid(`The request body is not valid JSON: ${err.message}`, null, 'invalid_json');
   }
   if (err instanceof SyntaxError && status === 400) return errors.invalid(`The request body is not valid JSON: ${err.message}`, null, 'invalid_json');
+  // PostgreSQL cannot store NUL (22021). The contract keeps NUL out of the fields it knows reach
+  // the database; this catches any it does not, as the client's error it is.
+  if (/\b22021\b/.test(err.message ?? '')) return errors.invalid('A text field contains a NUL character, which the gateway cannot store.', null, 'invalid_parameter');
   if (status >= 400 && status < 500) return errors.invalid(err.message);
   return errors.internal();
 }
@@ -70,13 +114,46 @@ function toGatewayError(err: FastifyError | GatewayError): GatewayError {
  * `"type": "error"` envelope where the route says so.
  */
 function sendError(request: FastifyRequest, reply: FastifyReply, gw: GatewayError): FastifyReply {
+  request.errorCode = gw.code;
   const meta = routeMeta(request);
-  if (meta?.auth === 'oauth-client' || meta?.auth === 'oauth-token') {
-    const [status, error] = gw.status >= 500 ? [500, 'server_error'] : [400, 'invalid_request'];
-    return reply.status(status).header('cache-control', 'no-store').send({ error, error_description: gw.message });
+  if (meta?.auth === 'oauth-client' || meta?.auth === 'oauth-token') return reply.status(gw.status === 503 ? 503 : gw.status >= 500 ? 500 : 400).header('cache-control', 'no-store').send(oauthError(gw));
+  if (meta?.errorEnvelope === 'page') {
+    return reply.status(gw.status).header('content-type', 'text/html; charset=utf-8').send(errorPage(gw.status >= 500 ? 'Something went wrong' : 'Invalid request', gw.message));
   }
   const body = gw.toBody();
   return reply.status(gw.status).send(meta?.errorEnvelope === 'anthropic' ? { type: 'error', ...body } : body);
+}
+
+/** The RFC 6749 §5.2 body for an error of the OAuth protocol endpoints. */
+function oauthError(gw: GatewayError) {
+  // A store outage keeps its 503 (and Retry-After): RFC 6749 calls it temporarily_unavailable.
+  return { error: gw.status === 503 ? 'temporarily_unavailable' : gw.status >= 500 ? 'server_error' : 'invalid_request', error_description: gw.message };
+}
+
+/** The path of a request as named in an error: short and printable, or not at all. */
+function echoPath(url: string): string | null {
+  const path = url.split('?')[0]!;
+  return path.length <= 120 && /^[\x21-\x7e]*$/.test(path) ? path : null;
+}
+
+/**
+ * Errors Node's HTTP parser raises before any request exists (oversized or malformed headers,
+ * conflicting Content-Length and Transfer-Encoding, a NUL in a header): the part-7 body written
+ * on the socket, which is then closed. The request is never echoed.
+ */
+function clientErrorHandler(err: NodeJS.ErrnoException, socket: import('node:net').Socket) {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, code, message] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'headers_too_large', 'The request headers are larger than this server accepts (16 KiB in all).']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'request_timeout', 'The request was not received in time.']
+        : [400, 'malformed_request', 'The request is not valid HTTP/1.1 (malformed request line or headers, or conflicting Content-Length and Transfer-Encoding).'];
+  const body = JSON.stringify(new GatewayError(status, 'invalid_request_error', code, message).toBody());
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy();
 }
 
 export async function buildApp(services: Services, opts: AppOptions = {}): Promise<FastifyInstance> {
@@ -92,23 +169,63 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     // count trusts the nearest hops whatever their address (Express's meaning; Fastify would
     // ignore it), which is right only when clients cannot reach the gateway directly.
     trustProxy: typeof trustProxy === 'number' ? (_address: string, hop: number) => hop < trustProxy : trustProxy,
+    logController: new OneLinePerRequest(),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    clientErrorHandler,
+    // A URL that cannot be decoded, or a path parameter longer than any id: answered before routing.
+    frameworkErrors: (err, request, frameworkReply) => {
+      const reply = frameworkReply as unknown as FastifyReply;
+      const gw =
+        err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? new GatewayError(414, 'invalid_request_error', 'uri_too_long', 'A path segment of the URL is longer than any id this gateway issues (100 characters).')
+          : errors.invalid('The URL is not valid: it contains a malformed percent-encoding.', null, 'invalid_url');
+      return reply.status(gw.status).send(gw.toBody());
+    },
   });
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const gw = toGatewayError(err);
     if (gw.status >= 500 && gw.code === 'internal_error') request.log.error({ err }, 'unhandled error');
+    else if (gw.code === 'counter_store_unavailable' || gw.code === 'database_unavailable') request.log.warn({ err: err.message }, gw.code);
     for (const [k, v] of Object.entries(gw.headers)) reply.header(k, v);
     return sendError(request, reply, gw);
   });
   app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?')[0];
-    reply.status(404).send(errors.notFound(`Unknown route: ${request.method} ${path}.`, 'not_found').toBody());
+    const path = echoPath(request.url);
+    request.errorCode = 'not_found';
+    reply.status(404).send(errors.notFound(path ? `Unknown route: ${request.method} ${path}.` : 'Unknown route.', 'not_found').toBody());
   });
 
+  // JSON bodies: Fastify's parser (prototype-poisoning checks), after the nesting limit.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = body as string;
+    if (!nestsDeeperThan(text, MAX_JSON_DEPTH)) return parseJson(request, text, done);
+    let param: string | null = null;
+    try {
+      param = deepestPath(JSON.parse(text), MAX_JSON_DEPTH);
+    } catch {
+      // not JSON either: the nesting is what gets reported
+    }
+    const top = param?.split(/[.[]/)[0];
+    done(errors.invalid(`The request body is nested deeper than ${MAX_JSON_DEPTH} levels${top ? ` (in '${top}')` : ''}.`, param, 'nesting_too_deep') as never, undefined);
+  });
+
+  // No route takes plain text: such a body is 415 like any other unsupported type (Fastify would
+  // parse it as a string and the route would call it invalid JSON).
+  app.removeContentTypeParser('text/plain');
+
   // RFC 6749 token requests are form-encoded.
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+  // Only they and the web pages' forms: `curl -d` without a content type sends a JSON body as a
+  // form, which a JSON route must refuse by its media type, not misread as a form missing `model`.
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (request, body, done) => {
+    const route = (request.routeOptions.config as { tsRestRoute?: { method: string; contentType?: string } }).tsRestRoute;
+    if (route && route.method !== 'GET' && route.contentType !== 'application/x-www-form-urlencoded') {
+      const hint = /^\s*[[{]/.test(body as string) ? ' (a JSON body sent as a form: with curl, add -H "Content-Type: application/json")' : '';
+      return done(errors.unsupportedMediaType(`This endpoint takes application/json, not application/x-www-form-urlencoded${hint}.`) as never, undefined);
+    }
     done(null, Object.fromEntries(new URLSearchParams(body as string)));
   });
 
@@ -131,7 +248,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   const document = buildOpenApiDocument(services.version);
   app.get('/openapi.json', { logLevel: 'warn' }, async () => document);
   await app.register(swagger, { mode: 'static', specification: { document: document as never } });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true, tryItOutEnabled: true } });
+  await app.register(swaggerUi, docsUiOptions);
 
   // The contract's routes in a child scope: its hooks apply to them alone.
   await app.register(async (scope) => {
@@ -149,7 +266,9 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
               : [err.headers?.issues ?? [], 'headers' as const];
         const input = where === 'body' ? request.body : where === 'query' ? request.query : where === 'path' ? request.params : request.headers;
         const gw = validationError(issues as never, where, input);
-        return sendError(request, reply, where === 'path' && gw.param === 'id' ? errors.notFound('No such job.', 'job_not_found', 'id') : gw);
+        // A path parameter that cannot be an id of its kind names nothing that exists.
+        const notFound = where === 'path' ? routeMeta(request)?.notFound : undefined;
+        return sendError(request, reply, notFound ? errors.notFound(`No such ${notFound.what}.`, notFound.code, gw.param) : gw);
       },
     });
   });

@@ -7,6 +7,7 @@ import { initClient } from '@ts-rest/core';
 import { contract } from '../contract/index.ts';
 import { AccountService } from './accounts/service.ts';
 import { ConfigError, loadConfig, parseConfig } from './config/load.ts';
+import { configWarnings } from './config/warnings.ts';
 import { openDatabase } from './db/client.ts';
 import { applyMigrations } from './db/migrate.ts';
 import { GatewayError } from './http/errors.ts';
@@ -229,6 +230,7 @@ Environment:
     .action(async (o: { file?: string }, cmd: Command) => {
       const out = { json: Boolean(cmd.optsWithGlobals().json) };
       const cfg = o.file ? parseConfig(readFileSync(o.file, 'utf8'), path.resolve(o.file)) : loadConfig(process.env).config;
+      const warnings = configWarnings(cfg);
       const summary = {
         valid: true,
         source: cfg.source,
@@ -236,9 +238,17 @@ Environment:
         models: cfg.models.map((m) => m.id),
         plans: cfg.plans.map((p) => p.id),
         default_plan: cfg.defaultPlan,
+        warnings,
       };
+      // Warnings (the ones `serve` logs) do not make the configuration invalid: the exit code stays 0.
       print(out, summary, () =>
-        [`${cfg.source}: valid`, `  providers: ${summary.providers.join(', ') || '(none)'}`, `  models: ${summary.models.length}`, `  plans: ${summary.plans.join(', ')} (default ${cfg.defaultPlan})`].join('\n'),
+        [
+          `${cfg.source}: valid${warnings.length ? `, ${warnings.length} warning${warnings.length === 1 ? '' : 's'}` : ''}`,
+          `  providers: ${summary.providers.join(', ') || '(none)'}`,
+          `  models: ${summary.models.length}`,
+          `  plans: ${summary.plans.join(', ')} (default ${cfg.defaultPlan})`,
+          ...(warnings.length ? ['warnings:', ...warnings.map((w) => `  - ${w}`)] : []),
+        ].join('\n'),
       );
     });
 
@@ -258,7 +268,12 @@ export async function runCli(argv: string[]): Promise<void> {
           ? `${err.message} (${err.code})`
           : `error: ${(err as Error).message}`;
     if (json) {
-      const body = err instanceof GatewayError ? err.toBody() : { error: { message, type: 'cli_error' } };
+      const body =
+        err instanceof GatewayError
+          ? err.toBody()
+          : err instanceof ConfigError
+            ? { error: { message, type: 'config_error', problems: err.problems } }
+            : { error: { message, type: 'cli_error' } };
       process.stderr.write(JSON.stringify(body) + '\n');
     } else {
       process.stderr.write(message + '\n');

@@ -1,10 +1,11 @@
 // Process entry: config -> database (+ migrations) -> counters -> app -> listen, and a graceful stop.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { AccountService } from './accounts/service.ts';
 import { UsageLedger } from './billing/ledger.ts';
 import { QuotaBilling } from './billing/service.ts';
+import { SettlementRetries } from './billing/settle-retry.ts';
 import { systemClock } from './runtime/clock.ts';
 import { startIdleGc } from './runtime/idle-gc.ts';
 import { openSearchBackend } from './search/backends.ts';
@@ -21,17 +22,30 @@ import { Catalog } from './catalog/catalog.ts';
 import { MetadataStore } from './catalog/metadata.ts';
 import { startMetadataRefresh } from './catalog/refresh.ts';
 import { loadConfig } from './config/load.ts';
-import { openDatabase } from './db/client.ts';
+import { configWarnings } from './config/warnings.ts';
+import { databaseTimeouts, openDatabase } from './db/client.ts';
 import { createMetrics } from './http/metrics.ts';
 import { projectPath } from './runtime/paths.ts';
-import { acquireEmbeddedLock, adminToken, dataDirOf, writeServerInfo } from './runtime/data-dir.ts';
+import { StartupError, acquireEmbeddedLock, adminToken, dataDirOf, ensureDataDir, writeServerInfo } from './runtime/data-dir.ts';
+import { checkListenAddress, listenError } from './runtime/port.ts';
 import type { Services } from './services.ts';
-import { openCounterStore } from './stores/index.ts';
+import { defaultRedisTimeouts, envMs, openCounterStore, type RedisTimeouts } from './stores/index.ts';
+import { RedisCounterStore } from './stores/redis.ts';
+import { createLogger as createFormattedLogger } from './runtime/log-format.ts';
 
 export const version: string = JSON.parse(readFileSync(projectPath('package.json'), 'utf8')).version;
 
 export function createLogger(env: NodeJS.ProcessEnv): Logger {
-  return pino({ level: env.LOG_LEVEL ?? 'info', redact: { paths: redactedPaths, censor: '[redacted]' } });
+  return createFormattedLogger(env, redactedPaths);
+}
+
+/** REDIS_COMMAND_TIMEOUT_MS, REDIS_CONNECT_TIMEOUT_MS, REDIS_RECONNECT_MAX_MS (README "During an outage"). */
+function redisTimeouts(env: NodeJS.ProcessEnv): RedisTimeouts {
+  return {
+    commandMs: envMs(env, 'REDIS_COMMAND_TIMEOUT_MS', defaultRedisTimeouts.commandMs),
+    connectMs: envMs(env, 'REDIS_CONNECT_TIMEOUT_MS', defaultRedisTimeouts.connectMs),
+    reconnectMaxMs: envMs(env, 'REDIS_RECONNECT_MAX_MS', defaultRedisTimeouts.reconnectMaxMs),
+  };
 }
 
 export type RunningGateway = { url: string; services: Services; close(): Promise<void> };
@@ -47,11 +61,15 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
   } else {
     logger.info(`config ${config.source}: ${config.providers.length} providers, ${config.models.length} models, plans ${config.plans.map((p) => p.id).join(', ')}`);
   }
-  for (const p of config.providers) {
-    if (!p.api_key && p.type !== 'openai-compatible') logger.warn(`provider ${p.id} has no api_key: its upstream will refuse requests`);
-  }
+  for (const warning of configWarnings(config)) logger.warn(warning);
 
+  // What the operator can get wrong about the machine is checked before the database is opened
+  // and migrated (seconds): DATA_DIR, then the port.
   const dataDir = dataDirOf(env);
+  ensureDataDir(dataDir);
+  const host = env.HOST ?? '0.0.0.0';
+  const port = Number(env.PORT ?? 8080);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new StartupError(`PORT ${env.PORT} is not a port number: set PORT to a number from 1 to 65535 (0: any free port).`);
   const lock = env.DATABASE_URL ? null : acquireEmbeddedLock(dataDir);
   const cleanups: (() => Promise<void> | void)[] = [];
   const cleanup = async () => {
@@ -60,14 +78,19 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
   };
   if (lock) cleanups.push(() => lock.release());
   try {
+    await checkListenAddress(host, port);
     const started = Date.now();
-    const db = await openDatabase({ databaseUrl: env.DATABASE_URL, dataDir });
+    const db = await openDatabase({ databaseUrl: env.DATABASE_URL, dataDir, timeouts: databaseTimeouts(env) });
     cleanups.push(() => db.close());
     logger.info(`database: ${db.kind} (${db.location}), migrations applied in ${Date.now() - started} ms`);
 
-    const counters = openCounterStore(env.REDIS_URL, env.REDIS_KEY_PREFIX);
+    const timeouts = redisTimeouts(env);
+    const counters = openCounterStore(env.REDIS_URL, env.REDIS_KEY_PREFIX, timeouts);
     cleanups.push(() => counters.close());
     logger.info(`counters: ${counters.kind === 'redis' ? 'Redis' : 'in-process'}`);
+    if (counters instanceof RedisCounterStore && !(await counters.ready(timeouts.connectMs))) {
+      logger.warn('counters: Redis is not reachable yet; requests that need it answer 503 counter_store_unavailable until it is');
+    }
 
     const keys = new KeyAuthenticator(db.prisma, config.keyCacheTtlMs);
     cleanups.push(() => keys.close());
@@ -76,11 +99,22 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
     cleanups.push(() => health.close());
     const ledger = new UsageLedger(db.sql, path.join(dataDir, 'ledger'), {
       flushMs: Number(env.LEDGER_FLUSH_MS ?? 1000),
-      onError: (err) => logger.error({ err }, 'usage ledger write failed; will retry'),
+      maxPending: Number(env.LEDGER_MAX_PENDING ?? 100_000),
+      onError: (err, state) =>
+        logger.error(
+          { err, ...state },
+          `usage ledger write failed; ${state.pending} record(s) wait in memory${state.spilledSegments ? ` and ${state.spilledSegments} segment file(s) on disk` : ''}, next attempt in ${Math.round(state.retryInMs / 100) / 10} s`,
+        ),
     });
     cleanups.push(() => ledger.close());
     const recovered = await ledger.recover();
     if (recovered) logger.warn(`usage ledger: recovered ${recovered} record(s) a previous process had not written`);
+    // Before the ledger's cleanup (cleanups run in reverse): one last try at queued settlements.
+    const settlements = new SettlementRetries(counters, clock, {
+      warn: (msg, extra) => logger.warn(extra ?? {}, msg),
+      error: (msg, extra) => logger.error(extra ?? {}, msg),
+    });
+    cleanups.push(() => settlements.close());
     const secret = gatewaySecret(env);
     const metadata = new MetadataStore(db.prisma);
     const catalog = new Catalog(config, new Date(), metadata);
@@ -102,9 +136,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
       catalog,
       metrics: createMetrics(),
       health,
-      billing: new QuotaBilling(config, counters, ledger, clock, (id) => catalog.model(id), (err) =>
-        logger.warn({ err }, 'quota settlement failed in the counter store; the request is in the usage ledger and its reservation expires after reservation_ttl_ms'),
-      ),
+      billing: new QuotaBilling(config, counters, ledger, clock, (id) => catalog.model(id), settlements),
       ledger,
       clock,
       search: openSearchBackend(config.webSearch),
@@ -120,9 +152,9 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
     };
     const app = await buildApp(services, { logger: logger as never });
     cleanups.push(() => app.close());
-    const host = env.HOST ?? '0.0.0.0';
-    const port = Number(env.PORT ?? 8080);
-    const address = await app.listen({ host, port });
+    const address = await app.listen({ host, port }).catch((err: NodeJS.ErrnoException) => {
+      throw listenError(err, host, port);
+    });
     const url = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '[::1]');
     cleanups.push(writeServerInfo(dataDir, { pid: process.pid, url, started_at: new Date().toISOString(), database: db.kind }));
     logger.info(`model-gateway ${version} listening on ${address} — API ${url}/v1, reference ${url}/docs`);
@@ -138,7 +170,14 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
 
 /** Runs until SIGTERM/SIGINT, then stops accepting, finishes in-flight requests and closes stores. */
 export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  const logger = createLogger(env);
+  let logger: Logger;
+  try {
+    logger = createLogger(env);
+  } catch (err) {
+    process.stderr.write(`cannot start: ${(err as Error).message}\n`);
+    process.exitCode = 1;
+    return;
+  }
   let gateway: RunningGateway;
   try {
     gateway = await startGateway(env, logger);

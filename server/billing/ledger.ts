@@ -2,9 +2,15 @@
 // off the request path. Each record is first appended to a local segment file, so records still
 // in memory when the process dies are replayed into the database at the next start (idempotent:
 // `request_id` is unique).
+//
+// When the database is down or stalled (docs/decisions/0010-store-outages.md) the records wait: in
+// memory up to `maxPending`, beyond that in their segment files only, and the writes are retried
+// with exponential backoff (from `flushMs` up to `maxRetryDelayMs`). Once the database answers,
+// what waited is written (the spilled segments read back), each record once.
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { SqlQueryable } from '../db/migrate.ts';
+import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { isAlive } from '../runtime/data-dir.ts';
 
 export type LedgerRecord = {
@@ -71,6 +77,19 @@ export function ledgerCsv(records: LedgerRecord[]): string {
 
 type Segment = { file: string; fd: number };
 
+function readSegment(file: string): LedgerRecord[] {
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l) as LedgerRecord];
+      } catch {
+        return []; // a line cut short by a crash
+      }
+    });
+}
+
 export class UsageLedger {
   private pending: LedgerRecord[] = [];
   private closedSegments: string[] = [];
@@ -82,15 +101,42 @@ export class UsageLedger {
   private lines: string[] = [];
   private readonly startedAt = Date.now();
   private readonly timer: NodeJS.Timeout;
+  /** Failed writes in a row, and when the timer may try again. */
+  private failures = 0;
+  private retryAt = 0;
+  private outage = false;
+  /** Segment files holding records that are not in `pending` (written past `maxPending`). */
+  private readonly spilled = new Set<string>();
+  /** Of `lines`, how many are in no other place (spilled): lost if their append fails. */
+  private spilledLines = 0;
 
   constructor(
     private readonly sql: SqlQueryable,
     private readonly dir: string,
-    private readonly opts: { flushMs?: number; batchSize?: number; onError?: (err: unknown) => void } = {},
+    private readonly opts: {
+      flushMs?: number;
+      batchSize?: number;
+      /** Records kept in memory while the database does not take them; the rest wait on disk only. */
+      maxPending?: number;
+      maxRetryDelayMs?: number;
+      onError?: (err: unknown, state: { pending: number; spilledSegments: number; retryInMs: number }) => void;
+    } = {},
   ) {
     mkdirSync(dir, { recursive: true });
-    this.timer = setInterval(() => void this.flush(), opts.flushMs ?? 1_000);
+    this.timer = setInterval(() => {
+      if (Date.now() >= this.retryAt) void this.flush();
+    }, opts.flushMs ?? 1_000);
     this.timer.unref();
+  }
+
+  /** The last write failed because the database is unreachable (and nothing has been written since). */
+  get databaseUnavailable(): boolean {
+    return this.outage;
+  }
+
+  /** Records not yet in the database: in memory, plus those only in spilled segments (not counted). */
+  get backlog(): { pending: number; spilledSegments: number } {
+    return { pending: this.pending.length, spilledSegments: this.spilled.size };
   }
 
   /** Replays segments a previous process left behind (it crashed before writing them). */
@@ -100,16 +146,7 @@ export class UsageLedger {
     let n = 0;
     for (const f of files) {
       const file = path.join(this.dir, f);
-      const records = readFileSync(file, 'utf8')
-        .split('\n')
-        .filter((l) => l.trim())
-        .flatMap((l) => {
-          try {
-            return [JSON.parse(l) as LedgerRecord];
-          } catch {
-            return []; // a line cut short by the crash
-          }
-        });
+      const records = readSegment(file);
       await this.insert(records);
       rmSync(file, { force: true });
       n += records.length;
@@ -133,8 +170,14 @@ export class UsageLedger {
     // Lines of one event-loop turn go to the segment file in one write (one syscall, not one each).
     if (!this.lines.length) setImmediate(() => this.appendLines());
     this.lines.push(JSON.stringify(record));
+    if (this.pending.length >= (this.opts.maxPending ?? 100_000)) {
+      // The database has been away long: this record waits in its segment file alone.
+      this.spilled.add(this.currentSegment().file);
+      this.spilledLines++;
+      return;
+    }
     this.pending.push(record);
-    if (this.pending.length >= (this.opts.batchSize ?? 500)) void this.flush();
+    if (this.pending.length >= (this.opts.batchSize ?? 500) && !this.failures) void this.flush();
   }
 
   /**
@@ -145,12 +188,16 @@ export class UsageLedger {
   private appendLines(): void {
     if (!this.lines.length) return;
     const text = this.lines.join('\n') + '\n';
+    const spilledLines = this.spilledLines;
     this.lines = [];
+    this.spilledLines = 0;
     try {
       writeSync(this.currentSegment().fd, text);
     } catch (err) {
-      // A full disk costs the crash copy only: the records are still on their way to the database.
-      this.opts.onError?.(err);
+      // A full disk costs the crash copy only: the records are still on their way to the database
+      // (except those past maxPending, which had nowhere else to be).
+      const lost = spilledLines ? new Error(`usage ledger: ${spilledLines} record(s) lost: the database is unreachable, ${this.pending.length} wait in memory, and the segment file could not be written`, { cause: err }) : err;
+      this.opts.onError?.(lost, this.state());
     }
   }
 
@@ -177,20 +224,37 @@ export class UsageLedger {
     return this.nextFlush;
   }
 
+  private state() {
+    return { pending: this.pending.length, spilledSegments: this.spilled.size, retryInMs: Math.max(0, this.retryAt - Date.now()) };
+  }
+
   private async doFlush(): Promise<void> {
     this.appendLines();
-    if (!this.pending.length) return;
+    if (!this.pending.length && !this.spilled.size) return;
     const batch = this.pending;
     this.pending = [];
     this.closeSegment();
     try {
       await this.insert(batch);
-      for (const f of this.closedSegments) rmSync(f, { force: true });
-      this.closedSegments = [];
+      // Records that waited on disk alone: read back and written (those also in `batch` are skipped).
+      for (const f of [...this.spilled]) {
+        if (!this.closedSegments.includes(f)) continue;
+        await this.insert(readSegment(f));
+        this.spilled.delete(f);
+      }
+      for (const f of this.closedSegments) if (!this.spilled.has(f)) rmSync(f, { force: true });
+      this.closedSegments = this.closedSegments.filter((f) => this.spilled.has(f));
+      this.failures = 0;
+      this.retryAt = 0;
+      this.outage = false;
     } catch (err) {
-      // Keep the records (and their segment files) for the next attempt.
+      // Keep the records (and their segment files) for the next attempt, after a backoff.
       this.pending = batch.concat(this.pending);
-      this.opts.onError?.(err);
+      this.failures++;
+      const flushMs = this.opts.flushMs ?? 1_000;
+      this.retryAt = Date.now() + Math.min(flushMs * 2 ** Math.min(this.failures - 1, 16), this.opts.maxRetryDelayMs ?? 30_000);
+      this.outage = isDatabaseUnavailable(err);
+      this.opts.onError?.(err, this.state());
     }
   }
 
@@ -235,6 +299,6 @@ export class UsageLedger {
     await this.flush();
     this.closeSegment();
     // Records the database refused stay in their segments, replayed at the next start.
-    if (!this.pending.length) for (const f of this.closedSegments) rmSync(f, { force: true });
+    if (!this.pending.length && !this.spilled.size) for (const f of this.closedSegments) rmSync(f, { force: true });
   }
 }

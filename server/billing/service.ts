@@ -3,10 +3,11 @@ import { randomToken } from '../auth/secrets.ts';
 import type { ResolvedConfig } from '../config/schema.ts';
 import { GatewayError, errors } from '../http/errors.ts';
 import type { Clock } from '../runtime/clock.ts';
-import type { CounterStore } from '../stores/index.ts';
+import { CounterStoreUnavailableError, type CounterStore } from '../stores/index.ts';
 import { estimatePromptTokens } from './estimate.ts';
 import type { Billing, BillingTicket, UsageReport } from './hooks.ts';
 import type { UsageLedger } from './ledger.ts';
+import { SettlementRetries } from './settle-retry.ts';
 import { lastFormatted, nextUtcMidnight, planOf, quotaKey, rankOf, rpmKey } from './plans.ts';
 
 /** Output tokens reserved when neither the request nor the model config names a maximum. */
@@ -32,8 +33,8 @@ export class QuotaBilling implements Billing {
     private readonly clock: Clock,
     /** The model's configuration by id (the catalog's index, not a scan per request). */
     private readonly modelById: (id: string) => ResolvedConfig['models'][number] | undefined,
-    /** A settlement the counter store refused (Redis down): the record is in the ledger already. */
-    private readonly onCounterError: (err: unknown) => void = () => {},
+    /** Settlements the counter store did not take (Redis down) are retried here until it does. */
+    readonly settlements: SettlementRetries = new SettlementRetries(counters, clock, { warn: () => {}, error: () => {} }),
   ) {}
 
   private readonly rpmResetIso = lastFormatted(iso);
@@ -56,11 +57,20 @@ export class QuotaBilling implements Billing {
     const amount = Math.ceil((estimatePromptTokens(ctx.request) + maxOutput) * ctx.multiplier);
     const key = quotaKey(principal.keyId, now);
     const id = `${ctx.requestId}:${randomToken(6)}`;
-    const { rpm, quota: r } = await this.counters.admit(
-      { key: rpmKey(principal.keyId), limit: plan.requests_per_minute, windowMs: 60_000 },
-      { key, id, amount, limit: plan.daily_tokens, ttlMs: this.config.reservationTtlMs, keepUntil: dayEnd },
-      now,
-    );
+    let admitted: Awaited<ReturnType<CounterStore['admit']>>;
+    try {
+      admitted = await this.counters.admit(
+        { key: rpmKey(principal.keyId), limit: plan.requests_per_minute, windowMs: 60_000 },
+        { key, id, amount, limit: plan.daily_tokens, ttlMs: this.config.reservationTtlMs, keepUntil: dayEnd },
+        now,
+      );
+    } catch (err) {
+      // Fail closed (503 counter_store_unavailable): never forwarded unmetered. An admission that
+      // may have been applied all the same must not hold its tokens until the reservation expires.
+      if (err instanceof CounterStoreUnavailableError && err.applied === 'unknown') this.settlements.release(key, id, dayEnd);
+      throw err;
+    }
+    const { rpm, quota: r } = admitted;
     const headers: Record<string, string> = {
       'x-ratelimit-limit-requests': String(plan.requests_per_minute),
       'x-ratelimit-remaining-requests': String(Math.max(0, plan.requests_per_minute - rpm.value)),
@@ -99,8 +109,8 @@ export class QuotaBilling implements Billing {
         const u = report.usage;
         // Never bill what produced nothing; never refund what produced something.
         const billed = u ? Math.ceil((u.inputTokens + u.outputTokens) * ctx.multiplier) + surcharge : 0;
-        // The ledger first: a counter store that fails here (Redis down) must not lose the record;
-        // its reservation then simply expires after reservation_ttl_ms.
+        // The ledger first: a counter store that fails here (Redis down) must not lose the record.
+        // The settlement is then retried until the store takes it, exactly once (settle-retry.ts).
         if (billed > 0 || report.status < 400) {
           this.ledger.write({
             requestId: report.requestId,
@@ -125,7 +135,7 @@ export class QuotaBilling implements Billing {
             createdAt: this.nowIso(this.clock.now()),
           });
         }
-        await this.counters.settle(key, id, billed, { keepUntil: dayEnd, now: this.clock.now() }).catch(this.onCounterError);
+        await this.settlements.settle(key, id, billed, dayEnd);
       },
     };
   }

@@ -12,11 +12,13 @@ const DAY = 86_400_000;
 const zero = (): Totals => ({ requests: 0, prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, billed_tokens: 0 });
 
 function period(q: z.infer<typeof UsageQuery>, now: number): { start: string; end: string } {
-  const end = q.end ?? utcDay(now);
-  const start = q.start ?? utcDay(Date.parse(end) - 6 * DAY);
-  for (const [name, v] of [['start', start], ['end', end]] as const) {
+  const calendarDate = (name: 'start' | 'end', v: string) => {
     if (Number.isNaN(Date.parse(v)) || utcDay(Date.parse(v)) !== v) throw errors.invalid(`'${name}' is not a calendar date.`, name);
-  }
+    return v;
+  };
+  // `end` first: the default `start` is computed from it.
+  const end = q.end === undefined ? utcDay(now) : calendarDate('end', q.end);
+  const start = q.start === undefined ? utcDay(Date.parse(end) - 6 * DAY) : calendarDate('start', q.start);
   if (start > end) throw errors.invalid("'start' is after 'end'.", 'start');
   if ((Date.parse(end) - Date.parse(start)) / DAY > 366) throw errors.invalid('The period can span at most 366 days.', 'start');
   return { start, end };
@@ -31,8 +33,11 @@ export async function usageReport(services: Services, principal: Principal, quer
     services.counters.reserved(quotaKey(principal.keyId, now), now),
     services.counters.reserved(jobsKey(principal.keyId), now),
   ]);
-  // This instance's pending records first, so the breakdown includes the latest requests.
+  // This instance's pending records first, so the breakdown includes the latest requests. A flush
+  // that just failed for want of the database says the report cannot be made: 503 now rather
+  // than another timeout on the queries below.
   await services.ledger.flush();
+  if (services.ledger.databaseUnavailable) throw errors.databaseUnavailable();
   const where = { apiKeyId: principal.keyId, createdAt: { gte: new Date(`${start}T00:00:00Z`), lt: new Date(Date.parse(end) + DAY) } };
   const sums = { promptTokens: true, completionTokens: true, cachedTokens: true, reasoningTokens: true, billedTokens: true } as const;
   const rows = await services.db.prisma.usageRecord.groupBy({ by: ['model'], where, _sum: sums, _count: { _all: true }, orderBy: { model: 'asc' } });

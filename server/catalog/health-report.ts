@@ -27,13 +27,27 @@ function add(a: Acc, b: Bucket) {
   if (b.lastSuccessAt !== null) a.lastSuccessAt = Math.max(a.lastSuccessAt ?? 0, b.lastSuccessAt);
 }
 
-function p50(a: Acc): number | null {
+/**
+ * The median, interpolated linearly within the histogram bucket that holds it (as Prometheus'
+ * histogram_quantile does), the bucket's top capped at the largest latency observed: never above
+ * the maximum, and 3 ms attempts no longer report the 50 ms bound.
+ */
+export function p50(a: Pick<Acc, 'hist' | 'latencyMax' | 'latencySum'>): number | null {
   const total = a.hist.reduce((x, y) => x + y, 0);
   if (!total) return null;
-  let seen = 0;
+  // Every attempt in one bucket: their mean lies inside it and is the better estimate.
+  if (a.hist.some((n) => n === total)) return Math.round((a.latencySum / total) * 10) / 10;
+  const rank = total / 2;
+  let below = 0;
   for (let i = 0; i < a.hist.length; i++) {
-    seen += a.hist[i]!;
-    if (seen * 2 >= total) return i < LATENCY_BOUNDS.length ? LATENCY_BOUNDS[i]! : a.latencyMax;
+    const n = a.hist[i]!;
+    if (n && below + n >= rank) {
+      const lower = i === 0 ? 0 : LATENCY_BOUNDS[i - 1]!;
+      const upper = Math.min(i < LATENCY_BOUNDS.length ? LATENCY_BOUNDS[i]! : a.latencyMax, a.latencyMax);
+      if (upper <= lower) return upper;
+      return Math.round((lower + ((rank - below) / n) * (upper - lower)) * 10) / 10;
+    }
+    below += n;
   }
   return a.latencyMax;
 }

@@ -1,9 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
+import { LineCounter, parseDocument, isMap, isNode, isScalar, type Document } from 'yaml';
 import type { z } from 'zod';
 import { configFromEnvironment } from './defaults.ts';
-import { GatewayConfig, TrustProxy, defaultPlans, type ResolvedConfig } from './schema.ts';
+import { jsonSyntaxError } from './json-position.ts';
+import { closest, keysAt } from './schema-keys.ts';
+import { GatewayConfigShape, TrustProxy, defaultPlans, referenceIssues, type ResolvedConfig } from './schema.ts';
 
 export class ConfigError extends Error {
   constructor(
@@ -16,24 +18,53 @@ export class ConfigError extends Error {
 }
 
 type Located = { doc?: Document; lines?: LineCounter; file: string };
+type Problem = { text: string; line?: number; col?: number };
 
-function where(loc: Located, pathParts: PropertyKey[]): string {
-  const dotted = pathParts.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '');
-  if (!loc.doc || !loc.lines) return `${loc.file}: ${dotted || '(top level)'}`;
-  // The nearest node that exists: a missing field is reported at the object that lacks it.
-  for (let n = pathParts.length; n >= 0; n--) {
-    const node = loc.doc.getIn(pathParts.slice(0, n) as (string | number)[], true);
-    if (isNode(node) && node.range) {
-      const { line, col } = loc.lines.linePos(node.range[0]);
-      return `${loc.file}:${line}:${col} ${dotted || '(top level)'}`;
+const dotted = (pathParts: PropertyKey[]) => pathParts.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '') || '(top level)';
+
+function position(loc: Located, offset: number) {
+  const { line, col } = loc.lines!.linePos(offset);
+  return { line, col };
+}
+
+/** `file:line:col field: message`, at the nearest node that exists (a missing field: the object that lacks it). */
+function problemAt(loc: Located, pathParts: PropertyKey[], message: string): Problem {
+  if (loc.doc && loc.lines) {
+    for (let n = pathParts.length; n >= 0; n--) {
+      const node = loc.doc.getIn(pathParts.slice(0, n) as (string | number)[], true);
+      if (isNode(node) && node.range) {
+        const { line, col } = position(loc, node.range[0]);
+        return { text: `${loc.file}:${line}:${col} ${dotted(pathParts)}: ${message}`, line, col };
+      }
     }
   }
-  return `${loc.file}: ${dotted}`;
+  return { text: `${loc.file}: ${dotted(pathParts)}: ${message}` };
+}
+
+/** An unknown key is reported at the key itself, not at the object holding it. */
+function unknownKeyAt(loc: Located, parent: PropertyKey[], key: string): Problem {
+  const known = keysAt(GatewayConfigShape, parent);
+  const guess = closest(key, known);
+  const message = `unknown field (${guess ? `did you mean ${guess}?` : `known: ${known.join(', ')}`})`;
+  const map = loc.doc?.getIn(parent as (string | number)[], true) ?? (parent.length ? undefined : loc.doc?.contents);
+  const pair = isMap(map) ? map.items.find((p) => isScalar(p.key) && p.key.value === key) : undefined;
+  const keyNode = pair && isScalar(pair.key) ? pair.key : undefined;
+  if (keyNode?.range && loc.lines) {
+    const { line, col } = position(loc, keyNode.range[0]);
+    return { text: `${loc.file}:${line}:${col} ${dotted([...parent, key])}: ${message}`, line, col };
+  }
+  return problemAt(loc, [...parent, key], message);
 }
 
 const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
-/** Replaces ${VAR} and ${VAR:-default} in every string; an unset VAR without default is a problem. */
+const WHOLE_REF = /^\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}$/;
+
+/**
+ * Replaces ${VAR} and ${VAR:-default} in every string; an unset VAR without default is a problem.
+ * A field whose whole value is one reference that comes out empty is left out, as if not written,
+ * so `public_url: ${PUBLIC_URL:-}` is simply unset when PUBLIC_URL is.
+ */
 function interpolate(value: unknown, env: NodeJS.ProcessEnv, at: PropertyKey[], problems: [PropertyKey[], string][]): unknown {
   if (typeof value === 'string') {
     return value.replace(ENV_REF, (_m, name: string, fallback: string | undefined) => {
@@ -46,7 +77,12 @@ function interpolate(value: unknown, env: NodeJS.ProcessEnv, at: PropertyKey[], 
   }
   if (Array.isArray(value)) return value.map((v, i) => interpolate(v, env, [...at, i], problems));
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, interpolate(v, env, [...at, k], problems)]));
+    return Object.fromEntries(
+      Object.entries(value).flatMap(([k, v]) => {
+        const out = interpolate(v, env, [...at, k], problems);
+        return out === '' && typeof v === 'string' && WHOLE_REF.test(v) ? [] : [[k, out]];
+      }),
+    );
   }
   return value;
 }
@@ -60,22 +96,45 @@ function trustProxyFromEnv(value: string | undefined, problems: string[]): Trust
   return parsed.data;
 }
 
+/** Sign-in providers whose client_id is unset (`${DISCORD_CLIENT_ID:-}`) are off, with a warning. */
+function inactiveSignIn(expanded: unknown, loc: Located, warnings: string[]): void {
+  const auth = (expanded as { auth?: { providers?: unknown } } | null)?.auth;
+  if (!auth || !Array.isArray(auth.providers)) return;
+  auth.providers = auth.providers.filter((p: unknown, i: number) => {
+    if (!p || typeof p !== 'object' || 'client_id' in p) return true;
+    const { id, type } = p as { id?: unknown; type?: unknown };
+    const name = typeof id === 'string' ? id : typeof type === 'string' ? type : `#${i}`;
+    warnings.push(`${problemAt(loc, ['auth', 'providers', i], `sign-in provider ${name} has no client_id: it is off`).text}`);
+    return false;
+  });
+}
+
 function resolve(raw: unknown, loc: Located, env: NodeJS.ProcessEnv): ResolvedConfig {
   const envProblems: [PropertyKey[], string][] = [];
   const expanded = interpolate(raw ?? {}, env, [], envProblems);
-  const problems = envProblems.map(([p, m]) => `${where(loc, p)}: ${m}`);
-  const trustProxy = trustProxyFromEnv(env.TRUST_PROXY, problems);
-  const parsed = GatewayConfig.safeParse(expanded);
+  const problems: Problem[] = envProblems.map(([p, m]) => problemAt(loc, p, m));
+  const loadWarnings: string[] = [];
+  inactiveSignIn(expanded, loc, loadWarnings);
+  const parsed = GatewayConfigShape.safeParse(expanded);
   if (!parsed.success) {
     const valueAt = (at: PropertyKey[]) => at.reduce<unknown>((v, k) => (v as Record<PropertyKey, unknown> | undefined)?.[k], expanded);
-    problems.push(
-      ...parsed.error.issues.map((i: z.core.$ZodIssue) => {
-        const missing = (i.code === 'invalid_type' || i.code === 'invalid_value') && valueAt(i.path) === undefined;
-        return `${where(loc, i.path)}: ${missing ? `required field missing (${i.message.replace(/^Invalid (input|option): /, '')})` : i.message}`;
-      }),
-    );
+    for (const i of parsed.error.issues as z.core.$ZodIssue[]) {
+      if (i.code === 'unrecognized_keys') {
+        for (const key of i.keys) problems.push(unknownKeyAt(loc, i.path, key));
+        continue;
+      }
+      const missing = (i.code === 'invalid_type' || i.code === 'invalid_value') && valueAt(i.path) === undefined;
+      problems.push(problemAt(loc, i.path, missing ? `required field missing (${i.message.replace(/^Invalid (input|option): /, '')})` : i.message));
+    }
   }
-  if (problems.length || !parsed.success) throw new ConfigError(`invalid configuration in ${loc.file}`, problems);
+  // Cross-references are checked even when shapes are wrong elsewhere: every mistake in one pass.
+  for (const i of referenceIssues(expanded)) problems.push(problemAt(loc, i.path, i.message));
+  // In file order; problems without a position (the environment) first.
+  problems.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.col ?? 0) - (b.col ?? 0));
+  const trustProxyProblems: string[] = [];
+  const trustProxy = trustProxyFromEnv(env.TRUST_PROXY, trustProxyProblems);
+  const all = [...trustProxyProblems, ...problems.map((p) => p.text)];
+  if (all.length || !parsed.success) throw new ConfigError(`invalid configuration in ${loc.file}`, all);
   const cfg = parsed.data;
   const plans = [...(cfg.plans ?? defaultPlans)].sort((a, b) => a.rank - b.rank);
   const lowest = plans[0]!.id;
@@ -95,23 +154,51 @@ function resolve(raw: unknown, loc: Located, env: NodeJS.ProcessEnv): ResolvedCo
     publicUrl: cfg.public_url?.replace(/\/+$/, ''),
     trustProxy: trustProxy ?? cfg.trust_proxy,
     source: loc.file,
+    loadWarnings,
   };
 }
 
-/** Parses a YAML or JSON config text; errors point at file:line:column and the field. */
+/**
+ * Parses a config text: JSON when the file name ends in .json, else YAML. Errors point at
+ * file:line:column and the field.
+ */
 export function parseConfig(text: string, file: string, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
   const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: true, uniqueKeys: true });
+  if (/\.json$/i.test(file)) {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      const found = jsonSyntaxError(text);
+      if (!found) throw new ConfigError(`cannot parse ${file}`, [`${file}: ${(err as Error).message}`]);
+      const { line, col } = lineCol(text, found.offset);
+      throw new ConfigError(`cannot parse ${file}`, [`${file}:${line}:${col}: invalid JSON: ${found.message}`]);
+    }
+    // JSON is YAML: the YAML document gives the positions of fields for the messages.
+    const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
+    const duplicate = doc.errors.find((e) => e.code === 'DUPLICATE_KEY');
+    if (duplicate) {
+      const { line, col } = lines.linePos(duplicate.pos[0]);
+      throw new ConfigError(`cannot parse ${file}`, [`${file}:${line}:${col}: duplicate key in a JSON object`]);
+    }
+    return resolve(value, doc.errors.length ? { file } : { doc, lines, file }, env);
+  }
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
   if (doc.errors.length) {
     throw new ConfigError(
       `cannot parse ${file}`,
       doc.errors.map((e) => {
-        const pos = e.linePos?.[0];
-        return `${file}${pos ? `:${pos.line}:${pos.col}` : ''}: ${e.message.split('\n')[0]}`;
+        const { line, col } = lines.linePos(e.pos[0]);
+        return `${file}:${line}:${col}: ${e.message.trim().replace(/:$/, '')}`;
       }),
     );
   }
   return resolve(doc.toJS(), { doc, lines, file }, env);
+}
+
+function lineCol(text: string, offset: number): { line: number; col: number } {
+  const before = text.slice(0, offset).split('\n');
+  return { line: before.length, col: before.at(-1)!.length + 1 };
 }
 
 export type LoadedConfig = { config: ResolvedConfig; enabledFromEnv: string[] | null };

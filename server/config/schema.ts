@@ -13,7 +13,27 @@ export const ProviderConfig = z.strictObject({
   base_url: z.url({ protocol: /^https?$/ }).optional(),
   api_key: z.string().optional(),
   headers: z.record(z.string(), z.string()).optional(),
-  timeout_ms: z.number().int().positive().default(600_000),
+  // Time limits of one upstream attempt (README "Time limits"). Each one that runs out fails over
+  // while nothing was sent to the client, or ends a started stream with one error event.
+  timeout_ms: z
+    .number()
+    .int()
+    .positive()
+    .default(600_000)
+    .describe('Total deadline of a non-streaming answer, from sending the request to its last byte (ms). Also caps the first-byte and idle limits when they are not set.'),
+  connect_timeout_ms: z.number().int().positive().optional().describe('Time to open the connection (TCP and TLS), in ms; default 10000.'),
+  first_byte_timeout_ms: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('Time until the response headers of a non-streaming answer, or the first complete event of a stream, in ms; default 300000 (or timeout_ms if smaller).'),
+  idle_timeout_ms: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('Longest silence between two events of a stream (keep-alive comments count) or two chunks of a non-streaming body, in ms; default 120000 (or timeout_ms if smaller).'),
 });
 export type ProviderConfig = z.infer<typeof ProviderConfig>;
 
@@ -127,67 +147,84 @@ export const CatalogMetadataConfig = z.strictObject({
   snapshot: z.string().optional().describe('An OpenRouter model list (JSON) to start from before the first fetch succeeds.'),
 });
 
-export const GatewayConfig = z
-  .strictObject({
-    providers: z.array(ProviderConfig).default([]),
-    models: z.array(ModelConfig).default([]),
-    plans: z.array(PlanConfig).min(1).optional(),
-    default_plan: z.string().optional().describe('Plan of new users; default: the lowest-ranked plan.'),
-    key_cache_ttl_ms: z.number().int().min(0).max(60_000).default(5_000),
-    allow_private_image_urls: z
-      .boolean()
-      .default(false)
-      .describe('Let image URLs point at private, loopback or link-local addresses (SSRF protection off).'),
-    client_disconnect_drain_ms: z.number().int().min(0).max(600_000).default(30_000),
-    reservation_ttl_ms: z
-      .number()
-      .int()
-      .min(1_000)
-      .default(900_000)
-      .describe('How long a quota reservation counts if its request never settles (its gateway crashed).'),
-    web_search_surcharge_tokens: z.number().int().min(0).default(1_000),
-    auth: AuthConfig.prefault({}),
-    catalog_metadata: CatalogMetadataConfig.default({
-      refresh_hours: 24,
-      openrouter: { enabled: true, url: 'https://openrouter.ai/api/v1/models' },
-      poe: { enabled: true, url: 'https://api.poe.com/v1/models' },
-    }),
-    public_url: z
-      .url({ protocol: /^https?$/ })
-      .optional()
-      .describe('The address users and apps reach the gateway at (OAuth issuer, redirect URIs of sign-in providers); default: taken from each request.'),
-    web_search: WebSearchConfig.optional().describe('The backend the gateway searches with for models whose provider has no native web search.'),
-    trust_proxy: TrustProxy.default(false).describe(
-      'Which peers may set X-Forwarded-For/-Host/-Proto: false (none), true (any: only behind a proxy that overwrites them), a hop count, or addresses/CIDRs. TRUST_PROXY overrides it.',
-    ),
-  })
-  .superRefine((cfg, ctx) => {
-    const dup = (list: { id: string }[], key: string) => {
-      const seen = new Set<string>();
-      list.forEach((item, i) => {
-        if (seen.has(item.id)) ctx.addIssue({ code: 'custom', path: [key, i, 'id'], message: `duplicate ${key.slice(0, -1)} id "${item.id}"` });
-        seen.add(item.id);
-      });
-    };
-    dup(cfg.providers, 'providers');
-    dup(cfg.models, 'models');
-    if (cfg.plans) dup(cfg.plans, 'plans');
-    const providers = new Set(cfg.providers.map((p) => p.id));
-    const plans = new Set((cfg.plans ?? defaultPlans).map((p) => p.id));
-    cfg.models.forEach((m, i) => {
-      m.upstreams.forEach((u, j) => {
-        if (!providers.has(u.provider)) {
-          ctx.addIssue({ code: 'custom', path: ['models', i, 'upstreams', j, 'provider'], message: `unknown provider "${u.provider}" (known: ${[...providers].join(', ') || 'none'})` });
-        }
-      });
-      if (m.required_plan !== undefined && !plans.has(m.required_plan)) {
-        ctx.addIssue({ code: 'custom', path: ['models', i, 'required_plan'], message: `unknown plan "${m.required_plan}"` });
+/** The shape of the config file; `GatewayConfig` adds the checks between its parts. */
+export const GatewayConfigShape = z.strictObject({
+  providers: z.array(ProviderConfig).default([]),
+  models: z.array(ModelConfig).default([]),
+  plans: z.array(PlanConfig).min(1).optional(),
+  default_plan: z.string().optional().describe('Plan of new users; default: the lowest-ranked plan.'),
+  key_cache_ttl_ms: z.number().int().min(0).max(60_000).default(5_000),
+  allow_private_image_urls: z
+    .boolean()
+    .default(false)
+    .describe('Let image URLs point at private, loopback or link-local addresses (SSRF protection off).'),
+  client_disconnect_drain_ms: z.number().int().min(0).max(600_000).default(30_000),
+  reservation_ttl_ms: z
+    .number()
+    .int()
+    .min(1_000)
+    .default(900_000)
+    .describe('How long a quota reservation counts if its request never settles (its gateway crashed).'),
+  web_search_surcharge_tokens: z.number().int().min(0).default(1_000),
+  auth: AuthConfig.prefault({}),
+  catalog_metadata: CatalogMetadataConfig.default({
+    refresh_hours: 24,
+    openrouter: { enabled: true, url: 'https://openrouter.ai/api/v1/models' },
+    poe: { enabled: true, url: 'https://api.poe.com/v1/models' },
+  }),
+  public_url: z
+    .url({ protocol: /^https?$/ })
+    .optional()
+    .describe('The address users and apps reach the gateway at (OAuth issuer, redirect URIs of sign-in providers); default: taken from each request.'),
+  web_search: WebSearchConfig.optional().describe('The backend the gateway searches with for models whose provider has no native web search.'),
+  trust_proxy: TrustProxy.default(false).describe(
+    'Which peers may set X-Forwarded-For/-Host/-Proto: false (none), true (any: only behind a proxy that overwrites them), a hop count, or addresses/CIDRs. TRUST_PROXY overrides it.',
+  ),
+});
+
+export const GatewayConfig = GatewayConfigShape.superRefine((cfg, ctx) => {
+  for (const issue of referenceIssues(cfg)) ctx.addIssue({ code: 'custom', ...issue });
+});
+
+const list = (v: unknown): Record<string, unknown>[] => (Array.isArray(v) ? v.map((x) => (x && typeof x === 'object' ? (x as Record<string, unknown>) : {})) : []);
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/**
+ * Duplicate ids and references to unknown providers and plans. Reads the input defensively, so the
+ * loader reports them together with shape errors elsewhere in the file (zod skips refinements of
+ * an object that has issues).
+ */
+export function referenceIssues(input: unknown): { path: (string | number)[]; message: string }[] {
+  const cfg = input && typeof input === 'object' ? (input as Record<string, unknown>) : {};
+  const issues: { path: (string | number)[]; message: string }[] = [];
+  const dup = (key: 'providers' | 'models' | 'plans') => {
+    const seen = new Set<string>();
+    list(cfg[key]).forEach((item, i) => {
+      const itemId = str(item.id);
+      if (itemId === undefined) return;
+      if (seen.has(itemId)) issues.push({ path: [key, i, 'id'], message: `duplicate ${key.slice(0, -1)} id "${itemId}"` });
+      seen.add(itemId);
+    });
+  };
+  dup('providers');
+  dup('models');
+  dup('plans');
+  const providers = new Set(list(cfg.providers).flatMap((p) => str(p.id) ?? []));
+  const plans = new Set(Array.isArray(cfg.plans) ? list(cfg.plans).flatMap((p) => str(p.id) ?? []) : defaultPlans.map((p) => p.id));
+  list(cfg.models).forEach((m, i) => {
+    list(m.upstreams).forEach((u, j) => {
+      const provider = str(u.provider);
+      if (provider !== undefined && !providers.has(provider)) {
+        issues.push({ path: ['models', i, 'upstreams', j, 'provider'], message: `unknown provider "${provider}" (known: ${[...providers].join(', ') || 'none'})` });
       }
     });
-    if (cfg.default_plan !== undefined && !plans.has(cfg.default_plan)) {
-      ctx.addIssue({ code: 'custom', path: ['default_plan'], message: `unknown plan "${cfg.default_plan}"` });
-    }
+    const plan = str(m.required_plan);
+    if (plan !== undefined && !plans.has(plan)) issues.push({ path: ['models', i, 'required_plan'], message: `unknown plan "${plan}" (known: ${[...plans].join(', ')})` });
   });
+  const defaultPlan = str(cfg.default_plan);
+  if (defaultPlan !== undefined && !plans.has(defaultPlan)) issues.push({ path: ['default_plan'], message: `unknown plan "${defaultPlan}" (known: ${[...plans].join(', ')})` });
+  return issues;
+}
 export type GatewayConfigInput = z.input<typeof GatewayConfig>;
 
 export const defaultPlans: PlanConfig[] = [
@@ -215,4 +252,6 @@ export type ResolvedConfig = {
   trustProxy: TrustProxy;
   /** Where it came from, for start-up messages. */
   source: string;
+  /** What loading noticed that does not stop the gateway (`configWarnings` adds the rest). */
+  loadWarnings: string[];
 };

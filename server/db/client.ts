@@ -21,6 +21,18 @@ export type Database = {
   close(): Promise<void>;
 };
 
+/** DATABASE_CONNECT_TIMEOUT_MS (default 2,000) and DATABASE_QUERY_TIMEOUT_MS (default 5,000). */
+export function databaseTimeouts(env: NodeJS.ProcessEnv): { connectMs: number; queryMs: number } {
+  const ms = (name: string, fallback: number) => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive number of milliseconds (got '${raw}')`);
+    return n;
+  };
+  return { connectMs: ms('DATABASE_CONNECT_TIMEOUT_MS', 2_000), queryMs: ms('DATABASE_QUERY_TIMEOUT_MS', 5_000) };
+}
+
 function redactUrl(url: string): string {
   try {
     const u = new URL(url);
@@ -47,10 +59,21 @@ async function initEmbeddedDirectory(dir: string): Promise<void> {
 }
 
 /** Opens PostgreSQL when `databaseUrl` is set, else the embedded PGlite database under `dataDir`. */
-export async function openDatabase(opts: { databaseUrl?: string; dataDir: string; migrate?: boolean }): Promise<Database> {
+export async function openDatabase(opts: { databaseUrl?: string; dataDir: string; migrate?: boolean; timeouts?: { connectMs: number; queryMs: number } }): Promise<Database> {
   let db: Database;
   if (opts.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: Number(process.env.DATABASE_POOL_SIZE ?? 10) });
+    const timeouts = opts.timeouts ?? databaseTimeouts(process.env);
+    // Outages (docs/decisions/0010-store-outages.md): a connection not made within connectMs and a
+    // query not answered within queryMs fail (the request gets 503 database_unavailable) instead
+    // of waiting for the database; the server abandons such a statement too (statement_timeout).
+    const pool = new pg.Pool({
+      connectionString: opts.databaseUrl,
+      max: Number(process.env.DATABASE_POOL_SIZE ?? 10),
+      connectionTimeoutMillis: timeouts.connectMs,
+      query_timeout: timeouts.queryMs,
+      statement_timeout: timeouts.queryMs,
+      keepAlive: true,
+    });
     // An idle connection dropped by the server (restart, failover) must not crash the process:
     // the pool replaces it and the next query reports any lasting failure.
     pool.on('error', () => {});
@@ -63,8 +86,11 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
         exec: async (text) => void (await pool.query(text)),
         query: async (text, params = []) => (await pool.query(text, params)).rows,
         withLock: async (fn) => {
-          // Several instances may start at once: one applies the migrations, the others wait.
-          const client = await pool.connect();
+          // Several instances may start at once: one applies the migrations, the others wait, as
+          // long as it takes (a connection of its own, without the query timeout).
+          const client = new pg.Client({ connectionString: opts.databaseUrl, connectionTimeoutMillis: timeouts.connectMs });
+          client.on('error', () => {});
+          await client.connect();
           try {
             await client.query('SELECT pg_advisory_lock(727073)');
             return await fn({
@@ -73,7 +99,7 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
             });
           } finally {
             await client.query('SELECT pg_advisory_unlock(727073)').catch(() => {});
-            client.release();
+            await client.end().catch(() => {});
           }
         },
       },

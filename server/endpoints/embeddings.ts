@@ -3,13 +3,14 @@ import type { z } from 'zod';
 import type { EmbeddingsRequest, ModerationRequest } from '../../contract/embeddings.ts';
 import type { Principal } from '../auth/principal.ts';
 import { GatewayError, errors } from '../http/errors.ts';
-import { postJson } from '../providers/http.ts';
+import { postJson, upstreamLimits } from '../providers/http.ts';
 import { chatHeaders, defaultBaseUrl } from '../providers/openai/chat.ts';
 import { geminiBaseUrl } from '../providers/gemini/generate-content.ts';
 import type { CallContext } from '../providers/types.ts';
 import { joinUrl } from '../providers/types.ts';
-import { withFailover } from '../routing/failover.ts';
+import { withFailover, type FailoverOptions } from '../routing/failover.ts';
 import type { ProviderConfig } from '../config/schema.ts';
+import { servedBy } from '../providers/capabilities.ts';
 import type { Services } from '../services.ts';
 import type * as C from '../translate/canonical.ts';
 
@@ -24,7 +25,8 @@ export function encodeFloat32Base64(values: number[]): string {
 
 const ctxFor = (provider: ProviderConfig): CallContext => ({ provider, clientHeaders: {} });
 
-function upstreams(services: Services, modelId: string, endpoint: 'embeddings' | 'moderation', types: ProviderConfig['type'][]) {
+function upstreams(services: Services, modelId: string, endpoint: 'embeddings' | 'moderation') {
+  const types = servedBy[endpoint]!;
   const model = services.catalog.model(modelId);
   if (!model) throw errors.modelNotFound(modelId);
   if (model.endpoint !== endpoint) throw errors.invalid(`The model '${modelId}' is a ${model.endpoint} model, not a${endpoint === 'embeddings' ? 'n embeddings' : ' moderation'} model.`, 'model', 'model_not_supported');
@@ -53,8 +55,8 @@ async function billed<T>(services: Services, principal: Principal, requestId: st
 
 const estimate = (texts: string[]) => Math.ceil(texts.reduce((n, t) => n + t.length, 0) / 4);
 
-export async function embeddings(services: Services, principal: Principal, requestId: string, body: z.infer<typeof EmbeddingsRequest>) {
-  const { model, targets } = upstreams(services, body.model, 'embeddings', ['openai', 'openai-compatible', 'gemini']);
+export async function embeddings(services: Services, principal: Principal, requestId: string, body: z.infer<typeof EmbeddingsRequest>, log?: FailoverOptions['log']) {
+  const { model, targets } = upstreams(services, body.model, 'embeddings');
   const texts = typeof body.input === 'string' ? [body.input] : body.input;
   const base64 = body.encoding_format === 'base64';
   return billed(services, principal, requestId, body.model, model.token_multiplier, texts, 'embeddings', async () => {
@@ -64,8 +66,7 @@ export async function embeddings(services: Services, principal: Principal, reque
         if (t.provider.type === 'gemini') {
           const url = joinUrl(geminiBaseUrl(ctxFor(t.provider)), `/models/${encodeURIComponent(t.upstreamModel)}:batchEmbedContents`);
           const requests = texts.map((text) => ({ model: `models/${t.upstreamModel}`, content: { parts: [{ text }] }, ...(body.dimensions ? { outputDimensionality: body.dimensions } : {}) }));
-          const res = await postJson({ url, headers: { ...(t.provider.api_key ? { 'x-goog-api-key': t.provider.api_key } : {}), ...t.provider.headers }, body: { requests }, timeoutMs: t.provider.timeout_ms });
-          const out = (await res.body.json()) as Json;
+          const { json: out } = await postJson({ provider: t.provider.id, url, headers: { ...(t.provider.api_key ? { 'x-goog-api-key': t.provider.api_key } : {}), ...t.provider.headers }, body: { requests }, limits: upstreamLimits(t.provider) });
           const data = (out.embeddings ?? []).map((e: Json, index: number) => ({ object: 'embedding', index, embedding: base64 ? encodeFloat32Base64(e.values) : e.values }));
           // Gemini reports no token counts for embeddings: the gateway estimates them.
           const tokens = estimate(texts);
@@ -73,12 +74,11 @@ export async function embeddings(services: Services, principal: Principal, reque
         }
         const ctx = ctxFor(t.provider);
         const { model: _m, ...rest } = body;
-        const res = await postJson({ url: joinUrl(defaultBaseUrl(ctx), '/embeddings'), headers: chatHeaders(ctx), body: { ...rest, model: t.upstreamModel }, timeoutMs: t.provider.timeout_ms });
-        const json = (await res.body.json()) as Json;
+        const { json } = await postJson({ provider: t.provider.id, url: joinUrl(defaultBaseUrl(ctx), '/embeddings'), headers: chatHeaders(ctx), body: { ...rest, model: t.upstreamModel }, limits: upstreamLimits(t.provider) });
         const prompt = json.usage?.prompt_tokens;
         return { json, usage: typeof prompt === 'number' ? { inputTokens: prompt, outputTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 } : null };
       },
-      { model: body.model, health: services.health, metrics: services.metrics },
+      { model: body.model, health: services.health, metrics: services.metrics, log },
     );
     const usage = value.usage ?? { inputTokens: estimate(texts), outputTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
     return { value: value.json, usage, provider: candidate.provider.id, upstreamModel: candidate.upstreamModel, estimated: !value.usage };
@@ -88,19 +88,19 @@ export async function embeddings(services: Services, principal: Principal, reque
 export const DEFAULT_MODERATION_MODEL = 'omni-moderation-latest';
 
 /** Moderation counts against the request rate but costs no tokens (providers do not charge for it). */
-export async function moderations(services: Services, principal: Principal, requestId: string, body: z.infer<typeof ModerationRequest>) {
+export async function moderations(services: Services, principal: Principal, requestId: string, body: z.infer<typeof ModerationRequest>, log?: FailoverOptions['log']) {
   const modelId = body.model ?? DEFAULT_MODERATION_MODEL;
-  const { model, targets } = upstreams(services, modelId, 'moderation', ['openai', 'openai-compatible']);
+  const { model, targets } = upstreams(services, modelId, 'moderation');
   const texts = typeof body.input === 'string' ? [body.input] : (body.input as (string | Json)[]).map((i) => (typeof i === 'string' ? i : (i.text ?? '')));
   return billed(services, principal, requestId, modelId, model.token_multiplier, texts, 'moderations', async () => {
     const { value, candidate } = await withFailover(
       targets,
       async (t) => {
         const ctx = ctxFor(t.provider);
-        const res = await postJson({ url: joinUrl(defaultBaseUrl(ctx), '/moderations'), headers: chatHeaders(ctx), body: { ...body, model: t.upstreamModel }, timeoutMs: t.provider.timeout_ms });
-        return (await res.body.json()) as Json;
+        const { json } = await postJson({ provider: t.provider.id, url: joinUrl(defaultBaseUrl(ctx), '/moderations'), headers: chatHeaders(ctx), body: { ...body, model: t.upstreamModel }, limits: upstreamLimits(t.provider) });
+        return json as Json;
       },
-      { model: modelId, health: services.health, metrics: services.metrics },
+      { model: modelId, health: services.health, metrics: services.metrics, log },
     );
     return { value, usage: null, provider: candidate.provider.id, upstreamModel: candidate.upstreamModel, estimated: false };
   });

@@ -41,6 +41,7 @@ export function buildRouter(services: Services) {
           raw: body,
           request: decoded,
           clientHeaders: {},
+          log: request.log,
         });
         return sendText(reply, result, 'chat');
       },
@@ -56,6 +57,7 @@ export function buildRouter(services: Services) {
             'anthropic-version': request.headers['anthropic-version'] as string | undefined,
             'anthropic-beta': request.headers['anthropic-beta'] as string | undefined,
           },
+          log: request.log,
         });
         return sendText(reply, result, 'messages');
       },
@@ -68,6 +70,7 @@ export function buildRouter(services: Services) {
           raw: body,
           request: decoded.request,
           clientHeaders: {},
+          log: request.log,
         });
         return sendText(reply, result, 'responses');
       },
@@ -82,12 +85,12 @@ export function buildRouter(services: Services) {
       transcriptionJobStatus: todo,
       transcriptionJobDownload: todo,
       embeddings: async ({ body, request, reply }) => {
-        const r = await embeddings(services, request.principal!, request.id, body);
+        const r = await embeddings(services, request.principal!, request.id, body, request.log);
         reply.headers(r.headers);
         return { status: 200, body: r.value as never };
       },
       moderations: async ({ body, request, reply }) => {
-        const r = await moderations(services, request.principal!, request.id, body);
+        const r = await moderations(services, request.principal!, request.id, body, request.log);
         reply.headers(r.headers);
         return { status: 200, body: r.value as never };
       },

@@ -22,6 +22,9 @@ export class GatewayError extends Error {
   }
 }
 
+/** Retry-After of the 503s a store outage answers: Redis reconnects within a second, a database failover takes longer. */
+export const RETRY_AFTER_SECONDS = { counters: 2, database: 5 } as const;
+
 export const errors = {
   invalid: (message: string, param: string | null = null, code = 'invalid_parameter') =>
     new GatewayError(400, 'invalid_request_error', code, message, param),
@@ -36,8 +39,29 @@ export const errors = {
     new GatewayError(404, 'invalid_request_error', code, message, param),
   conflict: (message: string, code: string, param: string | null = null) => new GatewayError(409, 'invalid_request_error', code, message, param),
   tooLarge: (message: string) => new GatewayError(413, 'invalid_request_error', 'payload_too_large', message),
+  unsupportedMediaType: (message: string) => new GatewayError(415, 'invalid_request_error', 'unsupported_media_type', message),
   notImplemented: (what: string) =>
-    new GatewayError(501, 'server_error', 'not_implemented', `${what} is not implemented in this release of the gateway.`),
+    new GatewayError(501, 'server_error', 'not_implemented', `${what}: not implemented in this release of the gateway.`),
+  /** Redis (limits and quotas) is down or stalled: the request was not admitted, nothing was billed. */
+  counterStoreUnavailable: () =>
+    new GatewayError(
+      503,
+      'server_error',
+      'counter_store_unavailable',
+      `The rate-limit and quota store is unreachable, so the gateway cannot meter this request and did not forward it (nothing was billed). Retry after ${RETRY_AFTER_SECONDS.counters} seconds.`,
+      null,
+      { 'retry-after': String(RETRY_AFTER_SECONDS.counters) },
+    ),
+  /** PostgreSQL is down or stalled: keys it must look up, usage, accounts and OAuth cannot be served. */
+  databaseUnavailable: () =>
+    new GatewayError(
+      503,
+      'server_error',
+      'database_unavailable',
+      `The gateway's database is unreachable, so this request cannot be served now (nothing was billed). Retry after ${RETRY_AFTER_SECONDS.database} seconds.`,
+      null,
+      { 'retry-after': String(RETRY_AFTER_SECONDS.database) },
+    ),
   internal: () => new GatewayError(500, 'server_error', 'internal_error', 'Internal server error. The failure was logged with the request id.'),
 };
 

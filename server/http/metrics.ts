@@ -3,7 +3,8 @@ import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client
 /** Prometheus metrics of one gateway process. */
 export function createMetrics() {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'gateway_process_' });
+  // prom-client's names already say process_/nodejs_: the prefix only adds the gateway's name.
+  collectDefaultMetrics({ register: registry, prefix: 'gateway_' });
   return {
     registry,
     requests: new Counter({

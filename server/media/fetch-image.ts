@@ -60,7 +60,7 @@ export async function fetchImage(url: string, opts: ImageFetchOptions): Promise<
   } catch (err) {
     const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
     if (e.code === 'ESSRF' || e.cause?.code === 'ESSRF') throw refused(url, 'private, loopback and link-local addresses are not allowed');
-    throw refused(url, `download failed (${e.message})`);
+    throw refused(url, `download failed (${e.code ?? e.cause?.code ?? 'network error'})`);
   }
   if (res.statusCode !== 200) {
     await res.body.dump();
@@ -73,13 +73,20 @@ export async function fetchImage(url: string, opts: ImageFetchOptions): Promise<
   }
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of res.body) {
-    size += chunk.length;
-    if (size > opts.maxBytes) {
-      res.body.destroy();
-      throw refused(url, `it is larger than ${opts.maxBytes} bytes`);
+  try {
+    for await (const chunk of res.body) {
+      size += chunk.length;
+      if (size > opts.maxBytes) {
+        res.body.destroy();
+        throw refused(url, `it is larger than ${opts.maxBytes} bytes`);
+      }
+      chunks.push(chunk as Buffer);
     }
-    chunks.push(chunk as Buffer);
+  } catch (err) {
+    if (err instanceof GatewayError) throw err;
+    // The image's host failed mid-body: the client's reference is at fault, not an upstream.
+    const e = err as NodeJS.ErrnoException;
+    throw refused(url, `download failed (${e.code ?? 'connection lost'})`);
   }
   return { mediaType: type, data: Buffer.concat(chunks).toString('base64') };
 }

@@ -39,6 +39,8 @@ export class UpstreamStreamError extends Error {
   constructor(
     message: string,
     readonly upstreamType?: string,
+    /** The error object the upstream sent, when it sent one (its code or status classifies it). */
+    readonly detail?: unknown,
   ) {
     super(message);
     this.name = 'UpstreamStreamError';

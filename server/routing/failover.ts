@@ -1,8 +1,8 @@
-import { GatewayError } from '../http/errors.ts';
+import { GatewayError, errors } from '../http/errors.ts';
 import type { Metrics } from '../http/metrics.ts';
-import { UpstreamError } from '../providers/http.ts';
-import { UpstreamStreamError } from '../providers/types.ts';
+import { upstreamFailure, type UpstreamError } from '../providers/http.ts';
 import type { HealthRecorder } from './health.ts';
+import { missingCredential } from '../providers/capabilities.ts';
 
 export type FailoverOptions = {
   model: string;
@@ -15,16 +15,24 @@ export type FailoverOptions = {
   maxWaitMs?: number;
   /** Told each backoff pause (upstream time, not the gateway's own). */
   onBackoff?: (ms: number) => void;
+  /** Where each failed attempt's raw cause is logged (warn). */
+  log?: { warn(obj: object, msg: string): void };
 };
 
-type Candidate = { provider: { id: string } };
+type Candidate = { provider: { id: string; type?: string; api_key?: string; headers?: Record<string, string> }; upstreamModel?: string };
 
-function asUpstreamError(err: unknown): UpstreamError {
-  if (err instanceof UpstreamError) return err;
-  if (err instanceof UpstreamStreamError) return new UpstreamError(err.message, 502, true, 'upstream_error');
-  if (err instanceof SyntaxError) return new UpstreamError(`the upstream sent malformed data: ${err.message}`, 502, true, 'upstream_error');
-  return new UpstreamError((err as Error).message ?? String(err), 0, true, 'upstream_unreachable');
+/** One upstream's part in the failure: what went wrong last and how often it was tried. */
+type Failure = { provider: string; upstreamModel?: string; error: UpstreamError | null; reason: string; attempts: number };
+
+/** `openai [gpt-4o-mini]: connection refused (2 attempts)` for each upstream tried, in order. */
+function failureList(failures: Failure[]): string {
+  return failures
+    .map((f) => `${f.provider}${f.upstreamModel ? ` [${f.upstreamModel}]` : ''}: ${f.reason}${f.attempts > 1 ? ` (${f.attempts} attempts)` : ''}`)
+    .join('; ');
 }
+
+/** An upstream error's message without the `provider 'x': ` prefix the list already names. */
+const reasonOf = (e: UpstreamError, provider: string) => e.message.replace(`provider '${provider}': `, '');
 
 /** The error a client sees for an upstream that refused the request itself (not retried). */
 function rejected(e: UpstreamError): GatewayError {
@@ -32,40 +40,82 @@ function rejected(e: UpstreamError): GatewayError {
   return new GatewayError(400, 'invalid_request_error', 'upstream_invalid_request', `The upstream provider rejected the request: ${e.message}`);
 }
 
+const isStackOverflow = (err: unknown) => err instanceof RangeError && /call stack/i.test(err.message);
+
+/**
+ * The gateway's own failure while building, sending or reading an attempt: not the upstream's, so
+ * it is neither recorded against it nor retried. The request path recurses only over what the
+ * client sent, so a stack overflow there is a request too deeply nested (400); anything else goes
+ * to the error handler as an internal error (500, logged).
+ */
+function gatewayFailure(err: unknown): unknown {
+  if (isStackOverflow(err)) return errors.invalid('The request is nested too deeply to be processed.');
+  return err;
+}
+
+/** Records that an attempt counted as a success (a stream's first event) failed afterwards. */
+export type Blame = (e: UpstreamError) => void;
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Runs `attempt` on each candidate in order. Connection errors, timeouts, 429 and 5xx are retried
  * (bounded, with backoff) and then passed to the next upstream; a request the upstream rejects as
- * invalid is returned at once. Every attempt's outcome and latency is recorded.
+ * invalid is returned at once. Every upstream outcome and its latency is recorded; a failure of
+ * the gateway's own code stops everything at once, recorded against no upstream. `blame` turns
+ * the success into a failure when a stream breaks after its first event.
  */
 export async function withFailover<T, C extends Candidate>(
   candidates: C[],
   attempt: (candidate: C) => Promise<T>,
   opts: FailoverOptions,
-): Promise<{ value: T; candidate: C }> {
+): Promise<{ value: T; candidate: C; blame: Blame }> {
   const perUpstream = opts.attemptsPerUpstream ?? 2;
   const base = opts.baseBackoffMs ?? 200;
   const maxWait = opts.maxWaitMs ?? 2_000;
-  const failures: UpstreamError[] = [];
+  const failures: Failure[] = [];
   for (const candidate of candidates) {
+    const provider = candidate.provider.id;
+    // What every log line about this upstream names.
+    const where = { provider, upstream_model: candidate.upstreamModel, model: opts.model };
+    // A provider the config left without the credential it needs cannot answer: named, not called.
+    const missing = missingCredential(candidate.provider);
+    if (missing) {
+      failures.push({ provider, upstreamModel: candidate.upstreamModel, error: null, reason: missing, attempts: 0 });
+      opts.log?.warn({ ...where, failure: 'not_configured' }, `upstream skipped: provider '${provider}' ${missing}`);
+      continue;
+    }
+    const mine: Failure = { provider, upstreamModel: candidate.upstreamModel, error: null, reason: '', attempts: 0 };
     for (let n = 0; n < perUpstream; n++) {
       const started = performance.now();
       try {
         const value = await attempt(candidate);
         const ms = performance.now() - started;
-        opts.health.record(opts.model, candidate.provider.id, true, ms);
-        opts.metrics.upstreamAttempts.inc({ provider: candidate.provider.id, model: opts.model, outcome: 'ok' });
-        opts.metrics.upstreamLatency.observe({ provider: candidate.provider.id }, ms / 1000);
-        return { value, candidate };
+        const at = opts.health.record(opts.model, provider, true, ms);
+        opts.metrics.upstreamAttempts.inc({ provider, model: opts.model, outcome: 'ok' });
+        opts.metrics.upstreamLatency.observe({ provider }, ms / 1000);
+        const blame: Blame = (e) => {
+          opts.health.recordLateFailure(opts.model, provider, at, healthCode(e));
+          opts.log?.warn({ ...where, status: e.status || undefined, failure: e.code, cause: causeCode(e) }, `upstream failed after its first event: ${e.message}`);
+        };
+        return { value, candidate, blame };
       } catch (err) {
         if (err instanceof GatewayError) throw err;
-        const e = asUpstreamError(err);
+        const e = upstreamFailure(err, provider);
+        if (!e) throw gatewayFailure(err);
         const ms = performance.now() - started;
-        opts.health.record(opts.model, candidate.provider.id, false, ms, e.status ? `http_${e.status}` : e.code);
-        opts.metrics.upstreamAttempts.inc({ provider: candidate.provider.id, model: opts.model, outcome: e.code === 'upstream_timeout' ? 'timeout' : 'error' });
+        opts.health.record(opts.model, provider, false, ms, healthCode(e));
+        opts.metrics.upstreamAttempts.inc({ provider, model: opts.model, outcome: e.code === 'upstream_timeout' ? 'timeout' : 'error' });
+        // One line per failed attempt: enough to diagnose without the client's error (never credentials).
+        opts.log?.warn(
+          { ...where, attempt: n + 1, status: e.status || undefined, failure: e.code, ms: Math.round(ms), cause: causeCode(e) },
+          `upstream attempt failed: ${e.message}`,
+        );
         if (!e.retryable) throw rejected(e);
-        failures.push(e);
+        if (!mine.attempts) failures.push(mine);
+        mine.attempts++;
+        mine.error = e;
+        mine.reason = reasonOf(e, provider);
         // 401/403/404 will not change on a retry: next upstream.
         if ([401, 403, 404].includes(e.status) || n + 1 >= perUpstream) break;
         const wait = e.retryAfter !== undefined ? e.retryAfter * 1000 : base * 2 ** n * (0.5 + Math.random());
@@ -75,12 +125,21 @@ export async function withFailover<T, C extends Candidate>(
       }
     }
   }
-  const unavailable = failures.every((f) => f.status === 429 || f.status === 503);
-  const last = failures[failures.length - 1];
-  throw new GatewayError(
-    unavailable ? 503 : 502,
-    'provider_error',
-    'all_upstreams_failed',
-    `All upstream providers failed for model '${opts.model}' after ${failures.length} attempt(s); last error: ${last?.message ?? 'unknown'}`,
-  );
+  const tried = failures.filter((f) => f.error);
+  const list = failureList(failures);
+  // Every upstream tried ran out of time: the gateway time-out the API documents (524), not a failure of theirs.
+  if (tried.length > 0 && tried.every((f) => f.error!.code === 'upstream_timeout')) {
+    throw new GatewayError(524, 'server_error', 'upstream_timeout', `No upstream answered model '${opts.model}' in time: ${list}.`);
+  }
+  const unavailable = tried.length > 0 && tried.every((f) => f.error!.status === 429 || f.error!.status === 503);
+  throw new GatewayError(unavailable ? 503 : 502, 'provider_error', 'all_upstreams_failed', `All upstreams failed for model '${opts.model}': ${list}.`);
 }
+
+/** The socket error's code behind a network failure (for the log; its message may hold addresses, the code does not). */
+function causeCode(e: UpstreamError): string | undefined {
+  const c = e.cause as { code?: string; cause?: { code?: string } } | undefined;
+  return c?.code ?? c?.cause?.code;
+}
+
+/** The health history's error class: the upstream's status, else the failure's code. */
+const healthCode = (e: UpstreamError) => (e.status ? `http_${e.status}` : e.code);

@@ -31,6 +31,7 @@ const histIndex = (ms: number) => {
  */
 export class HealthRecorder {
   private buckets = new Map<string, Bucket>();
+  private flushing: Promise<void> = Promise.resolve();
   private readonly timer: NodeJS.Timeout;
 
   constructor(
@@ -42,15 +43,21 @@ export class HealthRecorder {
     this.timer.unref();
   }
 
-  record(model: string, provider: string, ok: boolean, latencyMs: number, errorCode?: string): void {
-    const now = this.clock.now();
-    const start = Math.floor(now / 60_000) * 60_000;
+  private bucket(model: string, provider: string, at: number): Bucket {
+    const start = Math.floor(at / 60_000) * 60_000;
     const key = `${model}\u0000${provider}\u0000${start}`;
     let b = this.buckets.get(key);
     if (!b) {
       b = { model, provider, start, requests: 0, errors: 0, latencySum: 0, latencyMax: 0, hist: emptyHist(), lastError: null, lastErrorAt: null, lastSuccessAt: null };
       this.buckets.set(key, b);
     }
+    return b;
+  }
+
+  /** Records one attempt; returns when (clock time), for a later recordLateFailure. */
+  record(model: string, provider: string, ok: boolean, latencyMs: number, errorCode?: string): number {
+    const now = this.clock.now();
+    const b = this.bucket(model, provider, now);
     const ms = Math.round(latencyMs);
     b.requests++;
     if (ok) b.lastSuccessAt = now;
@@ -62,6 +69,19 @@ export class HealthRecorder {
     b.latencySum += ms;
     b.latencyMax = Math.max(b.latencyMax, ms);
     b.hist[histIndex(ms)]!++;
+    return now;
+  }
+
+  /**
+   * An attempt recorded as a success at `at` (a stream, at its first event) failed afterwards: it
+   * becomes an error in its own minute (no new request; the increments add up in the database
+   * even when that minute was already written).
+   */
+  recordLateFailure(model: string, provider: string, at: number, errorCode: string): void {
+    const b = this.bucket(model, provider, at);
+    b.errors++;
+    b.lastError = errorCode;
+    b.lastErrorAt = this.clock.now();
   }
 
   /** Aggregates not yet written (this instance). */
@@ -69,7 +89,17 @@ export class HealthRecorder {
     return [...this.buckets.values()];
   }
 
-  async flush(): Promise<void> {
+  /**
+   * Writes what is pending. Flushes run one after another, so a caller that awaits flush() (close,
+   * a report) knows every earlier write has landed too, not only its own.
+   */
+  flush(): Promise<void> {
+    const run = this.flushing.then(() => this.flushOnce());
+    this.flushing = run.catch(() => undefined);
+    return run;
+  }
+
+  private async flushOnce(): Promise<void> {
     if (!this.buckets.size) return;
     const batch = this.buckets;
     this.buckets = new Map();

@@ -76,9 +76,10 @@ export class MemoryCounterStore implements CounterStore {
     return { rpm: r, quota: await this.reserve(quota.key, quota.id, quota.amount, quota.limit, { ttlMs: quota.ttlMs, keepUntil: quota.keepUntil, now }) };
   }
 
-  async settle(key: string, id: string, actual: number, opts: { keepUntil: number; now: number }): Promise<number> {
+  async settle(key: string, id: string, actual: number, opts: { keepUntil: number; now: number; onlyIfHeld?: boolean }): Promise<number> {
     const q = this.quota(key, opts.now);
     const hold = q.holds.get(id);
+    if (!hold && opts.onlyIfHeld) return q.settled;
     if (hold) {
       q.holds.delete(id);
       q.reserved -= hold.amount;

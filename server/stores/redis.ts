@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import type { AdmitResult, CounterStore, ReserveResult, WindowResult } from './types.ts';
+import { CounterStoreUnavailableError, type AdmitResult, type CounterStore, type ReserveResult, type WindowResult } from './types.ts';
 
 // A window is a hash {v: count, r: reset epoch ms}; the caller's clock decides when it rolls, and
 // the key's TTL only collects garbage. Check and add are one step, shared by HIT and ADMIT.
@@ -84,8 +84,10 @@ end)()
 return {1, h[2], h[3], q[1], q[2]}
 `;
 
+// ARGV[5] = '1': only while the reservation is held (a retry that must not count twice).
 const SETTLE = `
 local held = redis.call('HGET', KEYS[2], ARGV[1])
+if not held and ARGV[5] == '1' then return tonumber(redis.call('GET', KEYS[1]) or '0') end
 if held then
   redis.call('HDEL', KEYS[2], ARGV[1])
   redis.call('HINCRBY', KEYS[2], 'total', -tonumber(held))
@@ -111,18 +113,53 @@ type Scripts = {
   mgPeekWindow(key: string, now: number): Promise<[number, number] | null>;
   mgReserve(k1: string, k2: string, k3: string, id: string, amount: number, limit: number, ttl: number, keepUntil: number, now: number): Promise<[number, number]>;
   mgAdmit(k1: string, k2: string, k3: string, rpmKey: string, id: string, amount: number, limit: number, ttl: number, keepUntil: number, now: number, rpmLimit: number, windowMs: number): Promise<[number, number, number, number, number]>;
-  mgSettle(k1: string, k2: string, k3: string, id: string, actual: number, keepUntil: number, now: number): Promise<number>;
+  mgSettle(k1: string, k2: string, k3: string, id: string, actual: number, keepUntil: number, now: number, onlyIfHeld: 0 | 1): Promise<number>;
   mgReserved(k1: string, k2: string, k3: string, now: number): Promise<[number, number, number]>;
 };
+
+/** How the gateway talks to Redis when it is slow or gone (REDIS_*_TIMEOUT_MS). */
+export type RedisTimeouts = {
+  /** A command without an answer after this fails (the request gets 503): default 1,000 ms. */
+  commandMs: number;
+  /** A connection attempt that takes longer is abandoned and retried: default 2,000 ms. */
+  connectMs: number;
+  /** Longest pause between reconnection attempts: default 1,000 ms. */
+  reconnectMaxMs: number;
+};
+
+export const defaultRedisTimeouts: RedisTimeouts = { commandMs: 1_000, connectMs: 2_000, reconnectMaxMs: 1_000 };
+
+const NOT_SENT = "Stream isn't writeable";
 
 export class RedisCounterStore implements CounterStore {
   readonly kind = 'redis' as const;
   readonly redis: Redis & Scripts;
+  /** Until the first connection is up: commands wait for it (start-up), up to the connect timeout. */
+  private firstConnection: Promise<void> | null;
+  private readonly commandMs: number;
 
-  constructor(url: string, private readonly prefix = 'mg:') {
+  constructor(
+    url: string,
+    private readonly prefix = 'mg:',
+    timeouts: RedisTimeouts = defaultRedisTimeouts,
+  ) {
     // Auto-pipelining sends the commands of one event-loop turn in one write: a socket write per
     // command was a sixth of the main thread's time under load.
-    const redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, enableAutoPipelining: true });
+    //
+    // Outages (docs/decisions/0010-store-outages.md): no offline queue, so while there is no
+    // connection a command fails at once instead of waiting for one; every command sent has
+    // `commandTimeout` to answer; and a command sent on a connection that died is never sent
+    // again by ioredis (`autoResendUnfulfilledCommands`), because a settlement applied twice would
+    // count tokens twice: the billing service retries it itself, knowing how.
+    const redis = new Redis(url, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      autoResendUnfulfilledCommands: false,
+      commandTimeout: timeouts.commandMs,
+      connectTimeout: timeouts.connectMs,
+      retryStrategy: (times) => Math.min(times * 100, timeouts.reconnectMaxMs),
+      enableAutoPipelining: true,
+    });
     redis.defineCommand('mgHit', { numberOfKeys: 1, lua: HIT });
     redis.defineCommand('mgPeekWindow', { numberOfKeys: 1, lua: PEEK_WINDOW });
     redis.defineCommand('mgReserve', { numberOfKeys: 3, lua: RESERVE });
@@ -133,6 +170,47 @@ export class RedisCounterStore implements CounterStore {
       // Surfaced by the failing command and by /readyz; ioredis keeps reconnecting.
     });
     this.redis = redis as Redis & Scripts;
+    this.commandMs = timeouts.commandMs;
+    this.firstConnection = this.ready(timeouts.connectMs).then(() => {
+      this.firstConnection = null;
+    });
+  }
+
+  /** Resolves once connected, or after `ms` (the first requests then get 503 until it is). */
+  async ready(ms: number): Promise<boolean> {
+    if (this.redis.status === 'ready') return true;
+    return new Promise((resolve) => {
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        this.redis.off('ready', onReady);
+        resolve(ok);
+      };
+      const onReady = () => done(true);
+      const timer = setTimeout(() => done(false), ms);
+      this.redis.on('ready', onReady);
+    });
+  }
+
+  /**
+   * `command`, its failure turned into CounterStoreUnavailableError saying whether it may have run.
+   * The deadline is the caller's: ioredis times a command from when it is written, and an
+   * auto-pipelined command waits for the batch before it (itself up to a command timeout) first.
+   */
+  private async run<T>(command: () => Promise<T>): Promise<T> {
+    if (this.firstConnection) await this.firstConnection;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        command(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer within ${this.commandMs} ms`)), this.commandMs);
+        }),
+      ]);
+    } catch (err) {
+      throw new CounterStoreUnavailableError((err as Error).message?.startsWith(NOT_SENT) ? 'no' : 'unknown', { cause: err });
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   // The callers' keys carry their hash tag ({api key id}), so a quota's three keys and the
@@ -143,7 +221,7 @@ export class RedisCounterStore implements CounterStore {
   }
 
   async admit(rpm: Parameters<CounterStore['admit']>[0], quota: Parameters<CounterStore['admit']>[1], now: number): Promise<AdmitResult> {
-    const [ok, value, resetAt, qOk, used] = await this.redis.mgAdmit(
+    const [ok, value, resetAt, qOk, used] = await this.run(() => this.redis.mgAdmit(
       ...this.quotaKeys(quota.key),
       this.prefix + rpm.key,
       quota.id,
@@ -154,36 +232,36 @@ export class RedisCounterStore implements CounterStore {
       now,
       rpm.limit,
       rpm.windowMs,
-    );
+    ));
     return { rpm: { allowed: ok === 1, value, resetAt }, quota: ok === 1 ? { allowed: qOk === 1, used } : null };
   }
 
   async hit(key: string, cost: number, limit: number, windowMs: number, now: number): Promise<WindowResult> {
-    const [ok, value, resetAt] = await this.redis.mgHit(this.prefix + key, cost, limit, windowMs, now);
+    const [ok, value, resetAt] = await this.run(() => this.redis.mgHit(this.prefix + key, cost, limit, windowMs, now));
     return { allowed: ok === 1, value, resetAt };
   }
 
   async peekWindow(key: string, now: number) {
-    const r = await this.redis.mgPeekWindow(this.prefix + key, now);
+    const r = await this.run(() => this.redis.mgPeekWindow(this.prefix + key, now));
     return r ? { value: r[0], resetAt: r[1] } : null;
   }
 
   async reserve(key: string, id: string, amount: number, limit: number, opts: { ttlMs: number; keepUntil: number; now: number }): Promise<ReserveResult> {
-    const [ok, used] = await this.redis.mgReserve(...this.quotaKeys(key), id, amount, limit, opts.ttlMs, opts.keepUntil, opts.now);
+    const [ok, used] = await this.run(() => this.redis.mgReserve(...this.quotaKeys(key), id, amount, limit, opts.ttlMs, opts.keepUntil, opts.now));
     return { allowed: ok === 1, used };
   }
 
-  async settle(key: string, id: string, actual: number, opts: { keepUntil: number; now: number }): Promise<number> {
-    return this.redis.mgSettle(...this.quotaKeys(key), id, actual, opts.keepUntil, opts.now);
+  async settle(key: string, id: string, actual: number, opts: { keepUntil: number; now: number; onlyIfHeld?: boolean }): Promise<number> {
+    return this.run(() => this.redis.mgSettle(...this.quotaKeys(key), id, actual, opts.keepUntil, opts.now, opts.onlyIfHeld ? 1 : 0));
   }
 
   async reserved(key: string, now: number) {
-    const [settled, reserved, holders] = await this.redis.mgReserved(...this.quotaKeys(key), now);
+    const [settled, reserved, holders] = await this.run(() => this.redis.mgReserved(...this.quotaKeys(key), now));
     return { settled, reserved, holders };
   }
 
   async ping() {
-    await this.redis.ping();
+    await this.run(() => this.redis.ping());
   }
 
   async close() {

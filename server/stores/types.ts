@@ -24,6 +24,21 @@ export type AdmitResult = {
   quota: ReserveResult | null;
 };
 
+/**
+ * The counter store could not answer (Redis refused, dropped or stalled past the command timeout).
+ * `applied` says whether the command may have run all the same: 'no' when it was never sent (no
+ * connection), 'unknown' when it was sent and no answer came (it may have run, or run later).
+ */
+export class CounterStoreUnavailableError extends Error {
+  constructor(
+    readonly applied: 'no' | 'unknown',
+    options?: { cause?: unknown },
+  ) {
+    super(`counter store unavailable: ${(options?.cause as Error | undefined)?.message ?? 'no answer'}`, options);
+    this.name = 'CounterStoreUnavailableError';
+  }
+}
+
 export interface CounterStore {
   readonly kind: 'memory' | 'redis';
   /**
@@ -49,8 +64,12 @@ export interface CounterStore {
     quota: { key: string; id: string; amount: number; limit: number; ttlMs: number; keepUntil: number },
     now: number,
   ): Promise<AdmitResult>;
-  /** Ends reservation `id` and adds `actual` to the settled total. Returns the settled total. */
-  settle(key: string, id: string, actual: number, opts: { keepUntil: number; now: number }): Promise<number>;
+  /**
+   * Ends reservation `id` and adds `actual` to the settled total. Returns the settled total.
+   * `onlyIfHeld`: do nothing unless `id` still holds its reservation, so a retry of a settlement
+   * that may already have been applied cannot count it twice.
+   */
+  settle(key: string, id: string, actual: number, opts: { keepUntil: number; now: number; onlyIfHeld?: boolean }): Promise<number>;
   /** Settled total and the sum of live reservations. */
   reserved(key: string, now: number): Promise<{ settled: number; reserved: number; holders: number }>;
 

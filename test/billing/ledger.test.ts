@@ -149,3 +149,43 @@ it('the embedded bulk load keeps every value exactly and falls back to skipping 
     await db.close();
   }
 });
+
+it('a database outage: records wait (past maxPending on disk only), writes back off, and all land once it answers', async () => {
+  const dir = path.join(dataDir, 'ledger-outage');
+  const rows = new Set<string>();
+  let attempts = 0;
+  let down = true;
+  // PostgreSQL refusing connections, then back; the INSERT skips rows already there, as the real one does.
+  const sql = {
+    exec: async () => {},
+    query: async (_text: string, params: unknown[] = []) => {
+      attempts++;
+      if (down) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+      for (const id of params[0] as string[]) rows.add(id);
+      return [];
+    },
+  };
+  const rec = (id: string): LedgerRecord => ({
+    requestId: id, apiKeyId: 'key_x', userId: 'usr_x', oauthAppId: null, model: 'm', provider: 'p', upstreamModel: 'u', endpoint: 'chat',
+    promptTokens: 1, completionTokens: 2, cachedTokens: 0, reasoningTokens: 0, surchargeTokens: 0, multiplier: 1, billedTokens: 3,
+    usageSource: 'reported', status: 200, errorCode: null, latencyMs: 5, createdAt: new Date().toISOString(),
+  });
+  const errors: { pending: number; retryInMs: number }[] = [];
+  const ledger = new UsageLedger(sql, dir, { flushMs: 50, maxPending: 3, onError: (_err, state) => errors.push(state) });
+  for (let i = 0; i < 8; i++) ledger.write(rec(`outage-${i}`));
+  await new Promise((r) => setTimeout(r, 20)); // appended to the segment file
+  await new Promise((r) => setTimeout(r, 700));
+  // Backoff: 50, 100, 200, 400 ms between attempts, not one every 50 ms.
+  expect(attempts).toBeGreaterThanOrEqual(2);
+  expect(attempts).toBeLessThanOrEqual(5);
+  expect(errors.at(-1)!.retryInMs).toBeGreaterThan(50);
+  expect(ledger.databaseUnavailable).toBe(true);
+  expect(ledger.backlog).toEqual({ pending: 3, spilledSegments: 1 });
+  down = false;
+  await ledger.flush();
+  expect([...rows].sort()).toEqual(Array.from({ length: 8 }, (_, i) => `outage-${i}`));
+  expect(ledger.databaseUnavailable).toBe(false);
+  expect(ledger.backlog).toEqual({ pending: 0, spilledSegments: 0 });
+  await ledger.close();
+  expect(readdirSync(dir).filter((f) => f.endsWith('.jsonl'))).toEqual([]);
+});

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MetadataStore, candidateIds, mapOpenRouter } from '../../server/catalog/metadata.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
-const SNAPSHOT = new URL('../../../shared/fixtures/_derived/RooVetGit+Roo-Code/openrouter-models.2025-05-23.decoded.json', import.meta.url).pathname;
+const SNAPSHOT = new URL('../fixtures/recorded/roo-code/openrouter-models.2025-05-23.decoded.json', import.meta.url).pathname;
 
 let sources: Server;
 let sourceUrl: string;

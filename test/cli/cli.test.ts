@@ -1,7 +1,9 @@
 // The CLI as an operator runs it: a separate process, first against the database directly, then
 // through the admin API of a running server that holds the embedded database.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +17,9 @@ let env: NodeJS.ProcessEnv;
 let server: ChildProcess | undefined;
 
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return cliWith(env, ...args);
+}
+async function cliWith(env: NodeJS.ProcessEnv, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await run(process.execPath, [bin, ...args], { env });
     return { code: 0, stdout, stderr };
@@ -90,12 +95,85 @@ describe('without a server: straight to the database', () => {
 
   it('checks the config file', async () => {
     const ok = await json('config', 'check');
-    expect(ok).toMatchObject({ valid: true, providers: ['openai'], models: ['gpt-4o-mini'], plans: ['free', 'pro'] });
+    expect(ok).toMatchObject({ valid: true, providers: ['openai'], models: ['gpt-4o-mini'], plans: ['free', 'pro'], warnings: [] });
     const bad = path.join(dataDir, 'bad.yaml');
     writeFileSync(bad, 'providers:\n  - { id: x, type: nope }\n');
     const r = await cli('config', 'check', '--file', bad);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`${bad}:2:20 providers[0].type`);
+  });
+
+  it('config check reports what serve warns about, exits 0 on warnings only, and lists every error at once', async () => {
+    const file = path.join(dataDir, 'warn.yaml');
+    writeFileSync(
+      file,
+      `providers:
+  - { id: claude, type: anthropic, api_key: "\${ANTHROPIC_API_KEY:-}" }
+  - { id: local, type: openai-compatible, base_url: "http://127.0.0.1:9/v1" }
+models:
+  - { id: sonnet, endpoint: messages, upstreams: [{ provider: claude, model: claude-sonnet-4-5 }] }
+  - { id: llama, endpoint: chat, upstreams: [{ provider: local, model: llama }] }
+`,
+    );
+    const human = await cli('config', 'check', '--file', file);
+    expect(human.code).toBe(0);
+    expect(human.stderr).toBe('');
+    expect(human.stdout).toBe(
+      [
+        `${file}: valid, 2 warnings`,
+        '  providers: claude, local',
+        '  models: 2',
+        '  plans: free, pro (default free)',
+        'warnings:',
+        '  - provider claude has no api_key: its upstreams are skipped',
+        '  - model sonnet has no upstream that can serve it: claude has no api_key',
+        '',
+      ].join('\n'),
+    );
+    expect((await json('config', 'check', '--file', file)).warnings).toEqual([
+      'provider claude has no api_key: its upstreams are skipped',
+      'model sonnet has no upstream that can serve it: claude has no api_key',
+    ]);
+    // serve logs the same lines as warnings (then stops here: the port is taken).
+    const blocker = await occupy();
+    try {
+      const served = await serveFails({ GATEWAY_CONFIG: file, PORT: String(blocker.port), LOG_LEVEL: 'warn' });
+      expect(served.lines.filter((l) => l.level === 40).map((l) => l.msg)).toEqual([
+        'provider claude has no api_key: its upstreams are skipped',
+        'model sonnet has no upstream that can serve it: claude has no api_key',
+      ]);
+    } finally {
+      blocker.server.close();
+    }
+
+    // The shipped example: valid, with warnings (no keys in this environment), exit code 0.
+    const example = new URL('../../gateway.config.example.yaml', import.meta.url).pathname;
+    const checked = await cli('config', 'check', '--file', example, '--json');
+    expect(checked.code).toBe(0);
+    const report = JSON.parse(checked.stdout);
+    expect(report).toMatchObject({ valid: true, providers: ['openai', 'anthropic', 'gemini', 'elevenlabs', 'openrouter', 'local-vllm'] });
+    expect(report.warnings).toContain('provider openai has no api_key: its upstreams are skipped');
+
+    const broken = path.join(dataDir, 'broken.json');
+    writeFileSync(broken, '{\n  "providers": [{ "id": "p", "type": "openai" }],\n  "models": [{ "id": "m", "endpoint": "chat", "upstreams": [{ "provider": "q", "model": "x" }], "required_plan": "gold" }],\n  "modles": []\n}\n');
+    const r = await cli('config', 'check', '--file', broken);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(
+      [
+        `invalid configuration in ${broken}`,
+        `  - ${broken}:3:75 models[0].upstreams[0].provider: unknown provider "q" (known: p)`,
+        `  - ${broken}:3:114 models[0].required_plan: unknown plan "gold" (known: free, pro)`,
+        `  - ${broken}:4:3 modles: unknown field (did you mean models?)`,
+        '',
+      ].join('\n'),
+    );
+    const j = await cli('config', 'check', '--file', broken, '--json');
+    expect(j.code).toBe(2);
+    expect(JSON.parse(j.stderr).error).toMatchObject({ type: 'config_error', problems: [expect.stringContaining('unknown provider "q"'), expect.stringContaining('unknown plan "gold"'), expect.stringContaining('modles: unknown field')] });
+
+    writeFileSync(broken, '{\n  "providers": [\n    { "id": "p", "type": "openai" }\n  ],\n}\n');
+    expect((await cli('config', 'check', '--file', broken)).stderr).toBe(`cannot parse ${broken}\n  - ${broken}:5:1: invalid JSON: expected a property name (no comma before '}'), found '}'\n`);
   });
 
   it('migrate reports an up-to-date database', async () => {
@@ -144,4 +222,106 @@ describe('with a server running on the embedded database', () => {
     // And the CLI is back to direct mode.
     expect(await json('keys', 'list')).toHaveLength(2);
   }, 40_000);
+});
+
+/** A TCP port held by this test process. */
+async function occupy(): Promise<{ server: Server; port: number }> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen({ host: '127.0.0.1', port: 0 }, resolve));
+  return { server, port: (server.address() as { port: number }).port };
+}
+
+/** Runs `serve` expecting it to give up; its log lines (JSON), exit code and how long it took. */
+/** Whether another user can run `file`: every directory above it lets others through. */
+function runnableByOthers(file: string): boolean {
+  for (let p = file; ; p = path.dirname(p)) {
+    if (!(statSync(p).mode & 0o001)) return false;
+    if (p === path.dirname(p)) return true;
+  }
+}
+
+async function serveFails(extra: NodeJS.ProcessEnv, as: { uid?: number; gid?: number } = {}) {
+  const started = performance.now();
+  // Under another user, this Node may be out of reach (CI's Node 22 and 24 live under /root/.npm):
+  // the system's Node then runs the same bundle.
+  const node = as.uid === undefined || runnableByOthers(process.execPath) || !existsSync('/usr/bin/node') ? process.execPath : '/usr/bin/node';
+  const child = spawn(node, [bin, 'serve'], { env: { ...env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'], ...as });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d) => (stdout += d));
+  child.stderr!.on('data', (d) => (stderr += d));
+  // 'close', not 'exit': the last lines may still be in the pipes when the process exits.
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('close', resolve);
+    child.once('error', reject);
+  });
+  const ms = performance.now() - started;
+  const lines = stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { level: number; msg: string });
+  return { code, ms, stderr, lines, fatal: lines.filter((l) => l.level === 60).map((l) => l.msg) };
+}
+
+describe('start-up errors name the setting, the value and the fix', () => {
+  let scratch: string;
+  beforeAll(async () => {
+    scratch = mkdtempSync(path.join(tmpdir(), 'mg-startup-'));
+    chmodSync(scratch, 0o755);
+    // Readable by the other user the unwritable-DATA_DIR test runs the gateway as.
+    writeFileSync(path.join(scratch, 'gateway.config.yaml'), minimalConfig, { mode: 0o644 });
+    await cli('--version'); // the bundle is fresh before a process of another user runs it
+  });
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+  it('DATA_DIR that is a file, or under a file', async () => {
+    const file = path.join(scratch, 'a-file');
+    writeFileSync(file, '');
+    const r = await serveFails({ DATA_DIR: file, PORT: '0' });
+    expect(r.code).toBe(1);
+    expect(r.fatal).toEqual([`cannot start: DATA_DIR ${file} is a file, not a directory: set DATA_DIR to a directory (it is created when missing), or move the file away.`]);
+    expect(r.stderr).toBe('');
+    const under = await serveFails({ DATA_DIR: path.join(file, 'data'), PORT: '0' });
+    expect(under.fatal).toEqual([`cannot start: DATA_DIR ${file}/data cannot be created: ${file} is a file, not a directory. Set DATA_DIR to a directory (it is created when missing).`]);
+  });
+
+  it('DATA_DIR this user cannot write, existing or to be created', async () => {
+    // As root, permissions do not bind: run the gateway as nobody instead.
+    const root = process.getuid?.() === 0;
+    const as = root ? { uid: 65534, gid: 65534 } : {};
+    const user = root ? 'user nobody, uid 65534' : `user ${userInfo().username}, uid ${process.getuid!()}`;
+    const locked = path.join(scratch, 'read-only');
+    mkdirSync(locked, { mode: 0o555 });
+    chmodSync(locked, 0o555);
+    const own = { PORT: '0', HOME: scratch, GATEWAY_CONFIG: path.join(scratch, 'gateway.config.yaml') };
+    const r = await serveFails({ ...own, DATA_DIR: locked }, as);
+    expect(r.code).toBe(1);
+    expect(r.fatal).toEqual([
+      `cannot start: DATA_DIR ${locked} is not writable by this process (${user}); the gateway keeps its embedded database, lock, admin token and usage ledger there. Make it writable by that user (chown/chmod), or set DATA_DIR to a directory this user can write.`,
+    ]);
+    expect(r.stderr).toBe('');
+    const inside = path.join(locked, 'data');
+    const created = await serveFails({ ...own, DATA_DIR: inside }, as);
+    expect(created.fatal).toEqual([
+      `cannot start: DATA_DIR ${inside} cannot be created: ${locked} is not writable by this process (${user}). Create ${inside} writable by that user, or set DATA_DIR to a directory this user can write.`,
+    ]);
+  });
+
+  it('a port in use is reported at once, before the database is opened and migrated', async () => {
+    const blocker = await occupy();
+    const dir = path.join(scratch, 'port-data');
+    try {
+      const r = await serveFails({ DATA_DIR: dir, PORT: String(blocker.port) });
+      expect(r.code).toBe(1);
+      expect(r.fatal).toEqual([`cannot start: PORT ${blocker.port} on 127.0.0.1 is already in use (another gateway, or another program): stop it, or set PORT to a free port.`]);
+      expect(r.stderr).toBe('');
+      // Migrating a new embedded database takes seconds; the check comes before it (the whole
+      // process, Node's start included, well under 1.5 s).
+      expect(existsSync(path.join(dir, 'db'))).toBe(false);
+      expect(existsSync(path.join(dir, 'db.lock'))).toBe(false);
+      expect(r.ms).toBeLessThan(1_500);
+    } finally {
+      blocker.server.close();
+    }
+  });
 });

@@ -1,10 +1,17 @@
 import { readFileSync } from 'node:fs';
+import { parseDocument } from 'yaml';
+import type { z } from 'zod';
 import { expect, it } from 'vitest';
 import { ConfigError, loadConfig, parseConfig } from '../../server/config/load.ts';
+import { GatewayConfigShape } from '../../server/config/schema.ts';
+import { configWarnings } from '../../server/config/warnings.ts';
 
-const problems = (text: string, env: NodeJS.ProcessEnv = {}) => {
+const exampleText = readFileSync(new URL('../../gateway.config.example.yaml', import.meta.url), 'utf8');
+const lineOf = (needle: string) => exampleText.split('\n').findIndex((l) => l.includes(needle)) + 1;
+
+const problems = (text: string, env: NodeJS.ProcessEnv = {}, file = 'gw.yaml') => {
   try {
-    parseConfig(text, 'gw.yaml', env);
+    parseConfig(text, file, env);
   } catch (err) {
     expect(err).toBeInstanceOf(ConfigError);
     return (err as ConfigError).problems;
@@ -13,7 +20,7 @@ const problems = (text: string, env: NodeJS.ProcessEnv = {}) => {
 };
 
 it('the shipped example is valid and covers every provider type', () => {
-  const cfg = parseConfig(readFileSync(new URL('../../gateway.config.example.yaml', import.meta.url), 'utf8'), 'example', {});
+  const cfg = parseConfig(exampleText, 'example', {});
   expect(new Set(cfg.providers.map((p) => p.type))).toEqual(new Set(['openai', 'anthropic', 'gemini', 'elevenlabs', 'openai-compatible']));
   expect(cfg.plans.map((p) => p.id)).toEqual(['free', 'pro']);
 });
@@ -34,16 +41,74 @@ models:
   - id: m
     upstreams: [{ provider: nope, model: x }]
 `;
-  expect(problems(text)).toEqual([expect.stringMatching(/^gw\.yaml:4:5 models\[0\]\.endpoint: required field missing \(expected one of "chat"/)]);
-  // Cross-references are checked once the shapes are right.
-  expect(problems(text.replace('- id: m', '- id: m\n    endpoint: chat'))).toEqual([
-    expect.stringMatching(/^gw\.yaml:6:29 models\[0\]\.upstreams\[0\]\.provider: unknown provider "nope" \(known: p\)/),
+  // Every mistake in one pass: the unknown provider is reported although the shape is wrong too.
+  expect(problems(text)).toEqual([
+    'gw.yaml:4:5 models[0].endpoint: required field missing (expected one of "chat"|"messages"|"responses"|"images"|"video"|"speech"|"transcription"|"embeddings"|"moderation")',
+    'gw.yaml:5:29 models[0].upstreams[0].provider: unknown provider "nope" (known: p)',
+  ]);
+  expect(problems(text.replace('- id: m', '- id: m\n    endpoint: chat'))).toEqual(['gw.yaml:6:29 models[0].upstreams[0].provider: unknown provider "nope" (known: p)']);
+});
+
+it('reports every error at once, in file order: shapes, unknown providers and plans, unknown fields', () => {
+  const text = `providers:
+  - { id: p, type: openia }
+  - { id: p, type: openai }
+models:
+  - id: m
+    endpoint: chat
+    required_plan: gold
+    upstreams: [{ provider: nope, model: x }]
+plans:
+  - { id: free, rank: 0, daily_tokens: -1, requests_per_minute: 10 }
+default_plan: silver
+modle: []
+`;
+  expect(problems(text)).toEqual([
+    'gw.yaml:2:20 providers[0].type: Invalid option: expected one of "openai"|"anthropic"|"gemini"|"elevenlabs"|"openai-compatible"',
+    'gw.yaml:3:11 providers[1].id: duplicate provider id "p"',
+    'gw.yaml:7:20 models[0].required_plan: unknown plan "gold" (known: free)',
+    'gw.yaml:8:29 models[0].upstreams[0].provider: unknown provider "nope" (known: p)',
+    'gw.yaml:10:40 plans[0].daily_tokens: Too small: expected number to be >=0',
+    'gw.yaml:11:15 default_plan: unknown plan "silver" (known: free)',
+    'gw.yaml:12:1 modle: unknown field (did you mean models?)',
   ]);
 });
 
-it('rejects unknown keys (typos) and YAML syntax errors with a position', () => {
-  expect(problems('providers: []\nmodle: []\n')).toEqual([expect.stringMatching(/^gw\.yaml:1:1 \(top level\): Unrecognized key: "modle"/)]);
-  expect(problems('providers: [\n')[0]).toMatch(/^gw\.yaml:\d+:\d+: /);
+it('points an unknown field at its own line, top level or nested, and names the close one', () => {
+  expect(problems('providers: []\nmodle: []\n')).toEqual(['gw.yaml:2:1 modle: unknown field (did you mean models?)']);
+  expect(problems('providers:\n  - id: o\n    type: openai\n    apikey: sk\n')).toEqual(['gw.yaml:4:5 providers[0].apikey: unknown field (did you mean api_key?)']);
+  expect(problems('catalog_metadata:\n  poe: { enabled: true, uri: x }\n')).toEqual(['gw.yaml:2:25 catalog_metadata.poe.uri: unknown field (did you mean url?)']);
+  expect(problems('colour: blue\n')).toEqual([
+    'gw.yaml:1:1 colour: unknown field (known: providers, models, plans, default_plan, key_cache_ttl_ms, allow_private_image_urls, client_disconnect_drain_ms, reservation_ttl_ms, web_search_surcharge_tokens, auth, catalog_metadata, public_url, web_search, trust_proxy)',
+  ]);
+});
+
+it('YAML syntax errors: file:line:col and the message, without the excerpt or a dangling colon', () => {
+  expect(problems('providers: [\n')).toEqual(['gw.yaml:2:1: Flow sequence in block collection must be sufficiently indented and end with a ]']);
+  expect(problems('providers:\n  - id: x\n type: y\n')).toEqual(['gw.yaml:3:1: All mapping items must start at the same column']);
+  expect(problems('a: 1\na: 2\n')).toEqual(['gw.yaml:2:1: Map keys must be unique']);
+});
+
+it('a .json file is parsed as JSON: JSON syntax errors with line:col, fields located as in YAML', () => {
+  const json = (text: string) => problems(text, {}, 'gw.json');
+  expect(json('{\n  "providers": [\n    { "id": "p", "type": "openai", }\n  ]\n}\n')).toEqual(["gw.json:3:36: invalid JSON: expected a property name (no comma before '}'), found '}'"]);
+  expect(json('{\n  "providers": [\n    { "id": "p" }\n  \n')).toEqual(["gw.json:5:1: invalid JSON: expected ',' or ']' after an array element, found the end of the file"]);
+  expect(json('{ "key_cache_ttl_ms": }')).toEqual(["gw.json:1:23: invalid JSON: expected a value, found '}'"]);
+  expect(json("{ 'providers': [] }")).toEqual(["gw.json:1:3: invalid JSON: expected a double-quoted property name, found '''"]);
+  expect(json('{ "providers": [], "providers": [] }')).toEqual(['gw.json:1:20: duplicate key in a JSON object']);
+  expect(json('{\n  "providers": [{ "id": "p", "type": "openia" }],\n  "modle": []\n}\n')).toEqual([
+    'gw.json:2:38 providers[0].type: Invalid option: expected one of "openai"|"anthropic"|"gemini"|"elevenlabs"|"openai-compatible"',
+    'gw.json:3:3 modle: unknown field (did you mean models?)',
+  ]);
+  expect(parseConfig('{ "providers": [{ "id": "p", "type": "openai", "api_key": "${K}" }] }', 'gw.json', { K: 'sk' }).providers[0]!.api_key).toBe('sk');
+});
+
+it('a field whose whole value is one ${VAR:-} that comes out empty is not written', () => {
+  const cfg = parseConfig('public_url: ${PUBLIC_URL:-}\nproviders: [{ id: o, type: openai, api_key: "${KEY:-}", headers: { X-A: "${A:-}", X-B: "b${A:-}" } }]\n', 'gw.yaml', {});
+  expect(cfg.publicUrl).toBeUndefined();
+  expect(cfg.providers[0]!.api_key).toBeUndefined();
+  expect(cfg.providers[0]!.headers).toEqual({ 'X-B': 'b' });
+  expect(parseConfig('public_url: ${PUBLIC_URL:-}\n', 'gw.yaml', { PUBLIC_URL: 'https://gw.example/' }).publicUrl).toBe('https://gw.example');
 });
 
 it('reads ${VAR} from the environment, with defaults, and names an unset one', () => {
@@ -101,4 +166,94 @@ it('trust_proxy: false by default; true, a hop count, or addresses and CIDR rang
 it('sign-in throttling defaults to 5 failures per account, 20 per address and 20 sign-ups per address in 15 minutes', () => {
   expect(parseConfig('providers: []\nmodels: []\n', 'gw.yaml', {}).auth.local.throttle).toEqual({ window_minutes: 15, failures_per_account: 5, failures_per_address: 20, signups_per_address: 20 });
   expect(parseConfig('auth: { local: { throttle: { failures_per_account: 3 } } }\n', 'gw.yaml', {}).auth.local).toMatchObject({ enabled: true, throttle: { failures_per_account: 3, failures_per_address: 20 } });
+});
+
+/**
+ * Every field path the schema accepts that the example does not show. Arrays step into their
+ * element; a discriminated union inside a list (sign-in providers) must show every variant, a
+ * single one (web_search) the variant it uses; a field counts when it is written in the example.
+ */
+function missingFromExample(schema: z.ZodType, values: unknown[], at: string, inList = false): string[] {
+  type Def = { type: string; shape?: Record<string, z.ZodType>; element?: z.ZodType; innerType?: z.ZodType; in?: z.ZodType; options?: z.ZodType[]; discriminator?: string; values?: unknown[] };
+  const def = (s: z.ZodType) => (s as unknown as { _zod: { def: Def } })._zod.def;
+  let s = schema;
+  while (def(s).innerType || (def(s).type === 'pipe' && def(s).in)) s = def(s).innerType ?? def(s).in!;
+  const d = def(s);
+  const objects = values.filter((v): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v));
+  if (d.type === 'object') {
+    return Object.entries(d.shape!).flatMap(([key, field]) => {
+      const present = objects.filter((o) => key in o).map((o) => o[key]);
+      return present.length ? missingFromExample(field, present, `${at}.${key}`) : [`${at}.${key}`.replace(/^\./, '')];
+    });
+  }
+  if (d.type === 'array') return missingFromExample(d.element!, values.filter(Array.isArray).flat(), `${at}[]`, true);
+  if (d.type === 'union' && d.discriminator) {
+    return d.options!.flatMap((option) => {
+      const tag = (def(option).shape![d.discriminator!] as unknown as { _zod: { def: Def } })._zod.def.values![0];
+      const matching = objects.filter((o) => o[d.discriminator!] === tag);
+      if (!matching.length) return inList ? [`${at}(${d.discriminator}: ${String(tag)})`.replace(/^\./, '')] : [];
+      return missingFromExample(option, matching, at);
+    });
+  }
+  if (d.type === 'union') return d.options!.flatMap((option) => missingFromExample(option, values, at, inList));
+  return [];
+}
+
+it('the example shows every field of the schema, loads as it is, and loads with every variable set', () => {
+  expect(missingFromExample(GatewayConfigShape, [parseDocument(exampleText).toJS()], '')).toEqual([]);
+  // The walk itself notices a missing field and a missing variant.
+  const without = exampleText.replace(/^reservation_ttl_ms: .*$/m, '').replace('- type: oidc', '- type: discord');
+  expect(without).not.toBe(exampleText);
+  expect(missingFromExample(GatewayConfigShape, [parseDocument(without.replace(/^\s*issuer: .*$/m, '')).toJS()], '')).toEqual(
+    expect.arrayContaining(['reservation_ttl_ms', 'auth.providers[](type: oidc)']),
+  );
+
+  const env = Object.fromEntries(
+    [...exampleText.matchAll(/\$\{([A-Z_]+)/g)].map(([, name]) => [name, name === 'PUBLIC_URL' ? 'https://gateway.example' : name === 'CATALOG_SNAPSHOT' ? './snapshot.json' : 'x']),
+  );
+  const full = parseConfig(exampleText, '/srv/gateway.config.yaml', env);
+  expect(configWarnings(full)).toEqual([]);
+  expect(full.auth.providers.map((p) => p.type)).toEqual(['discord', 'oidc', 'oauth2']);
+  expect(full.publicUrl).toBe('https://gateway.example');
+  expect(full.catalogMetadata.snapshot).toBe('/srv/snapshot.json');
+});
+
+it('warnings: providers without the key they need, models none of whose upstreams can work, sign-in providers that are off', () => {
+  const cfg = parseConfig(exampleText, 'example.yaml', {});
+  expect(configWarnings(cfg)).toEqual([
+    `example.yaml:${lineOf('- type: discord')}:7 auth.providers[0]: sign-in provider discord has no client_id: it is off`,
+    `example.yaml:${lineOf('- type: oidc')}:7 auth.providers[1]: sign-in provider google has no client_id: it is off`,
+    `example.yaml:${lineOf('- type: oauth2')}:7 auth.providers[2]: sign-in provider github has no client_id: it is off`,
+    'provider openai has no api_key: its upstreams are skipped',
+    'provider anthropic has no api_key: its upstreams are skipped',
+    'provider gemini has no api_key: its upstreams are skipped',
+    'provider elevenlabs has no api_key: its upstreams are skipped',
+    'model claude-sonnet-4-5 has no upstream that can serve it: anthropic has no api_key',
+    'model gemini-2.5-flash has no upstream that can serve it: gemini has no api_key',
+    'model gpt-image-1 has no upstream that can serve it: openai has no api_key',
+    'model tts-1 has no upstream that can serve it: openai has no api_key',
+    'model eleven_flash_v2 has no upstream that can serve it: elevenlabs has no api_key',
+    'model gemini-2.5-flash-preview-tts has no upstream that can serve it: gemini has no api_key',
+    'model whisper-1 has no upstream that can serve it: openai has no api_key',
+    'model scribe_v2 has no upstream that can serve it: elevenlabs has no api_key',
+    'model text-embedding-3-small has no upstream that can serve it: openai has no api_key',
+    'model omni-moderation-latest has no upstream that can serve it: openai has no api_key',
+  ]);
+  // gpt-4o-mini is not listed: its second upstream (OpenRouter, OpenAI-compatible) may work keyless.
+  const warnings = (text: string) => configWarnings(parseConfig(text, 'gw.yaml', {}));
+  expect(
+    warnings(`providers:
+  - { id: a, type: anthropic, headers: { X-Api-Key: sk } }
+  - { id: e, type: elevenlabs, api_key: k }
+  - { id: g, type: gemini }
+models:
+  - { id: mod, endpoint: moderation, upstreams: [{ provider: a, model: x }, { provider: e, model: y }] }
+  - { id: emb, endpoint: embeddings, upstreams: [{ provider: g, model: x }, { provider: a, model: x }] }
+  - { id: chat, endpoint: chat, upstreams: [{ provider: a, model: x }] }
+`),
+  ).toEqual([
+    'provider g has no api_key: its upstreams are skipped',
+    'model mod has no upstream that can serve it: a (anthropic) does not serve moderation; e (elevenlabs) does not serve moderation',
+    'model emb has no upstream that can serve it: g has no api_key; a (anthropic) does not serve embeddings',
+  ]);
 });

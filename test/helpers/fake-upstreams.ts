@@ -1,5 +1,5 @@
 // One local HTTP server that speaks the OpenAI chat, Anthropic Messages and Gemini wire formats.
-// Plain text answers replay recorded provider bodies from shared/fixtures; tool calls, JSON output,
+// Plain text answers replay recorded provider bodies from test/fixtures/recorded; tool calls, JSON output,
 // reasoning and failures are scripted in the same byte-level shapes (wire-formats.md): OpenAI's
 // `choices: []` usage chunk and [DONE], Anthropic `event:` lines with pings and padded JSON,
 // Gemini's CRLF-framed alt=sse events. The upstream model name selects the behaviour.
@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 
 type Json = Record<string, any>;
-const fixtures = new URL('../../../shared/fixtures/vercel+ai/packages/', import.meta.url);
+const fixtures = new URL('../fixtures/recorded/vercel-ai/', import.meta.url);
 const fixture = (p: string) => readFileSync(new URL(p, fixtures), 'utf8');
 const lines = (p: string) => fixture(p).split('\n').filter((l) => l.trim());
 

@@ -68,7 +68,7 @@ it('health history sums the attempts of every instance', async () => {
   b.services.health.record('gpt-4o-mini', 'openai', true, 80);
   await Promise.all([a.services.health.flush(), b.services.health.flush()]);
   const body: any = await (await a.fetch('/v1/models/status?model=gpt-4o-mini&window=1h')).json();
-  expect(body.data[0]).toMatchObject({ requests: 3, errors: 1, last_error: 'http_503', latency_ms_p50: 250 });
+  expect(body.data[0]).toMatchObject({ requests: 3, errors: 1, last_error: 'http_503', latency_ms_p50: 175 });
 });
 
 it('password sign-in failures on one instance count on the other (the throttle lives in Redis)', async () => {

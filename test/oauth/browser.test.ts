@@ -49,18 +49,27 @@ beforeAll(async () => {
   await new Promise<void>((r) => appServer.listen(0, '127.0.0.1', r));
   APP_CALLBACK = `http://127.0.0.1:${(appServer.address() as AddressInfo).port}/callback`;
   fake = await startFakeUpstreams();
-  // The gateway's callback at the IdP needs the gateway's port: take one, then start on it.
-  const port = await new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as AddressInfo).port;
-      s.close(() => resolve(p));
+  // The gateway's callback at the IdP needs the gateway's port: take one, then start on it. Another
+  // test's server may take that port in between (ports are reused): then try another.
+  for (let attempt = 1; ; attempt++) {
+    const port = await new Promise<number>((resolve) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as AddressInfo).port;
+        s.close(() => resolve(p));
+      });
     });
-  });
-  idp = await startIdp(() => `http://127.0.0.1:${port}/signin/testidp/callback`);
-  gw = await startTestGateway({
-    config: textConfig(fake.url, `auth:\n  providers:\n    - { id: testidp, type: oidc, name: Test IdP, issuer: "${idp.url}", client_id: gateway, client_secret: gateway-secret-at-the-idp }\n`),
-    env: { PORT: String(port) },
-  });
+    idp = await startIdp(() => `http://127.0.0.1:${port}/signin/testidp/callback`);
+    try {
+      gw = await startTestGateway({
+        config: textConfig(fake.url, `auth:\n  providers:\n    - { id: testidp, type: oidc, name: Test IdP, issuer: "${idp.url}", client_id: gateway, client_secret: gateway-secret-at-the-idp }\n`),
+        env: { PORT: String(port) },
+      });
+      break;
+    } catch (err) {
+      await idp.close();
+      if (attempt >= 5 || !/already in use/.test((err as Error).message)) throw err;
+    }
+  }
   const key = await gw.newKey();
   client = (await (await gw.fetch('/v1/apps', { method: 'POST', key, json: { name: 'Acme Notes', description: 'Takes notes with AI.', redirect_uris: [APP_CALLBACK], homepage_url: 'https://acme.example' } })).json()) as any;
   browser = await chromium.launch({

@@ -82,6 +82,18 @@ describe.each(stores)('%s store', (_name, make) => {
     // With every hold gone the total is back at zero: a limit of exactly the settled amount plus one fits.
     expect((await store.reserve('tot', 'last:1', 1, 9 + 1, at(T0 + 60_000))).allowed).toBe(true);
   });
+
+  it('a settlement retried only while held is applied once, whether or not the first attempt landed', async () => {
+    const opts = { ttlMs: 60_000, keepUntil: T0 + 3_600_000, now: T0 };
+    await store.reserve('retry', 'landed', 30, 1000, opts);
+    await store.reserve('retry', 'lost', 30, 1000, opts);
+    expect(await store.settle('retry', 'landed', 20, opts)).toBe(20);
+    // The retries: one for the settlement that landed (no answer came back), one for the one that never ran.
+    expect(await store.settle('retry', 'landed', 20, { ...opts, onlyIfHeld: true })).toBe(20);
+    expect(await store.settle('retry', 'lost', 25, { ...opts, onlyIfHeld: true })).toBe(45);
+    expect(await store.settle('retry', 'lost', 25, { ...opts, onlyIfHeld: true })).toBe(45);
+    expect(await store.reserved('retry', T0)).toEqual({ settled: 45, reserved: 0, holders: 0 });
+  });
 });
 
 it('two Redis clients (two gateway instances) share one limit', async () => {

@@ -164,6 +164,20 @@ describe('web search billing', () => {
     expect(n.choices[0].message.annotations[0].url_citation.url).toBe('https://example.com/paris-weather');
   });
 
+  it('an unreachable search backend is named to the model as such, never by its address', async () => {
+    const down = await startTextGateway(() => 'web_search: { backend: searxng, base_url: "http://127.0.0.1:9" }');
+    try {
+      const res = await down.gw.fetch('/v1/chat/completions', { method: 'POST', key: down.key, json: { model: 'gemini-text', messages: [{ role: 'user', content: 'Weather in Paris?' }], web_search_options: {} } });
+      expect(res.status).toBe(200);
+      const second = down.fake.requests.at(-1)!.body;
+      const result = second.contents.at(-1).parts[0].functionResponse.response;
+      expect(JSON.stringify(result)).toContain('Search failed: the search backend could not be reached');
+      expect(JSON.stringify(second)).not.toContain('127.0.0.1');
+    } finally {
+      await down.close();
+    }
+  });
+
   it('without a search backend, web search on a model that cannot search is stripped, not a failure', async () => {
     const bare = await startTextGateway();
     try {

@@ -7,10 +7,10 @@ import type { BillingTicket } from '../../billing/hooks.ts';
 import { GatewayError, errors } from '../../http/errors.ts';
 import { fetchImage } from '../../media/fetch-image.ts';
 import { UnsupportedContentError } from '../../providers/anthropic/messages.ts';
-import { postJson } from '../../providers/http.ts';
-import { readSse } from '../../providers/sse.ts';
-import { UpstreamStreamError, buildCall, type CallContext } from '../../providers/types.ts';
-import { withFailover, type FailoverOptions } from '../../routing/failover.ts';
+import type { EventSourceMessage } from 'eventsource-parser';
+import { malformed, postJson, postStream, reportedError, upstreamFailure, upstreamLimits, type UpstreamError } from '../../providers/http.ts';
+import { buildCall, type CallContext } from '../../providers/types.ts';
+import { withFailover, type Blame, type FailoverOptions } from '../../routing/failover.ts';
 import { textTargets, type Target } from '../../routing/targets.ts';
 import * as C from '../../translate/canonical.ts';
 import { checkStructuredOutput } from '../../translate/structured-output.ts';
@@ -49,6 +49,8 @@ export type TextCall = {
   raw: Json;
   request: C.Request;
   clientHeaders: Record<string, string | undefined>;
+  /** The request's logger: upstream failures' raw causes (warn), the gateway's own failures mid-stream (error). */
+  log?: FailoverOptions['log'] & { error(obj: object, msg: string): void };
 };
 
 /**
@@ -155,7 +157,7 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
       })
       .catch(() => {});
   const clock = new UpstreamClock();
-  const opts = { model: modelId, health: services.health, metrics: services.metrics, onBackoff: (ms: number) => (clock.waitedMs += ms) };
+  const opts: FailoverOptions = { model: modelId, health: services.health, metrics: services.metrics, onBackoff: (ms: number) => (clock.waitedMs += ms), log: call.log };
   let inlined: C.Request | null = null;
   // Downloading images is waiting on other hosts, like an upstream call.
   const prepare = async (t: Target) => (t.format === 'gemini' ? (inlined ??= await clock.wait(inlineImages(fitted.request, services))) : fitted.request);
@@ -170,8 +172,7 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
             return { decoded, body: call.format.encodeResponse(decoded, modelId) };
           }
           const { http, ctx, native } = upstreamRequest(call, t, services, await prepare(t));
-          const text = await clock.wait(postJson({ ...http, timeoutMs: t.provider.timeout_ms }).then((res) => res.body.text()));
-          const json = JSON.parse(text);
+          const { text, json } = await clock.wait(postJson({ ...http, provider: t.provider.id, limits: upstreamLimits(t.provider) }));
           const decoded = t.wire.decode(json, ctx);
           if (native && searchesByDefinition(call)) decoded.webSearch = true;
           // Passed through: the upstream's bytes go out as they came, under the model id the client sent.
@@ -222,6 +223,9 @@ function estimatedUsage(req: C.Request, content: C.Response['content']): C.Usage
 
 type Opened = { target: Target; first: string; frames: AsyncGenerator<string>; acc: C.ResponseAccumulator; abort: AbortController };
 
+/** The stream's own failure the upstream reported in an event the decoder keeps (Responses' `response.failed`). */
+const reportedFailure = (acc: C.ResponseAccumulator, t: Target): UpstreamError | null => (acc.failure ? reportedError(t.provider.id, acc.failure) : null);
+
 async function runStream(
   services: Services,
   call: TextCall,
@@ -232,7 +236,7 @@ async function runStream(
   clock: UpstreamClock,
   warnings: string[],
 ): Promise<Omit<TextResult, 'upstreamMs'>> {
-  const { value: opened } = await withFailover(
+  const { value: opened, blame } = await withFailover(
     targets,
     async (t): Promise<Opened> => {
       if (usesGatewaySearch(call, t, services)) {
@@ -244,13 +248,16 @@ async function runStream(
       }
       const { http, ctx, native } = upstreamRequest(call, t, services, await prepare(t));
       const abort = new AbortController();
-      const res = await clock.wait(postJson({ ...http, timeoutMs: t.provider.timeout_ms, signal: abort.signal }));
+      const upstream = await clock.wait(postStream({ ...http, provider: t.provider.id, limits: upstreamLimits(t.provider), signal: abort.signal }));
       const acc = new C.ResponseAccumulator();
-      const frames = native ? nativeFrames(call, t, res.body, acc, ctx) : translatedFrames(call, t, res.body, acc, ctx);
+      const frames = native ? nativeFrames(call, t, upstream.events(), acc, ctx) : translatedFrames(call, t, upstream.events(), acc, ctx);
       try {
         // Failover stays possible until the first byte for the client exists.
         let first = await clock.wait(frames.next());
         while (!first.done && !first.value) first = await clock.wait(frames.next());
+        // A stream that fails before anything reached the client fails over like a failed status.
+        const failed = reportedFailure(acc, t);
+        if (failed) throw failed;
         return { target: t, first: first.done ? '' : first.value, frames, acc, abort };
       } catch (err) {
         abort.abort();
@@ -259,13 +266,16 @@ async function runStream(
     },
     failoverOpts,
   );
-  const body = pump(opened, call.format, services.config.drainMs, (error, clientGone) => {
+  const body = pump(opened, call.format, services.config.drainMs, call.log, (error, clientGone, upstream) => {
     const usage = opened.acc.usage;
     const estimated = !usage;
     const billed = usage ?? estimatedUsage(call.request, opened.acc.content);
     const failure = opened.acc.failure;
-    const code = error ? ((error as GatewayError).code ?? 'upstream_error') : failure ? (failure.code ?? 'upstream_error') : clientGone ? 'client_disconnected' : null;
-    void settle(opened.target, billed, estimated, error || failure ? 502 : 200, code, opened.acc.webSearch);
+    // A real upstream failure after the first event counts against the upstream, like one before it.
+    const blamed = upstream ?? (error ? null : reportedFailure(opened.acc, opened.target));
+    if (blamed) blame(blamed);
+    const code = error ? error.code : failure ? (failure.code ?? 'upstream_error') : clientGone ? 'client_disconnected' : null;
+    void settle(opened.target, billed, estimated, error ? error.status : failure ? 502 : 200, code, opened.acc.webSearch);
   });
   return {
     status: 200,
@@ -299,11 +309,22 @@ function encoding(call: TextCall, acc: C.ResponseAccumulator) {
   };
 }
 
-async function* translatedFrames(call: TextCall, t: Target, body: AsyncIterable<Buffer>, acc: C.ResponseAccumulator, ctx: CallContext): AsyncGenerator<string> {
+/** An upstream event's JSON; bytes that are not JSON are the upstream's failure. */
+function eventJson(t: Target, e: EventSourceMessage): Json | null {
+  if (e.data === '[DONE]') return null;
+  try {
+    return JSON.parse(e.data) as Json;
+  } catch (err) {
+    throw malformed(t.provider.id, 'an event is not JSON', err);
+  }
+}
+
+async function* translatedFrames(call: TextCall, t: Target, events: AsyncIterable<EventSourceMessage>, acc: C.ResponseAccumulator, ctx: CallContext): AsyncGenerator<string> {
   const decoder = t.wire.streamDecoder(ctx);
   const enc = encoding(call, acc);
-  for await (const e of readSse(body)) {
-    const frame = enc.feed(decoder.push(e));
+  for await (const e of events) {
+    const json = eventJson(t, e);
+    const frame = enc.feed(json === null ? decoder.push(e) : decoder.pushParsed(json));
     if (frame) yield frame;
   }
   const tail = enc.feed(decoder.end());
@@ -316,10 +337,10 @@ async function* replayFrames(call: TextCall, r: C.Response, acc: C.ResponseAccum
   yield out + enc.end();
 }
 
-async function* nativeFrames(call: TextCall, t: Target, body: AsyncIterable<Buffer>, acc: C.ResponseAccumulator, ctx: CallContext): AsyncGenerator<string> {
+async function* nativeFrames(call: TextCall, t: Target, events: AsyncIterable<EventSourceMessage>, acc: C.ResponseAccumulator, ctx: CallContext): AsyncGenerator<string> {
   const decoder = t.wire.streamDecoder(ctx);
-  for await (const e of readSse(body)) {
-    const json = e.data === '[DONE]' ? null : (JSON.parse(e.data) as Json);
+  for await (const e of events) {
+    const json = eventJson(t, e);
     const events = json === null ? decoder.push(e) : decoder.pushParsed(json);
     for (const ev of events) acc.push(ev);
     if (searchesByDefinition(call)) acc.webSearch = true;
@@ -334,8 +355,16 @@ async function* nativeFrames(call: TextCall, t: Target, body: AsyncIterable<Buff
 /**
  * Writes frames to the client with backpressure. If the client goes away the upstream is still
  * read (without writing) until it ends or `drainMs` passes, so usage is known; then it is aborted.
+ * A failure ends the stream with one error event: the upstream's (502, named by provider and
+ * class), or the gateway's own (500 internal_error, logged), never one passed off as the other.
  */
-function pump(opened: Opened, format: ClientFormat, drainMs: number, done: (error: unknown, clientGone: boolean) => void): Readable {
+function pump(
+  opened: Opened,
+  format: ClientFormat,
+  drainMs: number,
+  log: TextCall['log'],
+  done: (error: GatewayError | null, clientGone: boolean, upstream: UpstreamError | null) => void,
+): Readable {
   let wake: (() => void) | null = null;
   let clientGone = false;
   let finished = false;
@@ -358,24 +387,26 @@ function pump(opened: Opened, format: ClientFormat, drainMs: number, done: (erro
     wake = null;
   };
   void (async () => {
-    let error: unknown = null;
+    let error: GatewayError | null = null;
+    let upstream: UpstreamError | null = null;
     try {
       await write(opened.first);
       for await (const frame of opened.frames) await write(frame);
     } catch (err) {
-      error = err;
-      if (!clientGone) {
-        const gw =
-          err instanceof GatewayError
-            ? err
-            : new GatewayError(502, 'provider_error', 'upstream_error', `The upstream failed mid-stream: ${err instanceof UpstreamStreamError || err instanceof Error ? err.message : String(err)}`);
-        out.push(format.errorFrame(gw));
+      upstream = upstreamFailure(err, opened.target.provider.id);
+      if (err instanceof GatewayError) error = err;
+      else if (upstream) error = new GatewayError(502, 'provider_error', upstream.code === 'upstream_timeout' ? 'upstream_timeout' : 'upstream_error', `The upstream failed mid-stream: ${upstream.message}`);
+      else if (opened.abort.signal.aborted) error = null; // our own abort (the client left and the drain ended)
+      else {
+        log?.error({ err }, 'the gateway failed mid-stream');
+        error = errors.internal();
       }
+      if (error && !clientGone) out.push(format.errorFrame(error));
     } finally {
       finished = true;
       opened.abort.abort();
       if (!clientGone) out.push(null);
-      done(error, clientGone);
+      done(error, clientGone, upstream);
     }
   })();
   return out;

@@ -2,10 +2,10 @@
 // function; each call is answered from the configured backend with numbered results, for a bounded
 // number of rounds; `[n]` markers in the answer become url_citation annotations.
 import type { Services } from '../../services.ts';
-import { postJson } from '../../providers/http.ts';
+import { postJson, upstreamLimits } from '../../providers/http.ts';
 import { buildCall, type CallContext } from '../../providers/types.ts';
 import type { Target } from '../../routing/targets.ts';
-import type { SearchResult } from '../../search/backends.ts';
+import { SearchError, type SearchResult } from '../../search/backends.ts';
 import type * as C from '../../translate/canonical.ts';
 
 export const SEARCH_TOOL = 'web_search';
@@ -47,8 +47,8 @@ export async function gatewaySearchLoop(services: Services, target: Target, requ
   let usage: C.Usage | null = null;
   for (let round = 0; ; round++) {
     const http = buildCall(target.wire, req, ctx);
-    const res = await postJson({ ...http, timeoutMs: target.provider.timeout_ms });
-    const r = target.wire.decode(await res.body.json(), ctx);
+    const { json } = await postJson({ ...http, provider: target.provider.id, limits: upstreamLimits(target.provider) });
+    const r = target.wire.decode(json, ctx);
     usage = addUsage(usage, r.usage);
     const calls = r.content.filter((p): p is C.ToolCallPart => p.type === 'tool_call');
     const searches = calls.filter((c) => c.name === SEARCH_TOOL);
@@ -64,7 +64,8 @@ export async function gatewaySearchLoop(services: Services, target: Target, requ
         const found = await backend.search(query, cfg.max_results);
         text = JSON.stringify(found.map((f) => ({ n: sources.push(f), title: f.title, url: f.url, snippet: f.snippet })));
       } catch (err) {
-        text = `Search failed: ${(err as Error).message}`;
+        // What the model reads may reach the user: the backend's own refusal, never a socket error's address.
+        text = `Search failed: ${err instanceof SearchError ? err.message : err instanceof SyntaxError ? 'the search arguments were not valid JSON' : 'the search backend could not be reached'}`;
       }
       results.push({ type: 'tool_result', toolCallId: call.id, name: SEARCH_TOOL, content: [{ type: 'text', text }] });
     }

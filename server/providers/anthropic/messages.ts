@@ -274,7 +274,7 @@ export class MessagesStreamDecoder implements StreamDecoder {
         this.stopped = true;
         return this.usage ? [{ type: 'usage', usage: this.usage }] : [];
       case 'error':
-        throw new UpstreamStreamError(ev.error?.message ?? 'upstream stream error', ev.error?.type);
+        throw new UpstreamStreamError(ev.error?.message ?? 'upstream stream error', ev.error?.type, ev.error);
       default:
         return [];
     }

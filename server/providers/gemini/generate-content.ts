@@ -158,7 +158,7 @@ export class GenerateContentStreamDecoder implements StreamDecoder {
   }
 
   pushParsed(chunk: Json): C.StreamEvent[] {
-    if (chunk.error) throw new UpstreamStreamError(chunk.error.message ?? 'upstream stream error', chunk.error.status);
+    if (chunk.error) throw new UpstreamStreamError(chunk.error.message ?? 'upstream stream error', chunk.error.status, chunk.error);
     const out: C.StreamEvent[] = [];
     if (!this.started) {
       this.started = true;

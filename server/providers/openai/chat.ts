@@ -157,7 +157,7 @@ export class ChatStreamDecoder implements StreamDecoder {
   }
 
   pushParsed(chunk: Json): C.StreamEvent[] {
-    if (chunk.error) throw new UpstreamStreamError(chunk.error.message ?? JSON.stringify(chunk.error));
+    if (chunk.error) throw new UpstreamStreamError(chunk.error.message ?? JSON.stringify(chunk.error), chunk.error.type, chunk.error);
     const out: C.StreamEvent[] = [];
     if (!this.started) {
       this.started = true;
