@@ -15,6 +15,19 @@ export const ModelEndpoint = z
   .enum(['chat', 'messages', 'responses', 'images', 'video', 'speech', 'transcription', 'embeddings', 'moderation'])
   .meta({ id: 'ModelEndpoint', description: 'The API surface a model works with. Text models (chat/messages/responses) are served by all three text endpoints.' });
 
+export const ModelBilling = z
+  .object({
+    unit: z
+      .enum(['token', 'image', 'video_second', 'character', 'audio_minute'])
+      .describe('What the model is billed by: tokens (text, embeddings, moderation), generated images, seconds of video, characters of speech input, or minutes of transcribed audio.'),
+    tokens_per_unit: z
+      .number()
+      .describe(
+        'Quota tokens one unit counts for, before `token_multiplier` (1 for tokens). When an upstream reports token usage for non-token work (gpt-image-1, gpt-4o-transcribe), the reported tokens are billed instead; the unit rule still sizes the reservation made at admission.',
+      ),
+  })
+  .meta({ id: 'ModelBilling', description: 'How a request to this model counts against the daily token quota: units × tokens_per_unit × token_multiplier.' });
+
 export const CatalogEntry = z
   .object({
     id: z.string(),
@@ -23,6 +36,7 @@ export const CatalogEntry = z
     owned_by: z.string().describe('Provider name (the first upstream).'),
     endpoint: ModelEndpoint,
     token_multiplier: z.number(),
+    billing: ModelBilling,
     premium: z.boolean(),
     required_plan: z.string(),
     context_window: z.number().int().nullable(),

@@ -22,3 +22,14 @@ export function estimateOutputTokens(content: C.Response['content']): number {
   for (const p of content) chars += p.type === 'tool_call' ? p.name.length + p.arguments.length : p.text.length;
   return Math.ceil(chars / CHARS_PER_TOKEN);
 }
+
+/** Output tokens reserved when neither the request nor the model config names a maximum. */
+export const DEFAULT_RESERVED_OUTPUT = 4096;
+
+/** The most a text request can cost, before the multiplier: its prompt and the most output it allows. */
+export function textReservation(req: C.Request, model: { max_output_tokens?: number | null } | undefined): number {
+  return estimatePromptTokens(req) + (req.maxTokens ?? model?.max_output_tokens ?? DEFAULT_RESERVED_OUTPUT);
+}
+
+/** Texts' input tokens by the same rule (embeddings, moderation): what is reserved and, unreported, billed. */
+export const estimateTextTokens = (texts: string[]) => Math.ceil(texts.reduce((n, t) => n + t.length, 0) / CHARS_PER_TOKEN);

@@ -1,15 +1,21 @@
 import type { Principal } from '../auth/principal.ts';
 import type * as C from '../translate/canonical.ts';
+import type { MeteredUnit } from './rules.ts';
+
+/** The ledger's `endpoint`: the API surface a request used. */
+export type BilledEndpoint = 'chat' | 'messages' | 'responses' | 'embeddings' | 'moderations' | 'images' | 'video' | 'speech' | 'transcriptions';
 
 /** What a finished (or failed) request reports for billing and the usage ledger. */
 export type UsageReport = {
   requestId: string;
-  principal: Principal;
   model: string;
-  endpoint: 'chat' | 'messages' | 'responses' | 'embeddings' | 'moderations';
+  endpoint: BilledEndpoint;
   provider: string | null;
   upstreamModel: string | null;
+  /** Token usage the upstream reported (or the gateway estimated); wins over `metered` when both are set. */
   usage: C.Usage | null;
+  /** Non-token work done (images made, seconds of video, characters spoken, minutes transcribed). */
+  metered?: { unit: MeteredUnit; quantity: number } | null;
   /** True when the upstream never reported usage and the numbers are the gateway's estimate. */
   estimated: boolean;
   status: number;
@@ -19,9 +25,29 @@ export type UsageReport = {
   webSearch?: boolean;
 };
 
+/**
+ * A quota reservation as data: stored with an async job, so that whichever instance ends the job
+ * settles it (Billing.resume), exactly once.
+ */
+export type Reservation = {
+  requestId: string;
+  keyId: string;
+  userId: string;
+  appId: string | null;
+  model: string;
+  multiplier: number;
+  /** Counter key and reservation id in the counter store; the quota day's end (epoch ms). */
+  key: string;
+  id: string;
+  dayEnd: number;
+  /** Tokens reserved, after the multiplier. */
+  amount: number;
+};
+
 export type BillingTicket = {
   /** Rate-limit headers for the response. */
   headers: Record<string, string>;
+  reservation: Reservation;
   /** Exactly once per request; later calls are ignored. */
   settle(report: UsageReport): Promise<void>;
 };
@@ -29,8 +55,19 @@ export type BillingTicket = {
 /**
  * The billing seam of the request path: `begin` runs before any upstream call (the quota
  * reservation goes here), the ticket's `settle` exactly once after it (stream or not, client
- * gone or not). Plans, quotas and the ledger plug in here.
+ * gone or not). Each capability sizes its own reservation: the most the request can cost, in
+ * tokens before the model's multiplier (billing/rules.ts converts non-token units).
  */
 export interface Billing {
-  begin(ctx: { requestId: string; principal: Principal; model: string; multiplier: number; request: C.Request }): Promise<BillingTicket>;
+  begin(ctx: {
+    requestId: string;
+    principal: Principal;
+    model: string;
+    multiplier: number;
+    reserveTokens: number;
+    /** How long the reservation holds without a settlement (default reservation_ttl_ms): a job's runs longer. */
+    ttlMs?: number;
+  }): Promise<BillingTicket>;
+  /** A ticket for a reservation made elsewhere (another instance, before a restart); settles only while it is held. */
+  resume(reservation: Reservation): BillingTicket;
 }

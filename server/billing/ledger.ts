@@ -27,6 +27,9 @@ export type LedgerRecord = {
   cachedTokens: number;
   reasoningTokens: number;
   surchargeTokens: number;
+  /** Non-token work and its amount (server/billing/rules.ts); absent on token-billed records. */
+  meteredUnit?: string | null;
+  meteredQuantity?: number | null;
   multiplier: number;
   billedTokens: number;
   usageSource: 'reported' | 'estimated';
@@ -51,6 +54,8 @@ const ledgerColumns: [string, (r: LedgerRecord) => unknown, string][] = [
   ['cached_tokens', (r) => r.cachedTokens, 'integer'],
   ['reasoning_tokens', (r) => r.reasoningTokens, 'integer'],
   ['surcharge_tokens', (r) => r.surchargeTokens, 'integer'],
+  ['metered_unit', (r) => r.meteredUnit ?? null, 'text'],
+  ['metered_quantity', (r) => r.meteredQuantity ?? null, 'double precision'],
   ['multiplier', (r) => r.multiplier, 'double precision'],
   ['billed_tokens', (r) => r.billedTokens, 'bigint'],
   ['usage_source', (r) => r.usageSource, 'text'],

@@ -4,14 +4,11 @@ import type { ResolvedConfig } from '../config/schema.ts';
 import { GatewayError, errors } from '../http/errors.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { CounterStoreUnavailableError, type CounterStore } from '../stores/index.ts';
-import { estimatePromptTokens } from './estimate.ts';
-import type { Billing, BillingTicket, UsageReport } from './hooks.ts';
+import type { Billing, BillingTicket, Reservation, UsageReport } from './hooks.ts';
+import { unitTokens } from './rules.ts';
 import type { UsageLedger } from './ledger.ts';
 import { SettlementRetries } from './settle-retry.ts';
 import { lastFormatted, nextUtcMidnight, planOf, quotaKey, rankOf, rpmKey } from './plans.ts';
-
-/** Output tokens reserved when neither the request nor the model config names a maximum. */
-export const DEFAULT_RESERVED_OUTPUT = 4096;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -53,15 +50,14 @@ export class QuotaBilling implements Billing {
     // Requests per minute checked and counted, then the daily quota checked and the most this
     // request can cost reserved: one atomic step in the counter store (one Redis round trip).
     const dayEnd = nextUtcMidnight(now);
-    const maxOutput = ctx.request.maxTokens ?? model?.max_output_tokens ?? DEFAULT_RESERVED_OUTPUT;
-    const amount = Math.ceil((estimatePromptTokens(ctx.request) + maxOutput) * ctx.multiplier);
+    const amount = Math.ceil(ctx.reserveTokens * ctx.multiplier);
     const key = quotaKey(principal.keyId, now);
     const id = `${ctx.requestId}:${randomToken(6)}`;
     let admitted: Awaited<ReturnType<CounterStore['admit']>>;
     try {
       admitted = await this.counters.admit(
         { key: rpmKey(principal.keyId), limit: plan.requests_per_minute, windowMs: 60_000 },
-        { key, id, amount, limit: plan.daily_tokens, ttlMs: this.config.reservationTtlMs, keepUntil: dayEnd },
+        { key, id, amount, limit: plan.daily_tokens, ttlMs: ctx.ttlMs ?? this.config.reservationTtlMs, keepUntil: Math.max(dayEnd, now + (ctx.ttlMs ?? 0)) },
         now,
       );
     } catch (err) {
@@ -98,45 +94,66 @@ export class QuotaBilling implements Billing {
       );
     }
     headers['x-ratelimit-remaining-tokens'] = String(Math.max(0, plan.daily_tokens - r.used - amount));
+    const reservation: Reservation = { requestId: ctx.requestId, keyId: principal.keyId, userId: principal.userId, appId: principal.appId ?? null, model: ctx.model, multiplier: ctx.multiplier, key, id, dayEnd, amount };
+    return { headers, reservation, settle: this.settler(reservation, false) };
+  }
 
+  resume(reservation: Reservation): BillingTicket {
+    return { headers: {}, reservation, settle: this.settler(reservation, true) };
+  }
+
+  /** Tokens billed for a report: reported (or estimated) token usage, else the metered units by the model's rule. */
+  billedTokens(report: UsageReport, multiplier: number): number {
+    const surcharge = report.webSearch ? this.config.webSearchSurchargeTokens : 0;
+    const u = report.usage;
+    const model = this.modelById(report.model);
+    const raw = u ? u.inputTokens + u.outputTokens : report.metered && model ? unitTokens(model, report.metered.unit, report.metered.quantity) : 0;
+    // Never bill what produced nothing; never refund what produced something.
+    return raw > 0 ? Math.ceil(raw * multiplier) + surcharge : u ? surcharge : 0;
+  }
+
+  /**
+   * The settlement of one reservation, once per ticket. `onlyIfHeld` (a resumed reservation): the
+   * counter takes it only while the reservation is held, so two instances ending the same job —
+   * or one ending it twice across a restart — count it once; the ledger's unique request id keeps
+   * one record.
+   */
+  private settler(res: Reservation, onlyIfHeld: boolean): BillingTicket['settle'] {
     let settled = false;
-    return {
-      headers,
-      settle: async (report: UsageReport) => {
-        if (settled) return;
-        settled = true;
-        const surcharge = report.webSearch ? this.config.webSearchSurchargeTokens : 0;
-        const u = report.usage;
-        // Never bill what produced nothing; never refund what produced something.
-        const billed = u ? Math.ceil((u.inputTokens + u.outputTokens) * ctx.multiplier) + surcharge : 0;
-        // The ledger first: a counter store that fails here (Redis down) must not lose the record.
-        // The settlement is then retried until the store takes it, exactly once (settle-retry.ts).
-        if (billed > 0 || report.status < 400) {
-          this.ledger.write({
-            requestId: report.requestId,
-            apiKeyId: principal.keyId,
-            userId: principal.userId,
-            oauthAppId: principal.appId ?? null,
-            model: report.model,
-            provider: report.provider,
-            upstreamModel: report.upstreamModel,
-            endpoint: report.endpoint,
-            promptTokens: u?.inputTokens ?? 0,
-            completionTokens: u?.outputTokens ?? 0,
-            cachedTokens: u?.cachedTokens ?? 0,
-            reasoningTokens: u?.reasoningTokens ?? 0,
-            surchargeTokens: surcharge,
-            multiplier: ctx.multiplier,
-            billedTokens: billed,
-            usageSource: report.estimated ? 'estimated' : 'reported',
-            status: report.status,
-            errorCode: report.errorCode,
-            latencyMs: report.latencyMs,
-            createdAt: this.nowIso(this.clock.now()),
-          });
-        }
-        await this.settlements.settle(key, id, billed, dayEnd);
-      },
+    return async (report) => {
+      if (settled) return;
+      settled = true;
+      const u = report.usage;
+      const billed = this.billedTokens(report, res.multiplier);
+      // The ledger first: a counter store that fails here (Redis down) must not lose the record.
+      // The settlement is then retried until the store takes it, exactly once (settle-retry.ts).
+      if (billed > 0 || report.status < 400) {
+        this.ledger.write({
+          requestId: report.requestId,
+          apiKeyId: res.keyId,
+          userId: res.userId,
+          oauthAppId: res.appId,
+          model: report.model,
+          provider: report.provider,
+          upstreamModel: report.upstreamModel,
+          endpoint: report.endpoint,
+          promptTokens: u?.inputTokens ?? 0,
+          completionTokens: u?.outputTokens ?? 0,
+          cachedTokens: u?.cachedTokens ?? 0,
+          reasoningTokens: u?.reasoningTokens ?? 0,
+          surchargeTokens: report.webSearch ? this.config.webSearchSurchargeTokens : 0,
+          meteredUnit: report.metered?.unit ?? null,
+          meteredQuantity: report.metered?.quantity ?? null,
+          multiplier: res.multiplier,
+          billedTokens: billed,
+          usageSource: report.estimated ? 'estimated' : 'reported',
+          status: report.status,
+          errorCode: report.errorCode,
+          latencyMs: report.latencyMs,
+          createdAt: this.nowIso(this.clock.now()),
+        });
+      }
+      await this.settlements.settle(res.key, res.id, billed, res.dayEnd, onlyIfHeld);
     };
   }
 }

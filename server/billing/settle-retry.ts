@@ -40,11 +40,11 @@ export class SettlementRetries {
   }
 
   /** Settles now; a failure the store reports as an outage is queued and retried with backoff. */
-  async settle(key: string, id: string, actual: number, keepUntil: number): Promise<void> {
+  async settle(key: string, id: string, actual: number, keepUntil: number, onlyIfHeld = false): Promise<void> {
     try {
-      await this.counters.settle(key, id, actual, { keepUntil, now: this.clock.now() });
+      await this.counters.settle(key, id, actual, { keepUntil, now: this.clock.now(), onlyIfHeld });
     } catch (err) {
-      this.failed({ key, id, actual, keepUntil, onlyIfHeld: false }, err);
+      this.failed({ key, id, actual, keepUntil, onlyIfHeld }, err);
     }
   }
 

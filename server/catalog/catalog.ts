@@ -1,6 +1,7 @@
 import type { CatalogEntry } from '../../contract/models.ts';
 import type { ProviderConfig, ResolvedConfig } from '../config/schema.ts';
 import type { MetadataStore, Resolved } from './metadata.ts';
+import { tokensPerUnit, unitOf } from '../billing/rules.ts';
 
 type ModelConfig = ResolvedConfig['models'][number];
 
@@ -48,6 +49,7 @@ export function catalogEntry(m: ModelConfig, providerName: string, created: numb
     owned_by: providerName,
     endpoint: m.endpoint,
     token_multiplier: m.token_multiplier,
+    billing: { unit: unitOf(m.endpoint), tokens_per_unit: tokensPerUnit(m) },
     premium: m.premium,
     required_plan: m.required_plan,
     ...fields,

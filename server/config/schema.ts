@@ -1,6 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { ModelEndpoint } from '../../contract/models.ts';
+import { ENDPOINT_UNITS, RULES, endpointsOfUnit, type RuleName } from '../billing/rules.ts';
 
 export const ProviderType = z.enum(['openai', 'anthropic', 'gemini', 'elevenlabs', 'openai-compatible']);
 export type ProviderType = z.infer<typeof ProviderType>;
@@ -43,6 +44,15 @@ export const ModelConfig = z.strictObject({
   id: z.string().min(1),
   endpoint: ModelEndpoint,
   token_multiplier: z.number().positive().default(1),
+  billing: z
+    .strictObject({
+      tokens_per_image: z.number().nonnegative().optional().describe('Images models: quota tokens per generated image (default 1000).'),
+      tokens_per_video_second: z.number().nonnegative().optional().describe('Video models: quota tokens per second of video (default 10000).'),
+      tokens_per_1k_characters: z.number().nonnegative().optional().describe('Speech models: quota tokens per 1,000 input characters (default 250).'),
+      tokens_per_audio_minute: z.number().nonnegative().optional().describe('Transcription models: quota tokens per minute of audio (default 1000).'),
+    })
+    .optional()
+    .describe("Non-token work counted against the daily quota, before token_multiplier; only the rule of the model's endpoint applies."),
   premium: z.boolean().default(false),
   required_plan: z.string().optional(),
   upstreams: z.array(z.strictObject({ provider: z.string(), model: z.string().min(1) })).min(1),
@@ -218,6 +228,16 @@ export function referenceIssues(input: unknown): { path: (string | number)[]; me
         issues.push({ path: ['models', i, 'upstreams', j, 'provider'], message: `unknown provider "${provider}" (known: ${[...providers].join(', ') || 'none'})` });
       }
     });
+    const endpoint = str(m.endpoint);
+    const billing = m.billing && typeof m.billing === 'object' ? (m.billing as Record<string, unknown>) : {};
+    if (endpoint !== undefined && endpoint in ENDPOINT_UNITS) {
+      for (const rule of Object.keys(billing)) {
+        const unit = RULES[rule as RuleName];
+        if (unit && unit !== ENDPOINT_UNITS[endpoint as keyof typeof ENDPOINT_UNITS]) {
+          issues.push({ path: ['models', i, 'billing', rule], message: `${rule} applies to ${endpointsOfUnit(unit)} models; this model's endpoint is ${endpoint}` });
+        }
+      }
+    }
     const plan = str(m.required_plan);
     if (plan !== undefined && !plans.has(plan)) issues.push({ path: ['models', i, 'required_plan'], message: `unknown plan "${plan}" (known: ${[...plans].join(', ')})` });
   });

@@ -2,7 +2,7 @@
 import type { z } from 'zod';
 import type { EmbeddingsRequest, ModerationRequest } from '../../contract/embeddings.ts';
 import type { Principal } from '../auth/principal.ts';
-import { GatewayError, errors } from '../http/errors.ts';
+import { errors } from '../http/errors.ts';
 import { postJson, upstreamLimits } from '../providers/http.ts';
 import { chatHeaders, defaultBaseUrl } from '../providers/openai/chat.ts';
 import { geminiBaseUrl } from '../providers/gemini/generate-content.ts';
@@ -12,7 +12,9 @@ import { withFailover, type FailoverOptions } from '../routing/failover.ts';
 import type { ProviderConfig } from '../config/schema.ts';
 import { servedBy } from '../providers/capabilities.ts';
 import type { Services } from '../services.ts';
-import type * as C from '../translate/canonical.ts';
+import * as C from '../translate/canonical.ts';
+import { estimateTextTokens } from '../billing/estimate.ts';
+import { metered } from './metered.ts';
 
 type Json = Record<string, any>;
 
@@ -35,31 +37,11 @@ function upstreams(services: Services, modelId: string, endpoint: 'embeddings' |
   return { model, targets };
 }
 
-/** Billing for single-shot endpoints: reserve the input estimate, settle to what was reported. */
-async function billed<T>(services: Services, principal: Principal, requestId: string, modelId: string, multiplier: number, texts: string[], endpoint: 'embeddings' | 'moderations', run: () => Promise<{ value: T; usage: C.Usage | null; provider: string; upstreamModel: string; estimated: boolean }>): Promise<{ value: T; headers: Record<string, string> }> {
-  const request: C.Request = { model: modelId, system: [], messages: [{ role: 'user', content: texts.map((text) => ({ type: 'text', text })) }], maxTokens: 0, stream: false };
-  const started = performance.now();
-  const ticket = await services.billing.begin({ requestId, principal, model: modelId, multiplier, request });
-  const settle = (r: { usage: C.Usage | null; provider: string | null; upstreamModel: string | null; estimated: boolean; status: number; code: string | null }) =>
-    ticket.settle({ requestId, principal, model: modelId, endpoint: endpoint as never, provider: r.provider, upstreamModel: r.upstreamModel, usage: r.usage, estimated: r.estimated, status: r.status, errorCode: r.code, latencyMs: Math.round(performance.now() - started) });
-  try {
-    const r = await run();
-    await settle({ ...r, status: 200, code: null });
-    return { value: r.value, headers: ticket.headers };
-  } catch (err) {
-    const gw = err instanceof GatewayError ? err : null;
-    await settle({ usage: null, provider: null, upstreamModel: null, estimated: false, status: gw?.status ?? 500, code: gw?.code ?? 'internal_error' });
-    throw err;
-  }
-}
-
-const estimate = (texts: string[]) => Math.ceil(texts.reduce((n, t) => n + t.length, 0) / 4);
-
 export async function embeddings(services: Services, principal: Principal, requestId: string, body: z.infer<typeof EmbeddingsRequest>, log?: FailoverOptions['log']) {
   const { model, targets } = upstreams(services, body.model, 'embeddings');
   const texts = typeof body.input === 'string' ? [body.input] : body.input;
   const base64 = body.encoding_format === 'base64';
-  return billed(services, principal, requestId, body.model, model.token_multiplier, texts, 'embeddings', async () => {
+  return metered(services, { requestId, principal, model: body.model, endpoint: 'embeddings', reserveTokens: estimateTextTokens(texts) }, async () => {
     const { value, candidate } = await withFailover(
       targets,
       async (t): Promise<{ json: Json; usage: C.Usage | null }> => {
@@ -69,7 +51,7 @@ export async function embeddings(services: Services, principal: Principal, reque
           const { json: out } = await postJson({ provider: t.provider.id, url, headers: { ...(t.provider.api_key ? { 'x-goog-api-key': t.provider.api_key } : {}), ...t.provider.headers }, body: { requests }, limits: upstreamLimits(t.provider) });
           const data = (out.embeddings ?? []).map((e: Json, index: number) => ({ object: 'embedding', index, embedding: base64 ? encodeFloat32Base64(e.values) : e.values }));
           // Gemini reports no token counts for embeddings: the gateway estimates them.
-          const tokens = estimate(texts);
+          const tokens = estimateTextTokens(texts);
           return { json: { object: 'list', data, model: body.model, usage: { prompt_tokens: tokens, total_tokens: tokens } }, usage: null };
         }
         const ctx = ctxFor(t.provider);
@@ -80,8 +62,8 @@ export async function embeddings(services: Services, principal: Principal, reque
       },
       { model: body.model, health: services.health, metrics: services.metrics, log },
     );
-    const usage = value.usage ?? { inputTokens: estimate(texts), outputTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
-    return { value: value.json, usage, provider: candidate.provider.id, upstreamModel: candidate.upstreamModel, estimated: !value.usage };
+    const usage = value.usage ?? { ...C.emptyUsage(), inputTokens: estimateTextTokens(texts) };
+    return { value: value.json, outcome: { usage, provider: candidate.provider.id, upstreamModel: candidate.upstreamModel, estimated: !value.usage } };
   });
 }
 
@@ -92,7 +74,8 @@ export async function moderations(services: Services, principal: Principal, requ
   const modelId = body.model ?? DEFAULT_MODERATION_MODEL;
   const { model, targets } = upstreams(services, modelId, 'moderation');
   const texts = typeof body.input === 'string' ? [body.input] : (body.input as (string | Json)[]).map((i) => (typeof i === 'string' ? i : (i.text ?? '')));
-  return billed(services, principal, requestId, modelId, model.token_multiplier, texts, 'moderations', async () => {
+  // Reserved like its input, settled to nothing (no usage reported): it still counts as a request.
+  return metered(services, { requestId, principal, model: modelId, endpoint: 'moderations', reserveTokens: estimateTextTokens(texts) }, async () => {
     const { value, candidate } = await withFailover(
       targets,
       async (t) => {
@@ -102,6 +85,6 @@ export async function moderations(services: Services, principal: Principal, requ
       },
       { model: modelId, health: services.health, metrics: services.metrics, log },
     );
-    return { value, usage: null, provider: candidate.provider.id, upstreamModel: candidate.upstreamModel, estimated: false };
+    return { value, outcome: { usage: null, provider: candidate.provider.id, upstreamModel: candidate.upstreamModel, estimated: false } };
   });
 }

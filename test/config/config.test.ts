@@ -231,6 +231,7 @@ it('warnings: providers without the key they need, models none of whose upstream
     'model claude-sonnet-4-5 has no upstream that can serve it: anthropic has no api_key',
     'model gemini-2.5-flash has no upstream that can serve it: gemini has no api_key',
     'model gpt-image-1 has no upstream that can serve it: openai has no api_key',
+    'model veo-3.0-generate-001 has no upstream that can serve it: gemini has no api_key',
     'model tts-1 has no upstream that can serve it: openai has no api_key',
     'model eleven_flash_v2 has no upstream that can serve it: elevenlabs has no api_key',
     'model gemini-2.5-flash-preview-tts has no upstream that can serve it: gemini has no api_key',

@@ -2239,6 +2239,7 @@ export type components = {
             owned_by: string;
             endpoint: components["schemas"]["ModelEndpoint"];
             token_multiplier: number;
+            billing: components["schemas"]["ModelBilling"];
             premium: boolean;
             required_plan: string;
             context_window: number | null;
@@ -2268,6 +2269,16 @@ export type components = {
          * @enum {string}
          */
         ModelEndpoint: "chat" | "messages" | "responses" | "images" | "video" | "speech" | "transcription" | "embeddings" | "moderation";
+        /** @description How a request to this model counts against the daily token quota: units × tokens_per_unit × token_multiplier. */
+        ModelBilling: {
+            /**
+             * @description What the model is billed by: tokens (text, embeddings, moderation), generated images, seconds of video, characters of speech input, or minutes of transcribed audio.
+             * @enum {string}
+             */
+            unit: "token" | "image" | "video_second" | "character" | "audio_minute";
+            /** @description Quota tokens one unit counts for, before `token_multiplier` (1 for tokens). When an upstream reports token usage for non-token work (gpt-image-1, gpt-4o-transcribe), the reported tokens are billed instead; the unit rule still sizes the reservation made at admission. */
+            tokens_per_unit: number;
+        };
         /** @description USD as decimal strings: per token (prompt, completion), per image, per request. null = unknown. */
         ModelPricing: {
             prompt: string | null;

@@ -2,8 +2,8 @@
 // model → targets → (pass through | translate) → failover → JSON or SSE, then settle usage.
 import { Readable } from 'node:stream';
 import type { Principal } from '../../auth/principal.ts';
-import { estimateOutputTokens, estimatePromptTokens } from '../../billing/estimate.ts';
-import type { BillingTicket } from '../../billing/hooks.ts';
+import { estimateOutputTokens, estimatePromptTokens, textReservation } from '../../billing/estimate.ts';
+import { beginMetered } from '../metered.ts';
 import { GatewayError, errors } from '../../http/errors.ts';
 import { fetchImage } from '../../media/fetch-image.ts';
 import { UnsupportedContentError } from '../../providers/anthropic/messages.ts';
@@ -132,30 +132,15 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
     targets = targets.filter((t) => t.format === call.format.native);
     if (!targets.length) throw call.format.nativeOnly;
   }
-  const ticket = await services.billing.begin({
+  const meter = await beginMetered(services, {
     requestId: call.requestId,
     principal: call.principal,
     model: modelId,
-    multiplier: model.token_multiplier,
-    request: fitted.request,
+    endpoint: call.format.endpoint,
+    reserveTokens: textReservation(fitted.request, model),
   });
   const settle = (target: Target | null, usage: C.Usage | null, estimated: boolean, status: number, errorCode: string | null, webSearch = false) =>
-    ticket
-      .settle({
-        requestId: call.requestId,
-        principal: call.principal,
-        model: modelId,
-        endpoint: call.format.endpoint,
-        provider: target?.provider.id ?? null,
-        upstreamModel: target?.upstreamModel ?? null,
-        usage,
-        estimated,
-        status,
-        errorCode,
-        latencyMs: Math.round(performance.now() - started),
-        webSearch,
-      })
-      .catch(() => {});
+    meter.settle({ provider: target?.provider.id ?? null, upstreamModel: target?.upstreamModel ?? null, usage, estimated, webSearch }, status, errorCode).catch(() => {});
   const clock = new UpstreamClock();
   const opts: FailoverOptions = { model: modelId, health: services.health, metrics: services.metrics, onBackoff: (ms: number) => (clock.waitedMs += ms), log: call.log };
   let inlined: C.Request | null = null;
@@ -194,10 +179,10 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
       }
       void settle(candidate, billed, estimated, 200, null, value.decoded.webSearch);
       const json: Record<string, string> = typeof value.body === 'string' ? { 'content-type': 'application/json; charset=utf-8' } : {};
-      return { status: 200, body: value.body, headers: { ...ticket.headers, ...targetHeaders(call, candidate, fitted.warnings), ...json }, upstreamMs: clock.waitedMs };
+      return { status: 200, body: value.body, headers: { ...meter.headers, ...targetHeaders(call, candidate, fitted.warnings), ...json }, upstreamMs: clock.waitedMs };
     }
     const result = await runStream(services, call, targets, prepare, settle, opts, clock, fitted.warnings);
-    return { ...result, headers: { ...ticket.headers, ...result.headers }, upstreamMs: clock.waitedMs };
+    return { ...result, headers: { ...meter.headers, ...result.headers }, upstreamMs: clock.waitedMs };
   } catch (err) {
     // Failed before any output: the reservation is released, nothing is billed.
     const gw = err instanceof GatewayError ? err : null;
