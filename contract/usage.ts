@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ModelBilling } from './models.ts';
 
 const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, { message: 'must be a date YYYY-MM-DD' });
 
@@ -40,7 +41,18 @@ export const UsageReport = z
     }),
     period: z.object({ start: isoDate, end: isoDate }),
     totals: Totals,
-    by_model: z.array(Totals.extend({ model: z.string() })),
+    by_model: z.array(
+      Totals.extend({
+        model: z.string(),
+        metered: z
+          .object({
+            unit: ModelBilling.shape.unit.exclude(['token']),
+            quantity: z.number().describe('Images made, seconds of video, characters spoken or minutes of audio transcribed in the period.'),
+          })
+          .nullable()
+          .describe('Non-token work of this model (see the catalog entry’s `billing`); null for token-billed models.'),
+      }),
+    ),
     by_day: z.array(Totals.extend({ date: isoDate })),
   })
   .meta({

@@ -4,6 +4,7 @@ import type { UsageQuery, UsageReport } from '../../contract/usage.ts';
 import type { Principal } from '../auth/principal.ts';
 import { errors } from '../http/errors.ts';
 import type { Services } from '../services.ts';
+import type { MeteredUnit } from './rules.ts';
 import { jobsKey, nextUtcMidnight, planOf, quotaKey, rpmKey, utcDay } from './plans.ts';
 
 type Report = z.infer<typeof UsageReport>;
@@ -41,6 +42,8 @@ export async function usageReport(services: Services, principal: Principal, quer
   const where = { apiKeyId: principal.keyId, createdAt: { gte: new Date(`${start}T00:00:00Z`), lt: new Date(Date.parse(end) + DAY) } };
   const sums = { promptTokens: true, completionTokens: true, cachedTokens: true, reasoningTokens: true, billedTokens: true } as const;
   const rows = await services.db.prisma.usageRecord.groupBy({ by: ['model'], where, _sum: sums, _count: { _all: true }, orderBy: { model: 'asc' } });
+  const units = await services.db.prisma.usageRecord.groupBy({ by: ['model', 'meteredUnit'], where: { ...where, meteredUnit: { not: null } }, _sum: { meteredQuantity: true } });
+  const meteredOf = new Map(units.map((u) => [u.model, { unit: u.meteredUnit as MeteredUnit, quantity: u._sum.meteredQuantity ?? 0 }]));
   const days = await services.db.prisma.$queryRaw<{ day: string; requests: number; prompt: bigint; completion: bigint; cached: bigint; reasoning: bigint; billed: bigint }[]>`
     SELECT to_char(date_trunc('day', created_at), 'YYYY-MM-DD') AS day, count(*)::int AS requests,
            sum(prompt_tokens)::bigint AS prompt, sum(completion_tokens)::bigint AS completion, sum(cached_tokens)::bigint AS cached,
@@ -59,7 +62,7 @@ export async function usageReport(services: Services, principal: Principal, quer
       billed_tokens: Number(r._sum.billedTokens ?? 0n),
     };
     for (const k of Object.keys(totals) as (keyof Totals)[]) totals[k] += t[k];
-    return { model: r.model, ...t };
+    return { model: r.model, ...t, metered: meteredOf.get(r.model) ?? null };
   });
   const perDay = new Map(days.map((d) => [d.day, d]));
   const byDay: Report['by_day'] = [];

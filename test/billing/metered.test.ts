@@ -73,7 +73,8 @@ describe.each([
   });
 
   it('reserves the worst case × multiplier, settles units by the rule, and records unit and quantity', async () => {
-    const principal = await principalOf(await gw.newKey());
+    const key = await gw.newKey();
+    const principal = await principalOf(key);
     const requestId = `req_${randomToken(8)}`;
     // Up to 4 images of image-model: 4 × 1000 × 2.
     const meter = await beginMetered(gw.services, { requestId, principal, model: 'image-model', endpoint: 'images', reserveTokens: unitTokens({ endpoint: 'images' }, 'image', 4) });
@@ -84,6 +85,8 @@ describe.each([
     expect(await quota(principal.keyId)).toEqual({ settled: 6000, reserved: 0 });
     const [row] = await ledger(requestId);
     expect(row).toMatchObject({ endpoint: 'images', meteredUnit: 'image', meteredQuantity: 3, promptTokens: 0, completionTokens: 0, multiplier: 2, billedTokens: 6000n, status: 200 });
+    const usage: any = await (await gw.fetch('/v1/usage', { key })).json();
+    expect(usage.by_model).toEqual([{ model: 'image-model', requests: 1, prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, billed_tokens: 6000, metered: { unit: 'image', quantity: 3 } }]);
   });
 
   it('reported token usage wins over the unit rule', async () => {

@@ -2394,6 +2394,13 @@ export type components = {
                 /** @description After token_multiplier and surcharges: what counts against the quota. */
                 billed_tokens: number;
                 model: string;
+                /** @description Non-token work of this model (see the catalog entry’s `billing`); null for token-billed models. */
+                metered: {
+                    /** @enum {string} */
+                    unit: "image" | "video_second" | "character" | "audio_minute";
+                    /** @description Images made, seconds of video, characters spoken or minutes of audio transcribed in the period. */
+                    quantity: number;
+                } | null;
             }[];
             by_day: {
                 requests: number;
