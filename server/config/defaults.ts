@@ -1,5 +1,6 @@
 // What the gateway serves with no config file: each built-in provider whose key is in the
 // environment, with a model list of its current mainstream models.
+import type { BillingRules } from '../billing/rules.ts';
 import type { GatewayConfigInput, ProviderType } from './schema.ts';
 
 type Builtin = {
@@ -7,7 +8,8 @@ type Builtin = {
   type: ProviderType;
   env: string;
   base_url: string;
-  models: { id: string; endpoint: string; upstream?: string }[];
+  /** `billing`: where a model's work costs other than the default rule (server/billing/rules.ts) says, in proportion to list prices. */
+  models: { id: string; endpoint: string; upstream?: string; billing?: BillingRules }[];
 };
 
 export const builtinProviders: Builtin[] = [
@@ -25,11 +27,11 @@ export const builtinProviders: Builtin[] = [
       { id: 'gpt-image-1', endpoint: 'images' },
       { id: 'dall-e-3', endpoint: 'images' },
       { id: 'tts-1', endpoint: 'speech' },
-      { id: 'tts-1-hd', endpoint: 'speech' },
+      { id: 'tts-1-hd', endpoint: 'speech', billing: { tokens_per_1k_characters: 500 } }, // twice tts-1's price
       { id: 'gpt-4o-mini-tts', endpoint: 'speech' },
       { id: 'whisper-1', endpoint: 'transcription' },
       { id: 'gpt-4o-transcribe', endpoint: 'transcription' },
-      { id: 'gpt-4o-mini-transcribe', endpoint: 'transcription' },
+      { id: 'gpt-4o-mini-transcribe', endpoint: 'transcription', billing: { tokens_per_audio_minute: 500 } }, // half of whisper-1's
       { id: 'text-embedding-3-small', endpoint: 'embeddings' },
       { id: 'text-embedding-3-large', endpoint: 'embeddings' },
       { id: 'omni-moderation-latest', endpoint: 'moderation' },
@@ -103,6 +105,7 @@ export function configFromEnvironment(env: NodeJS.ProcessEnv): { config: Gateway
         id: m.id,
         endpoint: m.endpoint as never,
         upstreams: [{ provider: p.id, model: m.upstream ?? m.id }],
+        ...(m.billing ? { billing: m.billing } : {}),
       });
     }
   }

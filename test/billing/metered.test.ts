@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomToken } from '../../server/auth/secrets.ts';
 import { DEFAULT_RULES, tokensPerUnit, unitTokens } from '../../server/billing/rules.ts';
+import { configFromEnvironment } from '../../server/config/defaults.ts';
 import { parseConfig } from '../../server/config/load.ts';
 import { beginMetered } from '../../server/endpoints/metered.ts';
 import { errors } from '../../server/http/errors.ts';
@@ -32,6 +33,12 @@ describe('billing rules', () => {
     expect(unitTokens({ endpoint: 'video' }, 'video_second', 8)).toBe(80_000);
     expect(tokensPerUnit({ endpoint: 'chat' })).toBe(1);
     expect(tokensPerUnit({ endpoint: 'speech', billing: { tokens_per_1k_characters: 400 } })).toBe(0.4);
+  });
+
+  it('the built-in models (no config file) price their work relative to their siblings', () => {
+    const { config } = configFromEnvironment({ OPENAI_API_KEY: 'k' });
+    const rule = (id: string) => tokensPerUnit(config.models!.find((m) => m.id === id) as never);
+    expect([rule('tts-1'), rule('tts-1-hd'), rule('whisper-1'), rule('gpt-4o-mini-transcribe'), rule('gpt-image-1'), rule('gpt-4o-mini')]).toEqual([0.25, 0.5, 1000, 500, 1000, 1]);
   });
 
   it("a rule for another endpoint's unit is a config error at its line", () => {
