@@ -1,6 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { ModelEndpoint } from '../../contract/models.ts';
+import { typesServing } from '../providers/capabilities.ts';
 import { ENDPOINT_UNITS, RULES, endpointsOfUnit, type RuleName } from '../billing/rules.ts';
 
 export const ProviderType = z.enum(['openai', 'anthropic', 'gemini', 'elevenlabs', 'openai-compatible']);
@@ -220,12 +221,19 @@ export function referenceIssues(input: unknown): { path: (string | number)[]; me
   dup('models');
   dup('plans');
   const providers = new Set(list(cfg.providers).flatMap((p) => str(p.id) ?? []));
+  const providerTypes = new Map(list(cfg.providers).flatMap((p) => (str(p.id) !== undefined && str(p.type) !== undefined ? [[str(p.id)!, str(p.type)!]] : [])));
   const plans = new Set(Array.isArray(cfg.plans) ? list(cfg.plans).flatMap((p) => str(p.id) ?? []) : defaultPlans.map((p) => p.id));
   list(cfg.models).forEach((m, i) => {
     list(m.upstreams).forEach((u, j) => {
       const provider = str(u.provider);
       if (provider !== undefined && !providers.has(provider)) {
         issues.push({ path: ['models', i, 'upstreams', j, 'provider'], message: `unknown provider "${provider}" (known: ${[...providers].join(', ') || 'none'})` });
+      }
+      // The registry says which provider types serve the model's endpoint: another type would never be tried.
+      const type = provider === undefined ? undefined : providerTypes.get(provider);
+      const serving = type && ModelEndpoint.safeParse(m.endpoint).success ? typesServing(m.endpoint as z.infer<typeof ModelEndpoint>) : null;
+      if (type && serving && !serving.includes(type as ProviderType)) {
+        issues.push({ path: ['models', i, 'upstreams', j, 'provider'], message: `provider "${provider}" is ${type}, which cannot serve ${m.endpoint} (served by: ${serving.join(', ')})` });
       }
     });
     const endpoint = str(m.endpoint);

@@ -4,7 +4,7 @@ import type { Services } from '../services.ts';
 import { notImplementedHandler as todo } from './not-implemented.ts';
 import { authorizeEndpoint, metadataEndpoint, revokeEndpoint, tokenEndpoint, userinfoEndpoint } from '../oauth/endpoints.ts';
 import { runText, type TextResult } from './text/engine.ts';
-import { embeddings, moderations } from './embeddings.ts';
+import { embeddings, moderations, type RunResult } from './embeddings.ts';
 import { modelStatus } from '../catalog/health-report.ts';
 import { usageReport } from '../billing/usage-report.ts';
 import { chatFormat, messagesFormat, responsesFormat } from './text/formats.ts';
@@ -16,7 +16,7 @@ const s = initServer();
 
 export function buildRouter(services: Services) {
   // The gateway's own time, upstream excluded: a header for the caller, a histogram for operators.
-  const sendText = (reply: { elapsedTime: number; headers(h: Record<string, string>): unknown }, result: TextResult, endpoint: string) => {
+  const send = (reply: { elapsedTime: number; headers(h: Record<string, string>): unknown }, result: TextResult | RunResult, endpoint: string) => {
     const overheadMs = Math.max(0, reply.elapsedTime - result.upstreamMs);
     services.metrics.overhead.observe({ endpoint }, overheadMs / 1000);
     reply.headers({ ...result.headers, 'x-gateway-overhead-ms': overheadMs.toFixed(2) });
@@ -43,7 +43,7 @@ export function buildRouter(services: Services) {
           clientHeaders: {},
           log: request.log,
         });
-        return sendText(reply, result, 'chat');
+        return send(reply, result, 'chat');
       },
       messages: async ({ body, request, reply }) => {
         const decoded = messagesToCanonical(body);
@@ -59,7 +59,7 @@ export function buildRouter(services: Services) {
           },
           log: request.log,
         });
-        return sendText(reply, result, 'messages');
+        return send(reply, result, 'messages');
       },
       responses: async ({ body, request, reply }) => {
         const decoded = responsesToCanonical(body);
@@ -72,7 +72,7 @@ export function buildRouter(services: Services) {
           clientHeaders: {},
           log: request.log,
         });
-        return sendText(reply, result, 'responses');
+        return send(reply, result, 'responses');
       },
       imageGenerations: todo,
       imageJob: todo,
@@ -84,16 +84,8 @@ export function buildRouter(services: Services) {
       transcriptionJobCreate: todo,
       transcriptionJobStatus: todo,
       transcriptionJobDownload: todo,
-      embeddings: async ({ body, request, reply }) => {
-        const r = await embeddings(services, request.principal!, request.id, body, request.log);
-        reply.headers(r.headers);
-        return { status: 200, body: r.value as never };
-      },
-      moderations: async ({ body, request, reply }) => {
-        const r = await moderations(services, request.principal!, request.id, body, request.log);
-        reply.headers(r.headers);
-        return { status: 200, body: r.value as never };
-      },
+      embeddings: async ({ body, request, reply }) => send(reply, await embeddings(services, request.principal!, request.id, body, request.log), 'embeddings'),
+      moderations: async ({ body, request, reply }) => send(reply, await moderations(services, request.principal!, request.id, body, request.log), 'moderations'),
     },
     metadata: {
       listModels: async () => ({ status: 200, body: { object: 'list', data: catalog.entries } }),

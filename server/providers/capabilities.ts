@@ -1,21 +1,13 @@
-// Which provider types serve each kind of model the gateway implements. The endpoints pick their
-// upstreams from these lists, and `config check` (server/config/warnings.ts) uses the same ones to
-// report upstreams that can never serve their model. An endpoint missing here is not built yet
-// (its routes answer 501), so no upstream of it is judged.
-import type { ModelEndpoint } from '../../contract/models.ts';
+// Credentials, and which provider types serve a capability (from the registry): what failover,
+// `config check` and start-up warnings judge providers by.
 import type { ProviderType } from '../config/schema.ts';
-import type { z } from 'zod';
+import { builtCapabilities, registry, type Capability } from './registry.ts';
 
-/** Text generation: the wire formats of server/routing/targets.ts. */
-const TEXT: readonly ProviderType[] = ['openai', 'openai-compatible', 'anthropic', 'gemini'];
-
-export const servedBy: Partial<Record<z.infer<typeof ModelEndpoint>, readonly ProviderType[]>> = {
-  chat: TEXT,
-  messages: TEXT,
-  responses: TEXT,
-  embeddings: ['openai', 'openai-compatible', 'gemini'],
-  moderation: ['openai', 'openai-compatible'],
-};
+/** The provider types that can serve `capability`, or null for a capability not built yet (its routes answer 501). */
+export function typesServing(capability: Capability): ProviderType[] | null {
+  if (!builtCapabilities().includes(capability)) return null;
+  return (Object.keys(registry) as ProviderType[]).filter((t) => registry[t][capability] !== undefined);
+}
 
 /** Types whose upstream refuses every request without a credential; OpenAI-compatible servers may need none. */
 export const needsApiKey: ReadonlySet<ProviderType> = new Set(['openai', 'anthropic', 'gemini', 'elevenlabs']);

@@ -1,4 +1,6 @@
 import type { ProviderConfig } from '../config/schema.ts';
+import type { z } from 'zod';
+import type { EmbeddingsRequest, ModerationRequest } from '../../contract/embeddings.ts';
 import type * as C from '../translate/canonical.ts';
 
 /** Per-call facts the provider converters need. */
@@ -22,13 +24,38 @@ export interface StreamDecoder {
 }
 
 /** A text-generation wire format: how to ask and how to read the answer. */
-export interface TextProvider {
+export interface TextProvider extends TextTraits {
   /** Where and with which headers (a passed-through request needs no more). */
   endpoint(req: C.Request, ctx: CallContext): Omit<HttpCall, 'body'>;
   /** The request translated into this wire format. */
   body(req: C.Request, ctx: CallContext): Record<string, unknown>;
   decode(body: unknown, ctx: CallContext): C.Response;
   streamDecoder(ctx: CallContext): StreamDecoder;
+}
+
+/** Content a wire format cannot carry (e.g. an image type the upstream refuses): a 400 on `messages`. */
+export class UnsupportedContentError extends Error {}
+
+/** What the text engine must do for a wire format besides encoding it. */
+export type TextTraits = {
+  /** Image URLs must be downloaded and sent as bytes (the upstream fetches none itself). */
+  inlinesImages?: boolean;
+  /** Has no web search of its own: the gateway runs one (web-search-loop.ts) when translating to it. */
+  gatewaySearch?: boolean;
+};
+
+type Json = Record<string, any>;
+
+export interface EmbeddingsAdapter {
+  /**
+   * The answer in OpenAI's shape (usage filled in by the caller when missing), the input tokens the
+   * upstream reported, and what of the request this upstream could not take (X-Gateway-Warnings).
+   */
+  embed(call: { provider: ProviderConfig; upstreamModel: string; body: z.infer<typeof EmbeddingsRequest>; texts: string[] }): Promise<{ json: Json; inputTokens: number | null; warnings: string[] }>;
+}
+
+export interface ModerationAdapter {
+  moderate(call: { provider: ProviderConfig; upstreamModel: string; body: z.infer<typeof ModerationRequest> }): Promise<Json>;
 }
 
 /** A translated request: the wire format's endpoint and body. */

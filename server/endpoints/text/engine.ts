@@ -4,12 +4,12 @@ import { Readable } from 'node:stream';
 import type { Principal } from '../../auth/principal.ts';
 import { estimateOutputTokens, estimatePromptTokens, textReservation } from '../../billing/estimate.ts';
 import { beginMetered } from '../metered.ts';
+import { warningsHeader } from '../warnings.ts';
 import { GatewayError, errors } from '../../http/errors.ts';
 import { fetchImage } from '../../media/fetch-image.ts';
-import { UnsupportedContentError } from '../../providers/anthropic/messages.ts';
 import type { EventSourceMessage } from 'eventsource-parser';
 import { malformed, postJson, postStream, reportedError, upstreamFailure, upstreamLimits, type UpstreamError } from '../../providers/http.ts';
-import { buildCall, type CallContext } from '../../providers/types.ts';
+import { UnsupportedContentError, buildCall, type CallContext } from '../../providers/types.ts';
 import { withFailover, type Blame, type FailoverOptions } from '../../routing/failover.ts';
 import { textTargets, type Target } from '../../routing/targets.ts';
 import * as C from '../../translate/canonical.ts';
@@ -60,7 +60,7 @@ export type TextCall = {
  */
 export type TextResult = { status: 200; body: Json | Readable | string; headers: Record<string, string>; upstreamMs: number };
 
-/** Gemini needs image bytes: URLs are downloaded (SSRF-guarded) and inlined. */
+/** For wire formats that take image bytes only: URLs are downloaded (SSRF-guarded) and inlined. */
 async function inlineImages(req: C.Request, services: Services): Promise<C.Request> {
   const opts = { allowPrivate: services.config.allowPrivateImageUrls, maxBytes: 20 * 1024 * 1024, timeoutMs: 15_000 };
   const fix = async (p: C.Part): Promise<C.Part> => {
@@ -98,7 +98,7 @@ function callContext(call: TextCall, target: Target, services: Services): CallCo
 
 /** Web search the gateway runs itself: requested, configured, and the upstream has none of its own. */
 function usesGatewaySearch(call: TextCall, target: Target, services: Services): boolean {
-  return !!call.request.webSearch && services.search !== null && target.format !== call.format.native && (target.format === 'gemini' || target.format === 'openai-chat');
+  return !!call.request.webSearch && services.search !== null && target.format !== call.format.native && !!target.wire.gatewaySearch;
 }
 
 /**
@@ -145,7 +145,7 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
   const opts: FailoverOptions = { model: modelId, health: services.health, metrics: services.metrics, onBackoff: (ms: number) => (clock.waitedMs += ms), log: call.log };
   let inlined: C.Request | null = null;
   // Downloading images is waiting on other hosts, like an upstream call.
-  const prepare = async (t: Target) => (t.format === 'gemini' ? (inlined ??= await clock.wait(inlineImages(fitted.request, services))) : fitted.request);
+  const prepare = async (t: Target) => (t.wire.inlinesImages ? (inlined ??= await clock.wait(inlineImages(fitted.request, services))) : fitted.request);
 
   try {
     if (!call.request.stream) {
@@ -196,8 +196,8 @@ function targetHeaders(call: TextCall, target: Target, warnings: string[]): Reco
   const headers: Record<string, string> = { 'x-gateway-upstream': target.provider.id };
   const stripped = call.format.stripped?.(target) ?? [];
   if (stripped.length) headers['x-gateway-stripped-tools'] = stripped.join(', ');
-  if (warnings.length && target.format !== call.format.native) headers['x-gateway-warnings'] = warnings.join('; ');
-  return headers;
+  // Named only when the request was translated: a passed-through request reached the upstream as sent.
+  return target.format !== call.format.native ? { ...headers, ...warningsHeader(warnings) } : headers;
 }
 
 function estimatedUsage(req: C.Request, content: C.Response['content']): C.Usage | null {

@@ -3,6 +3,7 @@ import { randomToken } from '../../auth/secrets.ts';
 import { ResponseAccumulator, systemMessagesAsUserText } from '../../translate/canonical.ts';
 import type * as C from '../../translate/canonical.ts';
 import { UpstreamStreamError, joinUrl, parseJsonArgs, reasoningBudget, type CallContext, type StreamDecoder, type TextProvider } from '../types.ts';
+import { geminiModelCall } from './client.ts';
 
 type Json = Record<string, any>;
 
@@ -90,7 +91,6 @@ export function encodeGenerateContentBody(req: C.Request): Json {
   return body;
 }
 
-export const geminiBaseUrl = (ctx: CallContext) => ctx.provider.base_url ?? 'https://generativelanguage.googleapis.com/v1beta';
 
 export function mapFinish(reason: string | undefined, hasCalls: boolean): C.FinishReason {
   switch (reason) {
@@ -188,10 +188,9 @@ export class GenerateContentStreamDecoder implements StreamDecoder {
 }
 
 export const geminiGenerateContent: TextProvider = {
-  endpoint: (req, ctx) => ({
-    url: joinUrl(geminiBaseUrl(ctx), `/models/${encodeURIComponent(req.model)}:${req.stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`),
-    headers: { ...(ctx.provider.api_key ? { 'x-goog-api-key': ctx.provider.api_key } : {}), ...ctx.provider.headers },
-  }),
+  inlinesImages: true,
+  gatewaySearch: true,
+  endpoint: (req, ctx) => geminiModelCall(ctx.provider, req.model, req.stream ? 'streamGenerateContent?alt=sse' : 'generateContent'),
   body: encodeGenerateContentBody,
   decode: decodeGenerateContentResponse,
   streamDecoder: () => new GenerateContentStreamDecoder(),

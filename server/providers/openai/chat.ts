@@ -2,6 +2,7 @@
 import { randomToken } from '../../auth/secrets.ts';
 import * as C from '../../translate/canonical.ts';
 import { UpstreamStreamError, budgetToEffort, joinUrl, type CallContext, type StreamDecoder, type TextProvider } from '../types.ts';
+import { openAiCall } from './client.ts';
 
 type Json = Record<string, any>;
 
@@ -86,13 +87,6 @@ export function encodeChatBody(req: C.Request, ctx: CallContext): Json {
   }
   return body;
 }
-
-export function chatHeaders(ctx: CallContext): Record<string, string> {
-  return { ...(ctx.provider.api_key ? { authorization: `Bearer ${ctx.provider.api_key}` } : {}), ...ctx.provider.headers };
-}
-
-export const defaultBaseUrl = (ctx: CallContext) =>
-  ctx.provider.base_url ?? (ctx.provider.type === 'openai' ? 'https://api.openai.com/v1' : 'http://127.0.0.1:8000/v1');
 
 export function mapFinish(reason: string | null | undefined): C.FinishReason {
   switch (reason) {
@@ -192,7 +186,9 @@ export class ChatStreamDecoder implements StreamDecoder {
 }
 
 export const openAiChat: TextProvider = {
-  endpoint: (_req, ctx) => ({ url: joinUrl(defaultBaseUrl(ctx), '/chat/completions'), headers: chatHeaders(ctx) }),
+  // Chat completions search only on OpenAI's search models; translated requests get the gateway's.
+  gatewaySearch: true,
+  endpoint: (_req, ctx) => openAiCall(ctx.provider, '/chat/completions'),
   body: encodeChatBody,
   decode: decodeChatResponse,
   streamDecoder: () => new ChatStreamDecoder(),

@@ -3,7 +3,7 @@
 import { randomToken } from '../../auth/secrets.ts';
 import * as C from '../../translate/canonical.ts';
 import { UpstreamStreamError, joinUrl, type StreamDecoder, type TextProvider } from '../types.ts';
-import { chatHeaders, defaultBaseUrl } from './chat.ts';
+import { openAiCall } from './client.ts';
 
 type Json = Record<string, any>;
 
@@ -99,7 +99,7 @@ export class ResponsesStreamDecoder implements StreamDecoder {
 }
 
 export const openAiResponses: TextProvider = {
-  endpoint: (_req, ctx) => ({ url: joinUrl(defaultBaseUrl(ctx), '/responses'), headers: chatHeaders(ctx) }),
+  endpoint: (_req, ctx) => openAiCall(ctx.provider, '/responses'),
   // Responses upstreams are only ever passed through: the body is the client's own.
   body: (req) => ({ model: req.model }),
   decode: decodeResponseObject,
