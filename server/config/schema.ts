@@ -158,6 +158,12 @@ export const CatalogMetadataConfig = z.strictObject({
   snapshot: z.string().optional().describe('An OpenRouter model list (JSON) to start from before the first fetch succeeds.'),
 });
 
+export const JobsConfig = z.strictObject({
+  retention_hours: z.number().positive().max(24 * 365).default(24).describe('After this long a job and its output are deleted (polling answers 404 job_not_found).'),
+  max_run_minutes: z.number().positive().max(24 * 60).default(60).describe('A job still unfinished this long after submission fails; its quota reservation and job slot hold for as long.'),
+  concurrency: z.number().int().min(1).max(256).default(4).describe('Jobs one instance runs at once (waiting on an upstream operation between checks does not count).'),
+});
+
 /** The shape of the config file; `GatewayConfig` adds the checks between its parts. */
 export const GatewayConfigShape = z.strictObject({
   providers: z.array(ProviderConfig).default([]),
@@ -177,6 +183,7 @@ export const GatewayConfigShape = z.strictObject({
     .default(900_000)
     .describe('How long a quota reservation counts if its request never settles (its gateway crashed).'),
   web_search_surcharge_tokens: z.number().int().min(0).default(1_000),
+  jobs: JobsConfig.prefault({}).describe('Async jobs (images/video, speech, transcription): how long they and their outputs are kept, and how they run.'),
   auth: AuthConfig.prefault({}),
   catalog_metadata: CatalogMetadataConfig.default({
     refresh_hours: 24,
@@ -272,6 +279,7 @@ export type ResolvedConfig = {
   drainMs: number;
   reservationTtlMs: number;
   webSearchSurchargeTokens: number;
+  jobs: z.infer<typeof JobsConfig>;
   webSearch?: z.infer<typeof WebSearchConfig>;
   auth: z.infer<typeof AuthConfig>;
   catalogMetadata: z.infer<typeof CatalogMetadataConfig>;
