@@ -230,6 +230,27 @@ describe('expiry', () => {
 });
 
 describe('hosted copies', () => {
+  it('a signed link serves a stored output without credentials; altered, expired or malformed links are 404', async () => {
+    const key = await gw.newKey();
+    const job: any = await (await submit(key, { text: 'PNG bytes stand-in' })).json();
+    await finished(key, job.id);
+    const { outputKey } = await gw.services.db.prisma.job.findUniqueOrThrow({ where: { id: job.id } });
+    const token = gw.services.urls.sign(outputKey!, Date.now() + 120_000);
+    const res = await fetch(`${gw.url}/v1/files/${token}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(res.headers.get('content-length')).toBe('18');
+    expect(res.headers.get('cache-control')).toMatch(/^private, max-age=1(19|20), immutable$/);
+    expect(await res.text()).toBe('PNG bytes stand-in');
+    const expired = gw.services.urls.sign(outputKey!, Date.now() - 1000);
+    const bad = [token.slice(0, -2) + (token.endsWith('AA') ? 'BB' : 'AA'), expired, 'not-a-link', `${token}x.1`];
+    for (const t of bad) {
+      const r = await fetch(`${gw.url}/v1/files/${t}`);
+      expect(r.status).toBe(404);
+      expect(((await r.json()) as any).error).toMatchObject({ type: 'invalid_request_error', code: 'file_not_found' });
+    }
+  });
+
   it('signed links name their blob until they expire; a changed byte or another secret is refused', () => {
     const signer = new UrlSigner('secret-a');
     const now = Date.now();
