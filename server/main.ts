@@ -131,7 +131,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
       if (what === 'grants') keys.invalidateAll();
     });
     const oauthAuth = new OAuthAuthenticator(oauth, config.keyCacheTtlMs, () => clock.now());
-    const jobs = new JobService(() => services, new FilesystemBlobStore(path.join(dataDir, 'blobs')));
+    const jobs = new JobService(() => services, new FilesystemBlobStore(env.BLOB_DIR ?? path.join(dataDir, 'blobs')));
     const jobRunner = new JobRunner(() => services, jobs, logger, { leaseMs: Number(env.JOB_LEASE_MS ?? 30_000), pollMs: Number(env.JOB_POLL_MS ?? 500) });
     const services: Services = {
       config,
