@@ -1,4 +1,4 @@
-// Jobs across processes on PostgreSQL + Redis (issue 17): a job submitted on one instance is
+// Jobs across processes on PostgreSQL + Redis + an S3-compatible store (issue 17): a job submitted on one instance is
 // polled and downloaded on another; an instance killed with SIGKILL mid-job leaves nothing stuck —
 // the other claims the job when its lease runs out, finishes it, bills it once and frees its slot.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -12,6 +12,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { randomToken } from '../../server/auth/secrets.ts';
 import { TEST_REDIS_URL, freshPostgres } from '../helpers/gateway.ts';
 import { jobTestConfig } from './fixtures/test-kind.ts';
+import { startS3 } from '../helpers/s3.ts';
 
 type Instance = { child: ChildProcess; url: string; test: string; closed: Promise<void> };
 
@@ -38,7 +39,10 @@ async function startInstance(name: string): Promise<Instance> {
   return inst;
 }
 
+let s3: Awaited<ReturnType<typeof startS3>>;
+
 beforeAll(async () => {
+  s3 = await startS3();
   db = await freshPostgres();
   work = mkdtempSync(path.join(tmpdir(), 'mg-jobs-'));
   const config = path.join(work, 'gateway.config.yaml');
@@ -52,8 +56,8 @@ beforeAll(async () => {
     GATEWAY_ADMIN_TOKEN: adminToken,
     GATEWAY_SECRET: randomToken(32),
     GATEWAY_METADATA_FETCH: 'off',
-    // Instances share the output store (as they would share S3 or a network file system).
-    BLOB_DIR: path.join(work, 'blobs'),
+    // Outputs in the S3-compatible store both instances share.
+    ...s3.env,
     JOB_POLL_MS: '50',
     JOB_LEASE_MS: '1000',
     HOST: '127.0.0.1',
@@ -65,6 +69,7 @@ afterAll(async () => {
   for (const i of instances) i.child.kill('SIGKILL');
   await Promise.all(instances.map((i) => i.closed));
   await db?.drop();
+  await s3?.close();
   rmSync(work, { recursive: true, force: true });
 });
 
