@@ -69,6 +69,7 @@ export class JobService {
           expiresAt: new Date(now + s.config.jobs.retention_hours * 3_600_000),
         },
       });
+      await s.jobRunner.notify(id);
       return this.toObject(row);
     } catch (err) {
       if (meter) await meter.fail(err).catch(() => {});
