@@ -156,6 +156,7 @@ export class JobRunner {
           outputKey,
           outputType: outcome.output?.contentType ?? null,
           warnings: outcome.warnings ?? [],
+          pronunciationWarnings: outcome.pronunciationWarnings ?? [],
           completedAt: new Date(services.clock.now()),
           lockedBy: null,
           lockedUntil: null,

@@ -115,7 +115,8 @@ export class JobService {
       completed_at: seconds(row.completedAt),
       expires_at: seconds(row.expiresAt)!,
       error: (row.error as JobObject['error']) ?? null,
-      pronunciation_warnings: row.warnings,
+      warnings: row.warnings,
+      pronunciation_warnings: row.pronunciationWarnings,
       result: row.result ?? null,
       download_url: kind?.downloadPath ? kind.downloadPath(row.id) : null,
     };
