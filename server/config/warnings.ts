@@ -1,14 +1,14 @@
 // What `serve` logs as warnings at start-up and `config check` reports: a configuration that loads
 // but will refuse some requests. One function, so the two always agree.
-import { missingCredential, servedBy } from '../providers/capabilities.ts';
+import { missingCredential } from '../providers/credentials.ts';
+import { adapterFor, isBuilt, type Capability } from '../providers/registry.ts';
 import type { ProviderConfig, ResolvedConfig } from './schema.ts';
 
 /** Why an upstream on this provider can never serve a model of this endpoint, or null. */
-function unusable(p: ProviderConfig, endpoint: string): string | null {
+function unusable(p: ProviderConfig, endpoint: Capability): string | null {
   const missing = missingCredential(p);
   if (missing) return `${p.id} ${missing}`;
-  const types = servedBy[endpoint as keyof typeof servedBy];
-  if (types && !types.includes(p.type)) return `${p.id} (${p.type}) does not serve ${endpoint}`;
+  if (isBuilt(endpoint) && !adapterFor(p.type, endpoint)) return `${p.id} (${p.type}) does not serve ${endpoint}`;
   return null;
 }
 

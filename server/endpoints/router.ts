@@ -3,8 +3,9 @@ import { contract } from '../../contract/index.ts';
 import type { Services } from '../services.ts';
 import { notImplementedHandler as todo } from './not-implemented.ts';
 import { authorizeEndpoint, metadataEndpoint, revokeEndpoint, tokenEndpoint, userinfoEndpoint } from '../oauth/endpoints.ts';
-import { runText, type TextResult } from './text/engine.ts';
-import { embeddings, moderations } from './embeddings.ts';
+import { runText } from './text/engine.ts';
+import { embeddings } from './embeddings.ts';
+import { moderations } from './moderation.ts';
 import { modelStatus } from '../catalog/health-report.ts';
 import { usageReport } from '../billing/usage-report.ts';
 import { chatFormat, messagesFormat, responsesFormat } from './text/formats.ts';
@@ -16,7 +17,7 @@ const s = initServer();
 
 export function buildRouter(services: Services) {
   // The gateway's own time, upstream excluded: a header for the caller, a histogram for operators.
-  const sendText = (reply: { elapsedTime: number; headers(h: Record<string, string>): unknown }, result: TextResult, endpoint: string) => {
+  const send = (reply: { elapsedTime: number; headers(h: Record<string, string>): unknown }, result: { body: unknown; headers: Record<string, string>; upstreamMs: number }, endpoint: string) => {
     const overheadMs = Math.max(0, reply.elapsedTime - result.upstreamMs);
     services.metrics.overhead.observe({ endpoint }, overheadMs / 1000);
     reply.headers({ ...result.headers, 'x-gateway-overhead-ms': overheadMs.toFixed(2) });
@@ -43,7 +44,7 @@ export function buildRouter(services: Services) {
           clientHeaders: {},
           log: request.log,
         });
-        return sendText(reply, result, 'chat');
+        return send(reply, result, 'chat');
       },
       messages: async ({ body, request, reply }) => {
         const decoded = messagesToCanonical(body);
@@ -59,7 +60,7 @@ export function buildRouter(services: Services) {
           },
           log: request.log,
         });
-        return sendText(reply, result, 'messages');
+        return send(reply, result, 'messages');
       },
       responses: async ({ body, request, reply }) => {
         const decoded = responsesToCanonical(body);
@@ -72,7 +73,7 @@ export function buildRouter(services: Services) {
           clientHeaders: {},
           log: request.log,
         });
-        return sendText(reply, result, 'responses');
+        return send(reply, result, 'responses');
       },
       imageGenerations: todo,
       imageJob: todo,
@@ -85,14 +86,10 @@ export function buildRouter(services: Services) {
       transcriptionJobStatus: todo,
       transcriptionJobDownload: todo,
       embeddings: async ({ body, request, reply }) => {
-        const r = await embeddings(services, request.principal!, request.id, body, request.log);
-        reply.headers(r.headers);
-        return { status: 200, body: r.value as never };
+        return send(reply, await embeddings(services, request.principal!, request.id, body, request.log), 'embeddings');
       },
       moderations: async ({ body, request, reply }) => {
-        const r = await moderations(services, request.principal!, request.id, body, request.log);
-        reply.headers(r.headers);
-        return { status: 200, body: r.value as never };
+        return send(reply, await moderations(services, request.principal!, request.id, body, request.log), 'moderations');
       },
     },
     metadata: {

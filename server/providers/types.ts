@@ -1,5 +1,6 @@
 import type { ProviderConfig } from '../config/schema.ts';
 import type * as C from '../translate/canonical.ts';
+import type { UpstreamTarget } from './http.ts';
 
 /** Per-call facts the provider converters need. */
 export type CallContext = {
@@ -10,7 +11,10 @@ export type CallContext = {
   defaultMaxTokens?: number;
 };
 
-export type HttpCall = { url: string; headers: Record<string, string>; body: Record<string, unknown> };
+export type HttpCall = UpstreamTarget & { body: Record<string, unknown> };
+
+/** The text wire formats; a client format passes its own through untranslated. */
+export type TextFormat = 'openai-chat' | 'openai-responses' | 'anthropic' | 'gemini';
 
 export interface StreamDecoder {
   /** One upstream SSE event in, canonical events out. Throws UpstreamStreamError on an in-stream error. */
@@ -21,10 +25,15 @@ export interface StreamDecoder {
   end(): C.StreamEvent[];
 }
 
-/** A text-generation wire format: how to ask and how to read the answer. */
-export interface TextProvider {
-  /** Where and with which headers (a passed-through request needs no more). */
-  endpoint(req: C.Request, ctx: CallContext): Omit<HttpCall, 'body'>;
+/** A text-generation wire format: how to ask, how to read the answer, and what the upstream does itself. */
+export interface TextAdapter {
+  format: TextFormat;
+  /** A translated request's web search runs on the upstream (else the gateway searches, when configured). */
+  nativeWebSearch: boolean;
+  /** Image URLs must be downloaded and sent as bytes. */
+  needsInlineImages?: boolean;
+  /** Where, as whom and under which limits (a passed-through request needs no more). */
+  endpoint(req: C.Request, ctx: CallContext): UpstreamTarget;
   /** The request translated into this wire format. */
   body(req: C.Request, ctx: CallContext): Record<string, unknown>;
   decode(body: unknown, ctx: CallContext): C.Response;
@@ -32,7 +41,7 @@ export interface TextProvider {
 }
 
 /** A translated request: the wire format's endpoint and body. */
-export const buildCall = (wire: TextProvider, req: C.Request, ctx: CallContext): HttpCall => ({ ...wire.endpoint(req, ctx), body: wire.body(req, ctx) });
+export const buildCall = (wire: TextAdapter, req: C.Request, ctx: CallContext): HttpCall => ({ ...wire.endpoint(req, ctx), body: wire.body(req, ctx) });
 
 /** An error the upstream reported inside a stream that had answered 200. */
 export class UpstreamStreamError extends Error {
@@ -47,7 +56,16 @@ export class UpstreamStreamError extends Error {
   }
 }
 
-export const joinUrl = (base: string, path: string) => base.replace(/\/+$/, '') + path;
+/** Content the upstream cannot take at all (not a field to drop): the client's request is refused, naming `param`. */
+export class UnsupportedContentError extends Error {
+  constructor(
+    message: string,
+    readonly param = 'messages',
+  ) {
+    super(message);
+    this.name = 'UnsupportedContentError';
+  }
+}
 
 export function parseJsonArgs(text: string): Record<string, unknown> {
   if (!text.trim()) return {};

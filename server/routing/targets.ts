@@ -1,40 +1,46 @@
+// A model's upstream candidates for one capability, in failover order: every upstream whose
+// provider type has an adapter for it in the registry (providers/registry.ts).
 import type { ProviderConfig, ResolvedConfig } from '../config/schema.ts';
 import { errors } from '../http/errors.ts';
-import { anthropicMessages } from '../providers/anthropic/messages.ts';
-import { geminiGenerateContent } from '../providers/gemini/generate-content.ts';
-import { openAiChat } from '../providers/openai/chat.ts';
-import { openAiResponses } from '../providers/openai/responses.ts';
-import type { TextProvider } from '../providers/types.ts';
+import { adapterFor, TEXT_CAPABILITIES, type Capability, type CapabilityAdapters } from '../providers/registry.ts';
 
-export type TextFormat = 'openai-chat' | 'openai-responses' | 'anthropic' | 'gemini';
 type ModelConfig = ResolvedConfig['models'][number];
 
-export type Target = { provider: ProviderConfig; upstreamModel: string; format: TextFormat; wire: TextProvider };
+export type Target<C extends Capability = Capability> = { provider: ProviderConfig; upstreamModel: string; adapter: CapabilityAdapters[C] };
 
-const formats: Partial<Record<ProviderConfig['type'], [TextFormat, TextProvider]>> = {
-  openai: ['openai-chat', openAiChat],
-  'openai-compatible': ['openai-chat', openAiChat],
-  anthropic: ['anthropic', anthropicMessages],
-  gemini: ['gemini', geminiGenerateContent],
-};
+/** A text format's candidate (chat, Messages and Responses adapters have one type). */
+export type TextTarget = Target<'chat'>;
 
-export const TEXT_ENDPOINTS = new Set(['chat', 'messages', 'responses']);
+/** What routing reads of the catalog. */
+export type ModelLookup = { model(id: string): ModelConfig | undefined; providers: Map<string, ProviderConfig> };
+
+const isText = (c: Capability) => TEXT_CAPABILITIES.has(c);
+
+/** Any text model serves all three text formats; every other capability only its own models. */
+const serves = (endpoint: Capability, capability: Capability) => endpoint === capability || (isText(endpoint) && isText(capability));
+
+function notThisKind(model: ModelConfig, capability: Capability): string {
+  if (isText(capability)) return `The model '${model.id}' is a ${model.endpoint} model; it cannot be used for text generation.`;
+  return `The model '${model.id}' is a ${model.endpoint} model, not a${/^[aeiou]/.test(capability) ? 'n' : ''} ${capability} model.`;
+}
+
+const noUpstream = (model: ModelConfig, capability: Capability) =>
+  isText(capability) ? `The model '${model.id}' has no text-generation upstream.` : `The model '${model.id}' has no upstream that serves ${capability}.`;
 
 /**
- * The model's upstreams able to generate text, in failover order. OpenAI itself serves the
- * Responses endpoint natively; OpenAI-compatible servers are chat-only.
+ * The model `modelId` and its candidates for `capability`. Unknown model: model_not_found; a
+ * model of another kind, or none of whose upstreams can serve the capability: model_not_supported.
  */
-export function textTargets(model: ModelConfig, providers: Map<string, ProviderConfig>, endpoint: 'chat' | 'messages' | 'responses' = 'chat'): Target[] {
-  if (!TEXT_ENDPOINTS.has(model.endpoint)) {
-    throw errors.invalid(`The model '${model.id}' is a ${model.endpoint} model; it cannot be used for text generation.`, 'model', 'model_not_supported');
-  }
-  const targets: Target[] = [];
+export function targetsFor<C extends Capability>(catalog: ModelLookup, modelId: string, capability: C): { model: ModelConfig; targets: Target<C>[] } {
+  const model = catalog.model(modelId);
+  if (!model) throw errors.modelNotFound(modelId);
+  if (!serves(model.endpoint, capability)) throw errors.invalid(notThisKind(model, capability), 'model', 'model_not_supported');
+  const targets: Target<C>[] = [];
   for (const u of model.upstreams) {
-    const provider = providers.get(u.provider)!;
-    const f: [TextFormat, TextProvider] | undefined =
-      endpoint === 'responses' && provider.type === 'openai' ? ['openai-responses', openAiResponses] : formats[provider.type];
-    if (f) targets.push({ provider, upstreamModel: u.model, format: f[0], wire: f[1] });
+    const provider = catalog.providers.get(u.provider)!;
+    const adapter = adapterFor(provider.type, capability);
+    if (adapter) targets.push({ provider, upstreamModel: u.model, adapter });
   }
-  if (!targets.length) throw errors.invalid(`The model '${model.id}' has no text-generation upstream.`, 'model', 'model_not_supported');
-  return targets;
+  if (!targets.length) throw errors.invalid(noUpstream(model, capability), 'model', 'model_not_supported');
+  return { model, targets };
 }

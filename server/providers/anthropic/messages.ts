@@ -2,11 +2,12 @@
 import { randomToken } from '../../auth/secrets.ts';
 import { systemMessageText } from '../../translate/canonical.ts';
 import type * as C from '../../translate/canonical.ts';
-import { UpstreamStreamError, budgetToEffort, joinUrl, parseJsonArgs, reasoningBudget, type CallContext, type StreamDecoder, type TextProvider } from '../types.ts';
+import { UnsupportedContentError, UpstreamStreamError, budgetToEffort, parseJsonArgs, reasoningBudget, type CallContext, type StreamDecoder, type TextAdapter } from '../types.ts';
+import { vendorTarget } from '../vendor-client.ts';
+import { anthropicClient } from './client.ts';
 
 type Json = Record<string, any>;
 
-export const ANTHROPIC_VERSION = '2023-06-01';
 /** Used when neither the client nor the model's config gives max_tokens (Anthropic requires it). */
 export const DEFAULT_MAX_TOKENS = 4096;
 /** Name of the forced tool that carries structured output (Anthropic has no JSON mode). */
@@ -23,8 +24,6 @@ function imageBlock(s: C.ImageSource): Json {
   }
   return { type: 'image', source: { type: 'base64', media_type: s.mediaType, data: s.data } };
 }
-
-export class UnsupportedContentError extends Error {}
 
 function encodePart(p: C.Part): Json | null {
   switch (p.type) {
@@ -135,18 +134,6 @@ export function encodeMessagesBody(req: C.Request, ctx: CallContext): Json {
   if (req.stream) body.stream = true;
   return body;
 }
-
-export function anthropicHeaders(ctx: CallContext): Record<string, string> {
-  const h: Record<string, string> = {
-    'anthropic-version': ctx.clientHeaders['anthropic-version'] ?? ANTHROPIC_VERSION,
-    ...(ctx.provider.api_key ? { 'x-api-key': ctx.provider.api_key } : {}),
-  };
-  const beta = ctx.clientHeaders['anthropic-beta'];
-  if (beta) h['anthropic-beta'] = beta;
-  return { ...h, ...ctx.provider.headers };
-}
-
-export const anthropicBaseUrl = (ctx: CallContext) => ctx.provider.base_url ?? 'https://api.anthropic.com/v1';
 
 export function mapStop(reason: string | null | undefined): C.FinishReason {
   switch (reason) {
@@ -286,8 +273,11 @@ export class MessagesStreamDecoder implements StreamDecoder {
   }
 }
 
-export const anthropicMessages: TextProvider = {
-  endpoint: (_req, ctx) => ({ url: joinUrl(anthropicBaseUrl(ctx), '/messages'), headers: anthropicHeaders(ctx) }),
+export const anthropicMessages: TextAdapter = {
+  format: 'anthropic',
+  // Its web_search server tool (encodeMessagesBody).
+  nativeWebSearch: true,
+  endpoint: (_req, ctx) => vendorTarget(anthropicClient, ctx.provider, '/messages', ctx.clientHeaders),
   body: encodeMessagesBody,
   decode: decodeMessagesResponse,
   streamDecoder: () => new MessagesStreamDecoder(),

@@ -2,7 +2,9 @@
 import { randomToken } from '../../auth/secrets.ts';
 import { ResponseAccumulator, systemMessagesAsUserText } from '../../translate/canonical.ts';
 import type * as C from '../../translate/canonical.ts';
-import { UpstreamStreamError, joinUrl, parseJsonArgs, reasoningBudget, type CallContext, type StreamDecoder, type TextProvider } from '../types.ts';
+import { UpstreamStreamError, parseJsonArgs, reasoningBudget, type StreamDecoder, type TextAdapter } from '../types.ts';
+import { vendorTarget } from '../vendor-client.ts';
+import { geminiClient, modelPath } from './client.ts';
 
 type Json = Record<string, any>;
 
@@ -89,8 +91,6 @@ export function encodeGenerateContentBody(req: C.Request): Json {
   if (Object.keys(g).length) body.generationConfig = g;
   return body;
 }
-
-export const geminiBaseUrl = (ctx: CallContext) => ctx.provider.base_url ?? 'https://generativelanguage.googleapis.com/v1beta';
 
 export function mapFinish(reason: string | undefined, hasCalls: boolean): C.FinishReason {
   switch (reason) {
@@ -187,11 +187,12 @@ export class GenerateContentStreamDecoder implements StreamDecoder {
   }
 }
 
-export const geminiGenerateContent: TextProvider = {
-  endpoint: (req, ctx) => ({
-    url: joinUrl(geminiBaseUrl(ctx), `/models/${encodeURIComponent(req.model)}:${req.stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`),
-    headers: { ...(ctx.provider.api_key ? { 'x-goog-api-key': ctx.provider.api_key } : {}), ...ctx.provider.headers },
-  }),
+export const geminiGenerateContent: TextAdapter = {
+  format: 'gemini',
+  nativeWebSearch: false,
+  // Gemini reads only inline image bytes (or its own file URIs).
+  needsInlineImages: true,
+  endpoint: (req, ctx) => vendorTarget(geminiClient, ctx.provider, modelPath(req.model, req.stream ? 'streamGenerateContent?alt=sse' : 'generateContent')),
   body: encodeGenerateContentBody,
   decode: decodeGenerateContentResponse,
   streamDecoder: () => new GenerateContentStreamDecoder(),

@@ -1,7 +1,9 @@
 // OpenAI chat-completions wire format (OpenAI itself and every OpenAI-compatible server).
 import { randomToken } from '../../auth/secrets.ts';
 import * as C from '../../translate/canonical.ts';
-import { UpstreamStreamError, budgetToEffort, joinUrl, type CallContext, type StreamDecoder, type TextProvider } from '../types.ts';
+import { UpstreamStreamError, budgetToEffort, type CallContext, type StreamDecoder, type TextAdapter } from '../types.ts';
+import { vendorTarget } from '../vendor-client.ts';
+import { openaiClient } from './client.ts';
 
 type Json = Record<string, any>;
 
@@ -86,13 +88,6 @@ export function encodeChatBody(req: C.Request, ctx: CallContext): Json {
   }
   return body;
 }
-
-export function chatHeaders(ctx: CallContext): Record<string, string> {
-  return { ...(ctx.provider.api_key ? { authorization: `Bearer ${ctx.provider.api_key}` } : {}), ...ctx.provider.headers };
-}
-
-export const defaultBaseUrl = (ctx: CallContext) =>
-  ctx.provider.base_url ?? (ctx.provider.type === 'openai' ? 'https://api.openai.com/v1' : 'http://127.0.0.1:8000/v1');
 
 export function mapFinish(reason: string | null | undefined): C.FinishReason {
   switch (reason) {
@@ -191,8 +186,11 @@ export class ChatStreamDecoder implements StreamDecoder {
   }
 }
 
-export const openAiChat: TextProvider = {
-  endpoint: (_req, ctx) => ({ url: joinUrl(defaultBaseUrl(ctx), '/chat/completions'), headers: chatHeaders(ctx) }),
+export const openAiChat: TextAdapter = {
+  format: 'openai-chat',
+  // Chat upstreams search only when passed `web_search_options` through; a translated request has none.
+  nativeWebSearch: false,
+  endpoint: (_req, ctx) => vendorTarget(openaiClient, ctx.provider, '/chat/completions'),
   body: encodeChatBody,
   decode: decodeChatResponse,
   streamDecoder: () => new ChatStreamDecoder(),

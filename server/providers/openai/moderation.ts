@@ -1,0 +1,14 @@
+// OpenAI-format moderation (`POST /moderations`).
+import type { ModerationAdapter } from '../moderation.ts';
+import { postJson } from '../http.ts';
+import { vendorTarget } from '../vendor-client.ts';
+import { openaiClient } from './client.ts';
+
+export const openAiModeration: ModerationAdapter = {
+  async run(body, call) {
+    const { json } = await call.waitOn(
+      postJson({ ...vendorTarget(openaiClient, call.provider, '/moderations'), body: { ...body, model: call.upstreamModel }, signal: call.signal }),
+    );
+    return json;
+  },
+};
