@@ -10,6 +10,10 @@ import { systemClock } from './runtime/clock.ts';
 import { startIdleGc } from './runtime/idle-gc.ts';
 import { openSearchBackend } from './search/backends.ts';
 import { gatewaySecret } from './runtime/secret.ts';
+import { FilesystemBlobStore } from './blobs/filesystem.ts';
+import { UrlSigner } from './blobs/signed-url.ts';
+import { JobRunner } from './jobs/runner.ts';
+import { JobService } from './jobs/service.ts';
 import { OAuthAuthenticator } from './oauth/authenticator.ts';
 import { OAuthService } from './oauth/service.ts';
 import { AccountDirectory } from './web/accounts.ts';
@@ -127,8 +131,13 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
       if (what === 'grants') keys.invalidateAll();
     });
     const oauthAuth = new OAuthAuthenticator(oauth, config.keyCacheTtlMs, () => clock.now());
+    const jobs = new JobService(() => services, new FilesystemBlobStore(path.join(dataDir, 'blobs')));
+    const jobRunner = new JobRunner(() => services, jobs, logger, { leaseMs: Number(env.JOB_LEASE_MS ?? 30_000), pollMs: Number(env.JOB_POLL_MS ?? 500) });
     const services: Services = {
       config,
+      jobs,
+      jobRunner,
+      urls: new UrlSigner(secret),
       db,
       counters,
       keys,
@@ -157,6 +166,9 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
     });
     const url = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '[::1]');
     cleanups.push(writeServerInfo(dataDir, { pid: process.pid, url, started_at: new Date().toISOString(), database: db.kind }));
+    // Last to start, first to stop: running jobs give their leases back before the stores close.
+    jobRunner.start();
+    cleanups.push(() => jobRunner.close());
     logger.info(`model-gateway ${version} listening on ${address} — API ${url}/v1, reference ${url}/docs`);
     logger.info(
       env.GATEWAY_ADMIN_TOKEN ? 'admin API: token from GATEWAY_ADMIN_TOKEN' : `admin API: token in ${dataDir}/admin-token (the CLI reads it)`,

@@ -15,6 +15,9 @@ import type { ResolvedConfig } from './config/schema.ts';
 import type { Database } from './db/client.ts';
 import type { Metrics } from './http/metrics.ts';
 import type { CounterStore } from './stores/index.ts';
+import type { JobService } from './jobs/service.ts';
+import type { JobRunner } from './jobs/runner.ts';
+import type { UrlSigner } from './blobs/signed-url.ts';
 
 /** What the HTTP layer needs, built once by main.ts (or by a test). */
 export type Services = {
@@ -32,6 +35,11 @@ export type Services = {
   /** The gateway's own web search, when configured. */
   search: SearchBackend | null;
   oauth: OAuthService;
+  /** Async jobs: submission, polling and downloads; the runner claims and runs them. */
+  jobs: JobService;
+  jobRunner: JobRunner;
+  /** Signs and checks hosted-copy links (blobs served without credentials until they expire). */
+  urls: UrlSigner;
   oauthAuth: OAuthAuthenticator;
   sessions: Sessions;
   directory: AccountDirectory;

@@ -147,6 +147,7 @@ function resolve(raw: unknown, loc: Located, env: NodeJS.ProcessEnv): ResolvedCo
     allowPrivateImageUrls: cfg.allow_private_image_urls,
     drainMs: cfg.client_disconnect_drain_ms,
     reservationTtlMs: cfg.reservation_ttl_ms,
+    jobs: cfg.jobs,
     webSearchSurchargeTokens: cfg.web_search_surcharge_tokens,
     webSearch: cfg.web_search,
     auth: cfg.auth,

@@ -1,6 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { ModelEndpoint } from '../../contract/models.ts';
+import { typesServing } from '../providers/registry.ts';
 import { ENDPOINT_UNITS, RULES, endpointsOfUnit, type RuleName } from '../billing/rules.ts';
 
 export const ProviderType = z.enum(['openai', 'anthropic', 'gemini', 'elevenlabs', 'openai-compatible']);
@@ -157,6 +158,12 @@ export const CatalogMetadataConfig = z.strictObject({
   snapshot: z.string().optional().describe('An OpenRouter model list (JSON) to start from before the first fetch succeeds.'),
 });
 
+export const JobsConfig = z.strictObject({
+  retention_hours: z.number().positive().max(24 * 365).default(24).describe('After this long a job and its output are deleted (polling answers 404 job_not_found).'),
+  max_run_minutes: z.number().positive().max(24 * 60).default(60).describe('A job still unfinished this long after submission fails; its quota reservation and job slot hold for as long.'),
+  concurrency: z.number().int().min(1).max(256).default(4).describe('Jobs one instance runs at once (waiting on an upstream operation between checks does not count).'),
+});
+
 /** The shape of the config file; `GatewayConfig` adds the checks between its parts. */
 export const GatewayConfigShape = z.strictObject({
   providers: z.array(ProviderConfig).default([]),
@@ -176,6 +183,7 @@ export const GatewayConfigShape = z.strictObject({
     .default(900_000)
     .describe('How long a quota reservation counts if its request never settles (its gateway crashed).'),
   web_search_surcharge_tokens: z.number().int().min(0).default(1_000),
+  jobs: JobsConfig.prefault({}).describe('Async jobs (images/video, speech, transcription): how long they and their outputs are kept, and how they run.'),
   auth: AuthConfig.prefault({}),
   catalog_metadata: CatalogMetadataConfig.default({
     refresh_hours: 24,
@@ -220,12 +228,19 @@ export function referenceIssues(input: unknown): { path: (string | number)[]; me
   dup('models');
   dup('plans');
   const providers = new Set(list(cfg.providers).flatMap((p) => str(p.id) ?? []));
+  const providerTypes = new Map(list(cfg.providers).flatMap((p) => (str(p.id) !== undefined && str(p.type) !== undefined ? [[str(p.id)!, str(p.type)!]] : [])));
   const plans = new Set(Array.isArray(cfg.plans) ? list(cfg.plans).flatMap((p) => str(p.id) ?? []) : defaultPlans.map((p) => p.id));
   list(cfg.models).forEach((m, i) => {
     list(m.upstreams).forEach((u, j) => {
       const provider = str(u.provider);
       if (provider !== undefined && !providers.has(provider)) {
         issues.push({ path: ['models', i, 'upstreams', j, 'provider'], message: `unknown provider "${provider}" (known: ${[...providers].join(', ') || 'none'})` });
+      }
+      // The registry says which provider types serve the model's endpoint: another type would never be tried.
+      const type = provider === undefined ? undefined : providerTypes.get(provider);
+      const serving = type && ModelEndpoint.safeParse(m.endpoint).success ? typesServing(m.endpoint as z.infer<typeof ModelEndpoint>) : null;
+      if (type && serving && !serving.includes(type as ProviderType)) {
+        issues.push({ path: ['models', i, 'upstreams', j, 'provider'], message: `provider "${provider}" is ${type}, which cannot serve ${m.endpoint} (served by: ${serving.join(', ')})` });
       }
     });
     const endpoint = str(m.endpoint);
@@ -264,6 +279,7 @@ export type ResolvedConfig = {
   drainMs: number;
   reservationTtlMs: number;
   webSearchSurchargeTokens: number;
+  jobs: z.infer<typeof JobsConfig>;
   webSearch?: z.infer<typeof WebSearchConfig>;
   auth: z.infer<typeof AuthConfig>;
   catalogMetadata: z.infer<typeof CatalogMetadataConfig>;

@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { EmbeddingsRequest, EmbeddingsResponse } from '../../contract/embeddings.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { FailoverOptions } from '../routing/failover.ts';
-import { targetsFor } from '../routing/targets.ts';
+import { route } from '../routing/targets.ts';
 import type { Services } from '../services.ts';
 import * as C from '../translate/canonical.ts';
 import { estimateTextTokens } from '../billing/estimate.ts';
@@ -18,7 +18,7 @@ export async function embeddings(
   body: z.infer<typeof EmbeddingsRequest>,
   log?: FailoverOptions['log'],
 ): Promise<RunResult<z.infer<typeof EmbeddingsResponse>>> {
-  const { targets } = targetsFor(services.catalog, body.model, 'embeddings');
+  const { targets } = route(services.catalog, body.model, 'embeddings');
   const texts = typeof body.input === 'string' ? [body.input] : body.input;
   const estimatedTokens = estimateTextTokens(texts);
   const r = await metered(services, { requestId, principal, model: body.model, endpoint: 'embeddings', reserveTokens: estimatedTokens }, async () => {

@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { ModerationRequest, ModerationResponse } from '../../contract/embeddings.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { FailoverOptions } from '../routing/failover.ts';
-import { targetsFor } from '../routing/targets.ts';
+import { route } from '../routing/targets.ts';
 import type { Services } from '../services.ts';
 import { estimateTextTokens } from '../billing/estimate.ts';
 import { gatewayHeaders } from './gateway-headers.ts';
@@ -23,7 +23,7 @@ export async function moderations(
   log?: FailoverOptions['log'],
 ): Promise<RunResult<z.infer<typeof ModerationResponse>>> {
   const modelId = body.model ?? DEFAULT_MODERATION_MODEL;
-  const { targets } = targetsFor(services.catalog, modelId, 'moderation');
+  const { targets } = route(services.catalog, modelId, 'moderation');
   const texts = typeof body.input === 'string' ? [body.input] : (body.input as (string | Json)[]).map((i) => (typeof i === 'string' ? i : (i.text ?? '')));
   // Reserved like its input, settled to nothing (no usage reported): it still counts as a request.
   const r = await metered(services, { requestId, principal, model: modelId, endpoint: 'moderations', reserveTokens: estimateTextTokens(texts) }, async () => {

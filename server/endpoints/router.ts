@@ -85,12 +85,8 @@ export function buildRouter(services: Services) {
       transcriptionJobCreate: todo,
       transcriptionJobStatus: todo,
       transcriptionJobDownload: todo,
-      embeddings: async ({ body, request, reply }) => {
-        return send(reply, await embeddings(services, request.principal!, request.id, body, request.log), 'embeddings');
-      },
-      moderations: async ({ body, request, reply }) => {
-        return send(reply, await moderations(services, request.principal!, request.id, body, request.log), 'moderations');
-      },
+      embeddings: async ({ body, request, reply }) => send(reply, await embeddings(services, request.principal!, request.id, body, request.log), 'embeddings'),
+      moderations: async ({ body, request, reply }) => send(reply, await moderations(services, request.principal!, request.id, body, request.log), 'moderations'),
     },
     metadata: {
       listModels: async () => ({ status: 200, body: { object: 'list', data: catalog.entries } }),

@@ -1,9 +1,10 @@
 // Which provider type serves which capability, and with which adapter: the one table. A missing
-// entry means the type cannot serve that capability; `config check` reports such upstreams
-// (config/warnings.ts) and routing never offers them (routing/targets.ts). A capability gets a
-// vendor by adding its adapter file (providers/<vendor>/<capability>.ts) and one line here.
+// entry means the type cannot serve that capability: routing never offers such an upstream
+// (routing/targets.ts) and the config refuses one (config/schema.ts, shown by `config check`).
+// A capability gets a vendor by adding its adapter file (providers/<vendor>/<capability>.ts) and
+// one line here.
 import type { z } from 'zod';
-import type { ModelEndpoint } from '../../contract/models.ts';
+import { ModelEndpoint } from '../../contract/models.ts';
 import type { ProviderType } from '../config/schema.ts';
 import type { Adapter } from './adapter.ts';
 import { anthropicMessages } from './anthropic/messages.ts';
@@ -58,8 +59,15 @@ export function adapterFor<C extends Capability>(type: ProviderType, capability:
   return registry[type][capability] as CapabilityAdapters[C] | undefined;
 }
 
-/**
- * Whether any provider type serves `capability` yet. One nobody serves is not built (its routes
- * answer 501), so its models' upstreams are not judged by `config check`.
- */
-export const isBuilt = (capability: Capability) => Object.values(registry).some((row) => row[capability] !== undefined);
+/** Whether a model declared with `endpoint` is served through `capability`: a text model serves all three text formats. */
+export const servesCapability = (endpoint: Capability, capability: Capability) =>
+  endpoint === capability || (TEXT_CAPABILITIES.has(endpoint) && TEXT_CAPABILITIES.has(capability));
+
+/** Capabilities some provider type serves. The others are not built yet (their routes answer 501): no upstream of theirs is judged. */
+export const builtCapabilities = (): Capability[] => ModelEndpoint.options.filter((c) => Object.values(registry).some((row) => row[c] !== undefined));
+
+/** The provider types that can serve `capability`, or null for a capability not built yet. */
+export function typesServing(capability: Capability): ProviderType[] | null {
+  if (!builtCapabilities().includes(capability)) return null;
+  return (Object.keys(registry) as ProviderType[]).filter((t) => registry[t][capability] !== undefined);
+}

@@ -1,46 +1,51 @@
-// A model's upstream candidates for one capability, in failover order: every upstream whose
-// provider type has an adapter for it in the registry (providers/registry.ts).
+// The one way to get a model's upstream candidates for a capability, in failover order: every
+// upstream whose provider type has an adapter for it in the registry (providers/registry.ts).
 import type { ProviderConfig, ResolvedConfig } from '../config/schema.ts';
 import { errors } from '../http/errors.ts';
-import { adapterFor, TEXT_CAPABILITIES, type Capability, type CapabilityAdapters } from '../providers/registry.ts';
+import { TEXT_CAPABILITIES, adapterFor, servesCapability, type Capability, type CapabilityAdapters } from '../providers/registry.ts';
 
 type ModelConfig = ResolvedConfig['models'][number];
 
+/** One upstream able to serve the capability: its provider, the model name there, and the adapter. */
 export type Target<C extends Capability = Capability> = { provider: ProviderConfig; upstreamModel: string; adapter: CapabilityAdapters[C] };
 
 /** A text format's candidate (chat, Messages and Responses adapters have one type). */
 export type TextTarget = Target<'chat'>;
 
+const article = (word: string) => (/^[aeiou]/.test(word) ? 'an' : 'a');
+
+function wrongEndpoint(model: ModelConfig, capability: Capability) {
+  const message = TEXT_CAPABILITIES.has(capability)
+    ? `The model '${model.id}' is ${article(model.endpoint)} ${model.endpoint} model; it cannot be used for text generation.`
+    : `The model '${model.id}' is ${article(model.endpoint)} ${model.endpoint} model, not ${article(capability)} ${capability} model.`;
+  return errors.invalid(message, 'model', 'model_not_supported');
+}
+
+/**
+ * The model's upstreams whose provider type has an adapter for `capability`, in the configured
+ * order. A model of another kind, or none of whose upstreams can serve it: model_not_supported.
+ */
+export function targetsFor<C extends Capability>(model: ModelConfig, capability: C, providers: Map<string, ProviderConfig>): Target<C>[] {
+  if (!servesCapability(model.endpoint, capability)) throw wrongEndpoint(model, capability);
+  const out: Target<C>[] = [];
+  for (const u of model.upstreams) {
+    const provider = providers.get(u.provider)!;
+    const adapter = adapterFor(provider.type, capability);
+    if (adapter) out.push({ provider, upstreamModel: u.model, adapter });
+  }
+  if (!out.length) {
+    const what = TEXT_CAPABILITIES.has(capability) ? 'text-generation' : capability;
+    throw errors.invalid(`The model '${model.id}' has no ${what} upstream.`, 'model', 'model_not_supported');
+  }
+  return out;
+}
+
 /** What routing reads of the catalog. */
 export type ModelLookup = { model(id: string): ModelConfig | undefined; providers: Map<string, ProviderConfig> };
 
-const isText = (c: Capability) => TEXT_CAPABILITIES.has(c);
-
-/** Any text model serves all three text formats; every other capability only its own models. */
-const serves = (endpoint: Capability, capability: Capability) => endpoint === capability || (isText(endpoint) && isText(capability));
-
-function notThisKind(model: ModelConfig, capability: Capability): string {
-  if (isText(capability)) return `The model '${model.id}' is a ${model.endpoint} model; it cannot be used for text generation.`;
-  return `The model '${model.id}' is a ${model.endpoint} model, not a${/^[aeiou]/.test(capability) ? 'n' : ''} ${capability} model.`;
-}
-
-const noUpstream = (model: ModelConfig, capability: Capability) =>
-  isText(capability) ? `The model '${model.id}' has no text-generation upstream.` : `The model '${model.id}' has no upstream that serves ${capability}.`;
-
-/**
- * The model `modelId` and its candidates for `capability`. Unknown model: model_not_found; a
- * model of another kind, or none of whose upstreams can serve the capability: model_not_supported.
- */
-export function targetsFor<C extends Capability>(catalog: ModelLookup, modelId: string, capability: C): { model: ModelConfig; targets: Target<C>[] } {
+/** The model the client named (model_not_found when the catalog has none) and its candidates for `capability`. */
+export function route<C extends Capability>(catalog: ModelLookup, modelId: string, capability: C): { model: ModelConfig; targets: Target<C>[] } {
   const model = catalog.model(modelId);
   if (!model) throw errors.modelNotFound(modelId);
-  if (!serves(model.endpoint, capability)) throw errors.invalid(notThisKind(model, capability), 'model', 'model_not_supported');
-  const targets: Target<C>[] = [];
-  for (const u of model.upstreams) {
-    const provider = catalog.providers.get(u.provider)!;
-    const adapter = adapterFor(provider.type, capability);
-    if (adapter) targets.push({ provider, upstreamModel: u.model, adapter });
-  }
-  if (!targets.length) throw errors.invalid(noUpstream(model, capability), 'model', 'model_not_supported');
-  return { model, targets };
+  return { model, targets: targetsFor(model, capability, catalog.providers) };
 }

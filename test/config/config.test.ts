@@ -79,7 +79,7 @@ it('points an unknown field at its own line, top level or nested, and names the 
   expect(problems('providers:\n  - id: o\n    type: openai\n    apikey: sk\n')).toEqual(['gw.yaml:4:5 providers[0].apikey: unknown field (did you mean api_key?)']);
   expect(problems('catalog_metadata:\n  poe: { enabled: true, uri: x }\n')).toEqual(['gw.yaml:2:25 catalog_metadata.poe.uri: unknown field (did you mean url?)']);
   expect(problems('colour: blue\n')).toEqual([
-    'gw.yaml:1:1 colour: unknown field (known: providers, models, plans, default_plan, key_cache_ttl_ms, allow_private_image_urls, client_disconnect_drain_ms, reservation_ttl_ms, web_search_surcharge_tokens, auth, catalog_metadata, public_url, web_search, trust_proxy)',
+    'gw.yaml:1:1 colour: unknown field (known: providers, models, plans, default_plan, key_cache_ttl_ms, allow_private_image_urls, client_disconnect_drain_ms, reservation_ttl_ms, web_search_surcharge_tokens, jobs, auth, catalog_metadata, public_url, web_search, trust_proxy)',
   ]);
 });
 
@@ -245,16 +245,33 @@ it('warnings: providers without the key they need, models none of whose upstream
   expect(
     warnings(`providers:
   - { id: a, type: anthropic, headers: { X-Api-Key: sk } }
-  - { id: e, type: elevenlabs, api_key: k }
   - { id: g, type: gemini }
 models:
-  - { id: mod, endpoint: moderation, upstreams: [{ provider: a, model: x }, { provider: e, model: y }] }
-  - { id: emb, endpoint: embeddings, upstreams: [{ provider: g, model: x }, { provider: a, model: x }] }
-  - { id: chat, endpoint: chat, upstreams: [{ provider: a, model: x }] }
+  - { id: emb, endpoint: embeddings, upstreams: [{ provider: g, model: x }] }
+  - { id: chat, endpoint: chat, upstreams: [{ provider: a, model: x }, { provider: g, model: y }] }
 `),
-  ).toEqual([
-    'provider g has no api_key: its upstreams are skipped',
-    'model mod has no upstream that can serve it: a (anthropic) does not serve moderation; e (elevenlabs) does not serve moderation',
-    'model emb has no upstream that can serve it: g has no api_key; a (anthropic) does not serve embeddings',
+  ).toEqual(['provider g has no api_key: its upstreams are skipped', 'model emb has no upstream that can serve it: g has no api_key']);
+});
+
+it('an upstream whose provider type cannot serve the model’s endpoint is a config error (the registry decides), at its line', () => {
+  const text = `providers:
+  - { id: a, type: anthropic, api_key: k }
+  - { id: e, type: elevenlabs, api_key: k }
+  - { id: o, type: openai, api_key: k }
+models:
+  - { id: mod, endpoint: moderation, upstreams: [{ provider: o, model: m }, { provider: a, model: x }] }
+  - { id: emb, endpoint: embeddings, upstreams: [{ provider: e, model: x }] }
+  - { id: img, endpoint: images, upstreams: [{ provider: a, model: x }] }
+`;
+  let err: unknown;
+  try {
+    parseConfig(text, 'gw.yaml', {});
+  } catch (e) {
+    err = e;
+  }
+  expect((err as { problems: string[] }).problems).toEqual([
+    'gw.yaml:6:89 models[0].upstreams[1].provider: provider "a" is anthropic, which cannot serve moderation (served by: openai, openai-compatible)',
+    'gw.yaml:7:62 models[1].upstreams[0].provider: provider "e" is elevenlabs, which cannot serve embeddings (served by: openai, openai-compatible, gemini)',
   ]);
+  // Images are not built yet (501): no provider type is judged for them.
 });

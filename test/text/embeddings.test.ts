@@ -69,6 +69,40 @@ describe('embeddings', () => {
   });
 });
 
+describe('the same headers as every endpoint', () => {
+  const post = (path: string, json: object) => t.gw.fetch(path, { method: 'POST', key: t.key, json });
+  const overhead = (r: Response) => Number(r.headers.get('x-gateway-overhead-ms'));
+
+  it('embeddings name the upstream that answered (after failover) and the gateway’s own time', async () => {
+    const res = await post('/v1/embeddings', { model: 'compat-embed', input: 'x' });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-gateway-upstream')).toBe('compat');
+    expect(res.headers.get('x-gateway-overhead-ms')).toMatch(/^\d+\.\d{2}$/);
+    expect(overhead(res)).toBeLessThan(50);
+    expect(res.headers.get('x-gateway-warnings')).toBeNull();
+  });
+
+  it('a field the upstream has no place for is dropped and named in X-Gateway-Warnings', async () => {
+    const res = await post('/v1/embeddings', { model: 'gemini-embed', input: 'x', user: 'u-1' });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-gateway-upstream')).toBe('gemini');
+    expect(res.headers.get('x-gateway-warnings')).toBe("not supported by this model's provider, dropped: user");
+    expect(t.fake.requests.at(-1)!.body).toEqual({ requests: [{ model: 'models/gemini-embedding-001', content: { parts: [{ text: 'x' }] } }] });
+    // OpenAI takes it: passed through, no warning.
+    const openai = await post('/v1/embeddings', { model: 'embed-model', input: 'x', user: 'u-1' });
+    expect(openai.headers.get('x-gateway-warnings')).toBeNull();
+    expect(t.fake.requests.at(-1)!.body.user).toBe('u-1');
+  });
+
+  it('moderation names its upstream and time too', async () => {
+    const res = await post('/v1/moderations', { input: 'hello' });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-gateway-upstream')).toBe('openai');
+    expect(overhead(res)).toBeGreaterThanOrEqual(0);
+    expect(overhead(res)).toBeLessThan(50);
+  });
+});
+
 describe('moderations', () => {
   it('defaults to omni-moderation-latest and returns flags and scores', async () => {
     const r = await oa.moderations.create({ input: ['I will kill the process', 'hello'] });

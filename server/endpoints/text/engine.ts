@@ -10,7 +10,7 @@ import { postJson, postStream } from '../../providers/http.ts';
 import { malformed, reportedError, upstreamFailure, type UpstreamError } from '../../providers/upstream-errors.ts';
 import { UnsupportedContentError, buildCall, type CallContext, type TextFormat } from '../../providers/types.ts';
 import { withFailover, type Blame, type FailoverOptions } from '../../routing/failover.ts';
-import { targetsFor, type TextTarget as Target } from '../../routing/targets.ts';
+import { route, type TextTarget as Target } from '../../routing/targets.ts';
 import { UpstreamClock } from '../../routing/upstream-clock.ts';
 import * as C from '../../translate/canonical.ts';
 import { checkStructuredOutput } from '../../translate/structured-output.ts';
@@ -107,7 +107,7 @@ function upstreamRequest(call: TextCall, target: Target, services: Services, pre
 export async function runText(services: Services, call: TextCall): Promise<TextResult> {
   const started = performance.now();
   const modelId = call.request.model;
-  const routed = targetsFor(services.catalog, modelId, call.format.endpoint);
+  const routed = route(services.catalog, modelId, call.format.endpoint);
   const model = routed.model;
   const fitted = fitToModel(call.request, services.catalog.entry(modelId));
   let targets: Target[] = routed.targets;

@@ -1,0 +1,47 @@
+// What a kind of async job is: how to run it and what its object is called. The capabilities
+// register theirs (images/video, speech, transcription); the runner knows none of them.
+import type { Readable } from 'node:stream';
+import type { Job } from '../../contract/jobs.ts';
+import type { BilledEndpoint } from '../billing/hooks.ts';
+import type { Outcome } from '../endpoints/metered.ts';
+import type { Services } from '../services.ts';
+
+/** The stored job a run sees. */
+export type JobRecord = { id: string; kind: string; model: string; request: unknown; state: unknown; attempts: number };
+
+export type JobRun = {
+  job: JobRecord;
+  services: Services;
+  /** Aborted when the gateway stops or this instance lost the job's lease (another one runs it). */
+  signal: AbortSignal;
+};
+
+/** A finished run: the result JSON and/or an output to download, what was billed, what changed. */
+export type JobDone = {
+  type: 'done';
+  result?: unknown;
+  output?: { body: Readable; contentType: string };
+  billing: Outcome;
+  warnings?: string[];
+};
+/** A long upstream operation still running: run again in `inMs` with `state` (no worker waits meanwhile). */
+export type JobRecheck = { type: 'recheck'; inMs: number; state: unknown };
+
+export type JobKind = {
+  kind: string;
+  object: Job['object'];
+  /** The ledger's endpoint for the job's usage. */
+  endpoint: BilledEndpoint;
+  /** Where the output is downloaded (speech, transcription), or none (images answer in `result`). */
+  downloadPath?: (id: string) => string;
+  /** Throws a GatewayError (the job fails with its body) or anything else (internal error). */
+  run(r: JobRun): Promise<JobDone | JobRecheck>;
+};
+
+const kinds = new Map<string, JobKind>();
+
+export function registerJobKind(kind: JobKind): void {
+  kinds.set(kind.kind, kind);
+}
+
+export const jobKind = (name: string): JobKind | undefined => kinds.get(name);

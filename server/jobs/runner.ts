@@ -1,0 +1,208 @@
+// Runs queued jobs in this process, claimed from the database with a lease, so any number of
+// instances share the queue and a job whose instance died is claimed again when its lease runs
+// out. A job waiting on a long upstream operation releases its lease between checks (run_at), so
+// a ten-minute video holds no worker. Ending a job settles its reservation (once, whichever
+// instance ends it), frees its slot and keeps the output in the blob store.
+import type { Logger } from 'pino';
+import { randomToken } from '../auth/secrets.ts';
+import { releaseJobSlot } from '../billing/job-slots.ts';
+import type { Reservation } from '../billing/hooks.ts';
+import { NOTHING, type Outcome } from '../endpoints/metered.ts';
+import { GatewayError, errors } from '../http/errors.ts';
+import type { Services } from '../services.ts';
+import { jobKind, type JobRecord } from './kinds.ts';
+import type { JobService } from './service.ts';
+
+/** Claims of one job that ended without an outcome (its instance died) before it is given up. */
+export const MAX_ATTEMPTS = 3;
+
+export type RunnerOptions = { leaseMs?: number; pollMs?: number; sweepMs?: number };
+
+export class JobRunner {
+  readonly instance = `run_${randomToken(10)}`;
+  private readonly leaseMs: number;
+  private readonly pollMs: number;
+  private running = new Map<string, AbortController>();
+  private timer: NodeJS.Timeout | null = null;
+  private sweeper: NodeJS.Timeout | null = null;
+  private closed = false;
+  private polling: Promise<void> | null = null;
+  private readonly finished = new Set<Promise<void>>();
+
+  constructor(
+    private readonly services: () => Services,
+    private readonly jobs: JobService,
+    private readonly log: Pick<Logger, 'warn' | 'error'>,
+    private readonly opts: RunnerOptions = {},
+  ) {
+    this.leaseMs = opts.leaseMs ?? 30_000;
+    this.pollMs = opts.pollMs ?? 500;
+  }
+
+  start(): void {
+    this.timer = setInterval(() => void this.poll(), this.pollMs);
+    this.timer.unref();
+    this.sweeper = setInterval(() => void this.sweep().catch((err) => this.log.warn({ err }, 'job sweep failed')), this.opts.sweepMs ?? 60_000);
+    this.sweeper.unref();
+  }
+
+  /** Claims and starts due jobs up to the configured concurrency (also called by tests). */
+  poll(): Promise<void> {
+    if (this.polling || this.closed) return this.polling ?? Promise.resolve();
+    this.polling = (async () => {
+      try {
+        while (!this.closed && this.running.size < this.services().config.jobs.concurrency) {
+          const job = await this.claim();
+          if (!job) break;
+          const run = this.run(job).finally(() => this.finished.delete(run));
+          this.finished.add(run);
+        }
+      } catch (err) {
+        this.log.warn({ err }, 'claiming jobs failed; retrying');
+      } finally {
+        this.polling = null;
+      }
+    })();
+    return this.polling;
+  }
+
+  /** Waits for the jobs this instance is running (tests). */
+  async idle(): Promise<void> {
+    while (this.finished.size) await Promise.all([...this.finished]);
+  }
+
+  /** One due job, leased to this instance: queued, due for a re-check, or abandoned by a dead instance. */
+  private async claim(): Promise<(JobRecord & { reservation: Reservation | null; apiKeyId: string; userId: string; createdAt: Date }) | null> {
+    const { db, clock } = this.services();
+    const now = new Date(clock.now());
+    const until = new Date(clock.now() + this.leaseMs);
+    const rows = await db.prisma.$queryRaw<{ id: string }[]>`
+      UPDATE jobs SET status = 'in_progress', locked_by = ${this.instance}, locked_until = ${until},
+             attempts = attempts + 1, started_at = COALESCE(started_at, ${now})
+      WHERE id = (SELECT id FROM jobs
+                  WHERE status IN ('queued', 'in_progress') AND run_at <= ${now} AND (locked_until IS NULL OR locked_until < ${now})
+                  ORDER BY run_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+      RETURNING id`;
+    if (!rows.length) return null;
+    const row = await db.prisma.job.findUniqueOrThrow({ where: { id: rows[0]!.id } });
+    return { id: row.id, kind: row.kind, model: row.model, request: row.request, state: row.state, attempts: row.attempts, reservation: row.reservation as Reservation | null, apiKeyId: row.apiKeyId, userId: row.userId, createdAt: row.createdAt };
+  }
+
+  private async run(job: NonNullable<Awaited<ReturnType<JobRunner['claim']>>>): Promise<void> {
+    const services = this.services();
+    const kind = jobKind(job.kind);
+    const abort = new AbortController();
+    this.running.set(job.id, abort);
+    const heartbeat = setInterval(() => void this.renew(job.id, abort), Math.max(50, this.leaseMs / 3));
+    heartbeat.unref();
+    try {
+      if (!kind) return await this.fail(job, errors.internal(), `no job kind '${job.kind}' in this instance`);
+      if (job.attempts > MAX_ATTEMPTS) {
+        return await this.fail(job, new GatewayError(500, 'server_error', 'job_interrupted', `The job was interrupted ${MAX_ATTEMPTS} times (the gateway running it stopped) and was given up. Nothing was billed.`));
+      }
+      if (services.clock.now() - job.createdAt.getTime() > this.jobs.maxRunMs) {
+        return await this.fail(job, new GatewayError(524, 'server_error', 'upstream_timeout', `The job did not finish within ${services.config.jobs.max_run_minutes} minutes. Nothing was billed.`));
+      }
+      let outcome;
+      try {
+        outcome = await kind.run({ job, services, signal: abort.signal });
+      } catch (err) {
+        if (abort.signal.aborted) return; // shut down or lease lost: another claim finishes it
+        if (err instanceof GatewayError) return await this.fail(job, err);
+        this.log.error({ err, job: job.id }, 'job failed in the gateway');
+        return await this.fail(job, errors.internal());
+      }
+      if (abort.signal.aborted) return;
+      if (outcome.type === 'recheck') {
+        await services.db.prisma.job.updateMany({
+          where: { id: job.id, lockedBy: this.instance },
+          data: { state: outcome.state as never, runAt: new Date(services.clock.now() + outcome.inMs), lockedBy: null, lockedUntil: null, attempts: 0 },
+        });
+        return;
+      }
+      let outputKey: string | null = null;
+      if (outcome.output) {
+        outputKey = `jobs/${job.id}/output`;
+        await this.jobs.blobs.put(outputKey, outcome.output.body, outcome.output.contentType);
+      }
+      // Billed first: if this instance dies right after, the job runs again and its settlement is
+      // applied once all the same (a resumed reservation settles only while held; one ledger row).
+      await this.settle(job, outcome.billing, 200, null);
+      await services.db.prisma.job.updateMany({
+        where: { id: job.id, lockedBy: this.instance },
+        data: {
+          status: 'done',
+          result: (outcome.result ?? null) as never,
+          outputKey,
+          outputType: outcome.output?.contentType ?? null,
+          warnings: outcome.warnings ?? [],
+          completedAt: new Date(services.clock.now()),
+          lockedBy: null,
+          lockedUntil: null,
+        },
+      });
+      await releaseJobSlot(services, { keyId: job.apiKeyId } as never, job.id);
+    } finally {
+      clearInterval(heartbeat);
+      this.running.delete(job.id);
+    }
+  }
+
+  private async settle(job: { id: string; model: string; kind: string; reservation: Reservation | null }, outcome: Outcome, status: number, code: string | null) {
+    if (!job.reservation) return;
+    const kind = jobKind(job.kind);
+    await this.services().billing.resume(job.reservation).settle({ ...outcome, requestId: job.id, model: job.model, endpoint: kind?.endpoint ?? 'images', status, errorCode: code, latencyMs: 0 });
+  }
+
+  private async fail(job: NonNullable<Awaited<ReturnType<JobRunner['claim']>>>, err: GatewayError, logged?: string) {
+    const services = this.services();
+    if (logged) this.log.error({ job: job.id }, logged);
+    await this.settle(job, NOTHING, err.status, err.code);
+    await services.db.prisma.job.updateMany({
+      where: { id: job.id, lockedBy: this.instance },
+      data: { status: 'failed', error: err.toBody().error as never, completedAt: new Date(services.clock.now()), lockedBy: null, lockedUntil: null },
+    });
+    await releaseJobSlot(services, { keyId: job.apiKeyId } as never, job.id);
+  }
+
+  /** Extends the lease; a lease another instance took over aborts this run. */
+  private async renew(id: string, abort: AbortController) {
+    try {
+      const { count } = await this.services().db.prisma.job.updateMany({
+        where: { id, lockedBy: this.instance },
+        data: { lockedUntil: new Date(this.services().clock.now() + this.leaseMs) },
+      });
+      if (count === 0) abort.abort();
+    } catch {
+      // The database is away: keep running; the lease may lapse and another instance take over.
+    }
+  }
+
+  /** Deletes expired jobs' outputs and marks them expired (polling answers 404 from expires_at on). */
+  async sweep(): Promise<number> {
+    const { db, clock } = this.services();
+    const now = new Date(clock.now());
+    const due = await db.prisma.job.findMany({ where: { expiresAt: { lte: now }, status: { not: 'expired' } }, select: { id: true, outputKey: true }, take: 500 });
+    for (const j of due) {
+      if (j.outputKey) await this.jobs.blobs.delete(j.outputKey);
+      await db.prisma.job.update({ where: { id: j.id }, data: { status: 'expired', outputKey: null } });
+    }
+    return due.length;
+  }
+
+  /** Stops claiming; running jobs are aborted and their leases released, so another instance (or the next start) runs them. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    if (this.sweeper) clearInterval(this.sweeper);
+    await this.polling;
+    const ids = [...this.running.keys()];
+    for (const a of this.running.values()) a.abort();
+    await Promise.allSettled([...this.finished]);
+    if (ids.length) {
+      await this.services()
+        .db.prisma.job.updateMany({ where: { id: { in: ids }, lockedBy: this.instance }, data: { lockedBy: null, lockedUntil: null, attempts: { decrement: 1 } } })
+        .catch(() => {});
+    }
+  }
+}

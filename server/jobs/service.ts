@@ -1,0 +1,122 @@
+// Async jobs (spec 2.9, 3.2): submitted by an endpoint, run by the runner (runner.ts) on any
+// instance, polled and downloaded only with the key that created them. The `jobs` row is the
+// truth: status, the quota reservation to settle, the output's blob key.
+//
+//   queued ──claim──▶ in_progress ──▶ done | failed
+//      ▲                  │ re-check due later (lease released)   │ after retention_hours: expired (404)
+//      └─ lease expired (its instance died): claimed again, up to MAX_ATTEMPTS
+import type { Readable } from 'node:stream';
+import type { z } from 'zod';
+import type { Job } from '../../contract/jobs.ts';
+import type { Principal } from '../auth/principal.ts';
+import { randomToken } from '../auth/secrets.ts';
+import { acquireJobSlot, releaseJobSlot } from '../billing/job-slots.ts';
+import type { Reservation } from '../billing/hooks.ts';
+import type { BlobStore } from '../blobs/store.ts';
+import { beginMetered } from '../endpoints/metered.ts';
+import { GatewayError, errors } from '../http/errors.ts';
+import type { Services } from '../services.ts';
+import { jobKind } from './kinds.ts';
+import type { Job as JobRow } from '../db/generated/client.ts';
+
+type JobObject = z.infer<typeof Job>;
+
+const seconds = (d: Date | null) => (d ? Math.floor(d.getTime() / 1000) : null);
+
+export class JobService {
+  constructor(
+    private readonly services: () => Services,
+    readonly blobs: BlobStore,
+  ) {}
+
+  private get s() {
+    return this.services();
+  }
+
+  /** How long a job may take from submission: its reservation and slot hold as long. */
+  get maxRunMs(): number {
+    return this.s.config.jobs.max_run_minutes * 60_000;
+  }
+
+  /**
+   * Admits and stores a job: a job slot (max_concurrent_jobs), then the quota reservation, then the
+   * row. A failure on the way gives back what was taken.
+   */
+  async submit(p: { principal: Principal; kind: string; model: string; request: unknown; reserveTokens: number }): Promise<JobObject> {
+    const kind = jobKind(p.kind);
+    if (!kind) throw new Error(`unknown job kind ${p.kind}`);
+    const s = this.s;
+    const id = `job_${randomToken(24)}`;
+    const now = s.clock.now();
+    await acquireJobSlot(s, p.principal, id, this.maxRunMs);
+    let reservation: Reservation | null = null;
+    let meter: Awaited<ReturnType<typeof beginMetered>> | null = null;
+    try {
+      meter = await beginMetered(s, { requestId: id, principal: p.principal, model: p.model, endpoint: kind.endpoint, reserveTokens: p.reserveTokens, ttlMs: this.maxRunMs });
+      reservation = meter.reservation;
+      const row = await s.db.prisma.job.create({
+        data: {
+          id,
+          kind: p.kind,
+          apiKeyId: p.principal.keyId,
+          userId: p.principal.userId,
+          model: p.model,
+          status: 'queued',
+          request: p.request as never,
+          reservation: reservation as never,
+          runAt: new Date(now),
+          createdAt: new Date(now),
+          expiresAt: new Date(now + s.config.jobs.retention_hours * 3_600_000),
+        },
+      });
+      return this.toObject(row);
+    } catch (err) {
+      if (meter) await meter.fail(err).catch(() => {});
+      await releaseJobSlot(s, p.principal, id).catch(() => {});
+      throw err;
+    }
+  }
+
+  /** The job, if this key created it and it has not expired. */
+  async find(principal: Principal, id: string): Promise<JobRow> {
+    const row = await this.s.db.prisma.job.findUnique({ where: { id } });
+    if (!row || row.status === 'expired' || row.expiresAt.getTime() <= this.s.clock.now()) {
+      throw errors.notFound(`No job with id '${id}' (jobs are deleted ${this.s.config.jobs.retention_hours} h after submission).`, 'job_not_found', 'id');
+    }
+    if (row.apiKeyId !== principal.keyId) throw errors.forbidden('unauthorized_job_access', 'This job was created with another API key; only that key may see it.', 'id');
+    return row;
+  }
+
+  async status(principal: Principal, id: string): Promise<JobObject> {
+    return this.toObject(await this.find(principal, id));
+  }
+
+  /** The finished job's output, streamed. */
+  async download(principal: Principal, id: string): Promise<{ body: Readable; size: number; contentType: string }> {
+    const row = await this.find(principal, id);
+    if (row.status !== 'done') {
+      throw new GatewayError(409, 'invalid_request_error', 'job_not_ready', `The job is ${row.status}; its output can be downloaded once it is done.`, 'id');
+    }
+    const blob = row.outputKey ? await this.blobs.get(row.outputKey) : null;
+    if (!blob) throw errors.notFound(`The job '${id}' has no output to download.`, 'job_not_found', 'id');
+    return { body: blob.body, size: blob.size, contentType: row.outputType ?? blob.contentType };
+  }
+
+  toObject(row: JobRow): JobObject {
+    const kind = jobKind(row.kind);
+    return {
+      id: row.id,
+      object: kind?.object ?? 'image.generation.job',
+      status: row.status as JobObject['status'],
+      model: row.model,
+      created_at: seconds(row.createdAt)!,
+      started_at: seconds(row.startedAt),
+      completed_at: seconds(row.completedAt),
+      expires_at: seconds(row.expiresAt)!,
+      error: (row.error as JobObject['error']) ?? null,
+      pronunciation_warnings: row.warnings,
+      result: row.result ?? null,
+      download_url: kind?.downloadPath ? kind.downloadPath(row.id) : null,
+    };
+  }
+}

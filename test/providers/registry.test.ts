@@ -1,0 +1,37 @@
+// The capability registry: one table says which provider type serves which capability, with which
+// wire format; routing and config check read it.
+import { describe, expect, it } from 'vitest';
+import { ModelEndpoint } from '../../contract/models.ts';
+import { ProviderType } from '../../server/config/schema.ts';
+import { builtCapabilities, registry, typesServing } from '../../server/providers/registry.ts';
+import { targetsFor } from '../../server/routing/targets.ts';
+
+describe('registry', () => {
+  it('every provider type × capability, exactly', () => {
+    const table = Object.fromEntries(
+      ProviderType.options.map((t) => [t, Object.fromEntries(ModelEndpoint.options.map((c) => { const a: any = registry[t][c]; return [c, a ? (a.format ?? 'yes') : null]; }))]),
+    );
+    const none = { images: null, video: null, speech: null, transcription: null };
+    expect(table).toEqual({
+      openai: { chat: 'openai-chat', messages: 'openai-chat', responses: 'openai-responses', embeddings: 'yes', moderation: 'yes', ...none },
+      'openai-compatible': { chat: 'openai-chat', messages: 'openai-chat', responses: 'openai-chat', embeddings: 'yes', moderation: 'yes', ...none },
+      anthropic: { chat: 'anthropic', messages: 'anthropic', responses: 'anthropic', embeddings: null, moderation: null, ...none },
+      gemini: { chat: 'gemini', messages: 'gemini', responses: 'gemini', embeddings: 'yes', moderation: null, ...none },
+      elevenlabs: { chat: null, messages: null, responses: null, embeddings: null, moderation: null, ...none },
+    });
+    expect(builtCapabilities()).toEqual(['chat', 'messages', 'responses', 'embeddings', 'moderation']);
+    expect(typesServing('embeddings')).toEqual(['openai', 'openai-compatible', 'gemini']);
+    expect(typesServing('images')).toBeNull();
+  });
+
+  it('targetsFor keeps the configured order, skips types without the capability, and refuses other kinds of model', () => {
+    const p = (id: string, type: ProviderType) => [id, { id, type }] as const;
+    const providers = new Map([p('a', 'anthropic'), p('o', 'openai'), p('g', 'gemini')]) as never;
+    const model = (endpoint: string, ...ids: string[]) => ({ id: 'm', endpoint, upstreams: ids.map((provider) => ({ provider, model: `${provider}-x` })) }) as never;
+    expect(targetsFor(model('embeddings', 'g', 'o'), 'embeddings', providers).map((c) => c.provider.id)).toEqual(['g', 'o']);
+    expect(targetsFor(model('chat', 'a', 'o'), 'responses', providers).map((c) => [c.provider.id, (c.adapter as any).format])).toEqual([['a', 'anthropic'], ['o', 'openai-responses']]);
+    expect(() => targetsFor(model('chat', 'o'), 'embeddings', providers)).toThrow("The model 'm' is a chat model, not an embeddings model.");
+    expect(() => targetsFor(model('embeddings', 'o'), 'chat', providers)).toThrow("The model 'm' is an embeddings model; it cannot be used for text generation.");
+    expect(() => targetsFor(model('moderation', 'a'), 'moderation', providers)).toThrow("The model 'm' has no moderation upstream.");
+  });
+});
