@@ -385,9 +385,32 @@ export async function download(target: UpstreamTarget, body?: RequestBody): Prom
     headers: res.headers,
     contentType: header('content-type'),
     contentLength: length !== null && /^\d+$/.test(length) ? Number(length) : null,
-    body: Readable.from(readChunks(attempt, res), { objectMode: false }),
+    body: chunkStream(attempt, res),
     abort: () => attempt.abort(),
   };
+}
+
+/**
+ * The body as a Readable that pulls one upstream chunk per read. Destroying it ends the request at
+ * once, even while a read waits on the upstream (a generator could not end before that read does).
+ */
+function chunkStream(attempt: Attempt, res: Dispatcher.ResponseData): Readable {
+  const chunks = readChunks(attempt, res);
+  return new Readable({
+    async read() {
+      try {
+        const next = await chunks.next();
+        this.push(next.done ? null : next.value);
+      } catch (err) {
+        this.destroy(err as Error);
+      }
+    },
+    destroy(err, callback) {
+      attempt.abort();
+      chunks.return(undefined).catch(() => {});
+      callback(err);
+    },
+  });
 }
 
 async function* readChunks(attempt: Attempt, res: Dispatcher.ResponseData): AsyncGenerator<Buffer> {
