@@ -252,6 +252,23 @@ const metadataRoutes = c.router({
       'and a per-model and per-day breakdown of the usage ledger for `start`..`end` (UTC days, inclusive; default the last 7 days, at most 366).',
     ...meta({ auth: 'bearer', tag: 'Usage' }),
   },
+  hostedFile: {
+    method: 'GET',
+    path: '/v1/files/:token',
+    pathParams: z.object({
+      token: z
+        .string()
+        .max(600)
+        .regex(/^[A-Za-z0-9_-]+\.\d{1,12}\.[A-Za-z0-9_-]+$/, { message: 'not a file link' }),
+    }),
+    responses: { 200: c.otherResponse({ contentType: 'application/octet-stream', body: z.unknown() }), ...errorResponses(404, 500) },
+    summary: 'A hosted copy of a generated file',
+    description:
+      'No authentication: the link is the credential. Links are signed by the gateway (HMAC-SHA256 with a key derived from GATEWAY_SECRET), name one stored output and carry their expiry ' +
+      '(at most the job retention); any instance serves them, with the stored content type and length, so they work in an `<img>`. ' +
+      'An expired, altered or unknown link is 404 file_not_found.',
+    ...meta({ auth: 'none', tag: 'Models', raw: { 200: { 'image/png': 'the stored bytes, with their own content type' } }, notFound: { code: 'file_not_found', what: 'file' } }),
+  },
 });
 
 const AppIdParams = z.object({ id: prefixedId('app', 'an app') });

@@ -48,6 +48,11 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The error code the request was answered with, for its log line. */
     errorCode?: string;
+    /**
+     * The content type of a raw answer (a file, audio): ts-rest sets the contract's one for
+     * `otherResponse` routes, this one (the stored or upstream type) wins in onSend.
+     */
+    rawContentType?: string;
   }
 }
 
@@ -253,6 +258,11 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   // The contract's routes in a child scope: its hooks apply to them alone.
   await app.register(async (scope) => {
     scope.addHook('onRequest', authHook(services));
+    // A callback hook: no promise per request on the hot path.
+    scope.addHook('onSend', (request, reply, payload, done) => {
+      if (request.rawContentType && reply.statusCode < 300) reply.header('content-type', request.rawContentType);
+      done(null, payload);
+    });
     initServer().registerRouter(contract, buildRouter(services), scope, {
       logInitialization: false,
       responseValidation: false,

@@ -11,6 +11,7 @@ import { startIdleGc } from './runtime/idle-gc.ts';
 import { openSearchBackend } from './search/backends.ts';
 import { gatewaySecret } from './runtime/secret.ts';
 import { FilesystemBlobStore } from './blobs/filesystem.ts';
+import { S3BlobStore, s3Settings } from './blobs/s3.ts';
 import { UrlSigner } from './blobs/signed-url.ts';
 import { JobRunner } from './jobs/runner.ts';
 import { JobService } from './jobs/service.ts';
@@ -131,7 +132,11 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
       if (what === 'grants') keys.invalidateAll();
     });
     const oauthAuth = new OAuthAuthenticator(oauth, config.keyCacheTtlMs, () => clock.now());
-    const jobs = new JobService(() => services, new FilesystemBlobStore(path.join(dataDir, 'blobs')));
+    const s3 = s3Settings(env);
+    const blobs = s3 ? await S3BlobStore.open(s3) : new FilesystemBlobStore(env.BLOB_DIR ?? path.join(dataDir, 'blobs'));
+    if (blobs instanceof S3BlobStore) cleanups.push(() => blobs.close());
+    logger.info(s3 ? `job outputs: S3 bucket ${s3.bucket}${s3.endpoint ? ` at ${new URL(s3.endpoint).host}` : ''}` : `job outputs: ${env.BLOB_DIR ?? path.join(dataDir, 'blobs')}`);
+    const jobs = new JobService(() => services, blobs);
     const jobRunner = new JobRunner(() => services, jobs, logger, { leaseMs: Number(env.JOB_LEASE_MS ?? 30_000), pollMs: Number(env.JOB_POLL_MS ?? 500) });
     const services: Services = {
       config,

@@ -1,6 +1,6 @@
 // Hosted copies (spec 4.3: a b64_json image may also carry a `url`): an unguessable link that any
 // instance can verify without a database lookup and that works in an <img> without headers. The
-// token is `<key>.<expiry>.<HMAC-SHA256 of both>` in base64url, keyed by a key derived from the
+// token is `<key>.<expiry>.<HMAC-SHA256 of both, 128 bits>`, key and MAC in base64url, keyed by a key derived from the
 // gateway secret (so it changes with GATEWAY_SECRET and signs nothing else).
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { checkKey } from './store.ts';
@@ -11,8 +11,9 @@ export class UrlSigner {
     this.key = createHash('sha256').update(`model-gateway hosted blobs\0${secret}`).digest();
   }
 
+  /** The first 128 bits of the HMAC: unforgeable all the same, and the link stays under the router's 100-character path parameter limit. */
   private mac(payload: string): Buffer {
-    return createHmac('sha256', this.key).update(payload).digest();
+    return createHmac('sha256', this.key).update(payload).digest().subarray(0, 16);
   }
 
   /** The token for `blobKey`, valid until `expiresAt` (epoch ms). */

@@ -8,6 +8,7 @@ import { embeddings } from './embeddings.ts';
 import { moderations } from './moderation.ts';
 import { modelStatus } from '../catalog/health-report.ts';
 import { usageReport } from '../billing/usage-report.ts';
+import { hostedFile } from '../blobs/hosted.ts';
 import { chatFormat, messagesFormat, responsesFormat } from './text/formats.ts';
 import { responsesToCanonical } from '../translate/responses.ts';
 import { chatToCanonical } from '../translate/chat.ts';
@@ -92,6 +93,12 @@ export function buildRouter(services: Services) {
       listModels: async () => ({ status: 200, body: { object: 'list', data: catalog.entries } }),
       modelStatus: async ({ query }) => ({ status: 200, body: await modelStatus(services, query) }),
       usage: async ({ query, request }) => ({ status: 200, body: await usageReport(services, request.principal!, query) }),
+      hostedFile: async ({ params, request, reply }) => {
+        const file = await hostedFile(services, params.token);
+        request.rawContentType = file.headers['content-type'];
+        reply.headers(file.headers);
+        return { status: 200, body: file.body as never };
+      },
     },
     oauth: {
       authorize: async ({ query, request, reply }) => authorizeEndpoint(services, request, reply as never, query),

@@ -1,78 +1,22 @@
 // The async job system (issue 17) through HTTP, driven by a job kind only these tests register
 // (the real job endpoints answer 501 until their capability lands): lifecycle, access rules, the
 // concurrent-job cap, billing settled once, a dead instance's job picked up, expiry.
-import Fastify, { type FastifyInstance } from 'fastify';
-import { Readable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomToken } from '../../server/auth/secrets.ts';
 import { UrlSigner } from '../../server/blobs/signed-url.ts';
-import { errors, GatewayError } from '../../server/http/errors.ts';
-import { registerJobKind } from '../../server/jobs/kinds.ts';
+import { jobTestConfig, jobTestRoutes, runs, type TestRequest } from './fixtures/test-kind.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
-const config = `
-providers:
-  - { id: openai, type: openai, base_url: "http://127.0.0.1:9/v1", api_key: test-key }
-models:
-  - { id: image-model, endpoint: images, token_multiplier: 2, upstreams: [{ provider: openai, model: gpt-image-1 }] }
-plans:
-  - { id: free, rank: 0, daily_tokens: 1000000, requests_per_minute: 10000, max_concurrent_jobs: 3 }
-jobs: { retention_hours: 1, max_run_minutes: 10, concurrency: 8 }
-`;
-
-type TestRequest = { ms?: number; images?: number; fail?: boolean; recheck?: boolean; text?: string };
-const runs: string[] = [];
-
-registerJobKind({
-  kind: 'test.images',
-  object: 'image.generation.job',
-  endpoint: 'images',
-  downloadPath: (id) => `/test/jobs/${id}/download`,
-  async run({ job, signal }) {
-    const req = job.request as TestRequest;
-    runs.push(job.id);
-    if (req.recheck && !job.state) return { type: 'recheck', inMs: 150, state: { operation: 'op-1' } };
-    await sleep(req.ms ?? 0, undefined, { signal });
-    if (req.fail) throw new GatewayError(502, 'provider_error', 'upstream_error', "provider 'openai': the image was refused");
-    const text = req.text ?? `images for ${job.id}`;
-    return {
-      type: 'done',
-      result: { created: 1, state: job.state ?? null },
-      output: { body: Readable.from([Buffer.from(text)]), contentType: 'text/plain; charset=utf-8' },
-      billing: { provider: 'openai', upstreamModel: 'gpt-image-1', usage: null, metered: { unit: 'image', quantity: req.images ?? 1 }, estimated: false },
-      warnings: ['size 1000x1000 changed to 1024x1024'],
-    };
-  },
-});
 
 let gw: TestGateway;
 let app: FastifyInstance;
 let base: string;
 
 beforeAll(async () => {
-  gw = await startTestGateway({ config, env: { JOB_POLL_MS: '25', JOB_LEASE_MS: '400' } });
-  // Routes shaped like the real job endpoints, over the same services and error bodies.
-  app = Fastify();
-  app.setErrorHandler((err, _req, reply) => {
-    const g = err instanceof GatewayError ? err : errors.internal();
-    void reply.status(g.status).headers(g.headers).send(g.toBody());
-  });
-  const principal = async (auth?: string) => {
-    const p = auth ? await gw.services.keys.authenticate(auth.replace(/^Bearer /, '')) : null;
-    if (!p) throw errors.unauthenticated();
-    return p;
-  };
-  app.post('/test/jobs', async (req, reply) => {
-    const body = req.body as TestRequest;
-    const job = await gw.services.jobs.submit({ principal: await principal(req.headers.authorization), kind: 'test.images', model: 'image-model', request: body, reserveTokens: 1000 * (body.images ?? 1) });
-    return reply.status(202).send(job);
-  });
-  app.get('/test/jobs/:id', async (req) => gw.services.jobs.status(await principal(req.headers.authorization), (req.params as { id: string }).id));
-  app.get('/test/jobs/:id/download', async (req, reply) => {
-    const out = await gw.services.jobs.download(await principal(req.headers.authorization), (req.params as { id: string }).id);
-    return reply.header('content-type', out.contentType).header('content-length', String(out.size)).send(out.body);
-  });
+  gw = await startTestGateway({ config: jobTestConfig, env: { JOB_POLL_MS: '25', JOB_LEASE_MS: '400' } });
+  app = await jobTestRoutes(gw.services);
   base = await app.listen({ port: 0, host: '127.0.0.1' });
 });
 afterAll(async () => {
@@ -230,6 +174,27 @@ describe('expiry', () => {
 });
 
 describe('hosted copies', () => {
+  it('a signed link serves a stored output without credentials; altered, expired or malformed links are 404', async () => {
+    const key = await gw.newKey();
+    const job: any = await (await submit(key, { text: 'PNG bytes stand-in' })).json();
+    await finished(key, job.id);
+    const { outputKey } = await gw.services.db.prisma.job.findUniqueOrThrow({ where: { id: job.id } });
+    const token = gw.services.urls.sign(outputKey!, Date.now() + 120_000);
+    const res = await fetch(`${gw.url}/v1/files/${token}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(res.headers.get('content-length')).toBe('18');
+    expect(res.headers.get('cache-control')).toMatch(/^private, max-age=1(19|20), immutable$/);
+    expect(await res.text()).toBe('PNG bytes stand-in');
+    const expired = gw.services.urls.sign(outputKey!, Date.now() - 1000);
+    const bad = [token.slice(0, -2) + (token.endsWith('AA') ? 'BB' : 'AA'), expired, 'not-a-link', `${token}x.1`];
+    for (const t of bad) {
+      const r = await fetch(`${gw.url}/v1/files/${t}`);
+      expect(r.status).toBe(404);
+      expect(((await r.json()) as any).error).toMatchObject({ type: 'invalid_request_error', code: 'file_not_found' });
+    }
+  });
+
   it('signed links name their blob until they expire; a changed byte or another secret is refused', () => {
     const signer = new UrlSigner('secret-a');
     const now = Date.now();
