@@ -6,8 +6,9 @@ export const JobStatus = z
   .meta({
     id: 'JobStatus',
     description:
-      'queued → in_progress → done | failed. `cancelled` when the gateway gave up on the job (shutdown after retries); ' +
-      '`expired` once outputs were deleted (after `expires_at` polling answers 404 job_not_found). Downloads need `done`.',
+      'queued → in_progress → done | failed. `in_progress` also while the job waits between checks of a long upstream operation; ' +
+      'a job whose instance stopped returns to `in_progress` on another once its lease runs out, and is `failed` (code job_interrupted) after three such claims. ' +
+      '`cancelled` is reserved for jobs withdrawn by the gateway; `expired` once outputs were deleted (after `expires_at` polling answers 404 job_not_found). Downloads need `done`.',
   });
 
 export const JobId = z.string().regex(/^job_[A-Za-z0-9]+$/, { message: 'not a job id' });
@@ -28,6 +29,9 @@ export const Job = z
     completed_at: z.number().int().nullable(),
     expires_at: z.number().int().describe('Unix seconds after which the job and its outputs are deleted.'),
     error: ErrorObject.nullable().describe('Set when status is failed.'),
+    warnings: z
+      .array(z.string())
+      .describe('What the gateway changed or left out for the upstream that ran the job (the X-Gateway-Warnings of a synchronous request). Empty when nothing was.'),
     pronunciation_warnings: z
       .array(z.string())
       .describe('Speech jobs: why pronunciation rules were skipped (e.g. phoneme rules on a model without phoneme support). Empty otherwise.'),

@@ -14,6 +14,7 @@ import { FilesystemBlobStore } from './blobs/filesystem.ts';
 import { S3BlobStore, s3Settings } from './blobs/s3.ts';
 import { UrlSigner } from './blobs/signed-url.ts';
 import { JobRunner } from './jobs/runner.ts';
+import { BullQueue } from './jobs/queue.ts';
 import { JobService } from './jobs/service.ts';
 import { OAuthAuthenticator } from './oauth/authenticator.ts';
 import { OAuthService } from './oauth/service.ts';
@@ -137,7 +138,8 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
     if (blobs instanceof S3BlobStore) cleanups.push(() => blobs.close());
     logger.info(s3 ? `job outputs: S3 bucket ${s3.bucket}${s3.endpoint ? ` at ${new URL(s3.endpoint).host}` : ''}` : `job outputs: ${env.BLOB_DIR ?? path.join(dataDir, 'blobs')}`);
     const jobs = new JobService(() => services, blobs);
-    const jobRunner = new JobRunner(() => services, jobs, logger, { leaseMs: Number(env.JOB_LEASE_MS ?? 30_000), pollMs: Number(env.JOB_POLL_MS ?? 500) });
+    // With Redis, BullMQ brings due jobs at once and the database poll is only the safety net.
+    const jobRunner = new JobRunner(() => services, jobs, logger, { leaseMs: Number(env.JOB_LEASE_MS ?? 30_000), pollMs: Number(env.JOB_POLL_MS ?? (env.REDIS_URL ? 5_000 : 500)) });
     const services: Services = {
       config,
       jobs,
@@ -172,6 +174,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
     const url = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '[::1]');
     cleanups.push(writeServerInfo(dataDir, { pid: process.pid, url, started_at: new Date().toISOString(), database: db.kind }));
     // Last to start, first to stop: running jobs give their leases back before the stores close.
+    if (env.REDIS_URL) jobRunner.queue = await BullQueue.open(env.REDIS_URL, env.REDIS_KEY_PREFIX ?? 'mg:', config.jobs.concurrency, (id) => jobRunner.runById(id));
     jobRunner.start();
     cleanups.push(() => jobRunner.close());
     logger.info(`model-gateway ${version} listening on ${address} — API ${url}/v1, reference ${url}/docs`);

@@ -23,6 +23,8 @@ export type JobDone = {
   output?: { body: Readable; contentType: string };
   billing: Outcome;
   warnings?: string[];
+  /** Speech: pronunciation rules skipped and why (shown apart, as the spec asks). */
+  pronunciationWarnings?: string[];
 };
 /** A long upstream operation still running: run again in `inMs` with `state` (no worker waits meanwhile). */
 export type JobRecheck = { type: 'recheck'; inMs: number; state: unknown };

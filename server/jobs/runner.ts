@@ -12,6 +12,7 @@ import { GatewayError, errors } from '../http/errors.ts';
 import type { Services } from '../services.ts';
 import { jobKind, type JobRecord } from './kinds.ts';
 import type { JobService } from './service.ts';
+import { databaseQueue, type JobQueue } from './queue.ts';
 
 /** Claims of one job that ended without an outcome (its instance died) before it is given up. */
 export const MAX_ATTEMPTS = 3;
@@ -28,6 +29,8 @@ export class JobRunner {
   private closed = false;
   private polling: Promise<void> | null = null;
   private readonly finished = new Set<Promise<void>>();
+  /** What tells instances a job is due: the database poll alone, or BullMQ as well. */
+  queue: JobQueue = databaseQueue;
 
   constructor(
     private readonly services: () => Services,
@@ -66,13 +69,28 @@ export class JobRunner {
     return this.polling;
   }
 
+  /** A queue message: claim job `id` if it is due and free, and run it to its end or next check. */
+  async runById(id: string): Promise<void> {
+    if (this.closed) return;
+    const job = await this.claim(id);
+    if (!job) return; // done, running elsewhere, or not due: nothing to do
+    const run = this.run(job).finally(() => this.finished.delete(run));
+    this.finished.add(run);
+    await run;
+  }
+
+  /** Tells the instances a job is due (no-op without BullMQ: the poll finds it). Never fails the caller. */
+  async notify(id: string, delayMs = 0): Promise<void> {
+    await this.queue.notify(id, delayMs).catch((err) => this.log.warn({ err, job: id }, 'job queue unavailable; the database poll will find the job'));
+  }
+
   /** Waits for the jobs this instance is running (tests). */
   async idle(): Promise<void> {
     while (this.finished.size) await Promise.all([...this.finished]);
   }
 
   /** One due job, leased to this instance: queued, due for a re-check, or abandoned by a dead instance. */
-  private async claim(): Promise<(JobRecord & { reservation: Reservation | null; apiKeyId: string; userId: string; createdAt: Date }) | null> {
+  private async claim(only?: string): Promise<(JobRecord & { reservation: Reservation | null; apiKeyId: string; userId: string; createdAt: Date }) | null> {
     const { db, clock } = this.services();
     const now = new Date(clock.now());
     const until = new Date(clock.now() + this.leaseMs);
@@ -81,6 +99,7 @@ export class JobRunner {
              attempts = attempts + 1, started_at = COALESCE(started_at, ${now})
       WHERE id = (SELECT id FROM jobs
                   WHERE status IN ('queued', 'in_progress') AND run_at <= ${now} AND (locked_until IS NULL OR locked_until < ${now})
+                    AND (${only ?? null}::text IS NULL OR id = ${only ?? null})
                   ORDER BY run_at LIMIT 1 FOR UPDATE SKIP LOCKED)
       RETURNING id`;
     if (!rows.length) return null;
@@ -118,6 +137,7 @@ export class JobRunner {
           where: { id: job.id, lockedBy: this.instance },
           data: { state: outcome.state as never, runAt: new Date(services.clock.now() + outcome.inMs), lockedBy: null, lockedUntil: null, attempts: 0 },
         });
+        await this.notify(job.id, outcome.inMs);
         return;
       }
       let outputKey: string | null = null;
@@ -136,6 +156,7 @@ export class JobRunner {
           outputKey,
           outputType: outcome.output?.contentType ?? null,
           warnings: outcome.warnings ?? [],
+          pronunciationWarnings: outcome.pronunciationWarnings ?? [],
           completedAt: new Date(services.clock.now()),
           lockedBy: null,
           lockedUntil: null,
@@ -203,6 +224,9 @@ export class JobRunner {
       await this.services()
         .db.prisma.job.updateMany({ where: { id: { in: ids }, lockedBy: this.instance }, data: { lockedBy: null, lockedUntil: null, attempts: { decrement: 1 } } })
         .catch(() => {});
+      // Another instance takes them up now rather than at its next poll.
+      for (const id of ids) await this.notify(id);
     }
+    await this.queue.close().catch(() => {});
   }
 }

@@ -69,6 +69,7 @@ export class JobService {
           expiresAt: new Date(now + s.config.jobs.retention_hours * 3_600_000),
         },
       });
+      await s.jobRunner.notify(id);
       return this.toObject(row);
     } catch (err) {
       if (meter) await meter.fail(err).catch(() => {});
@@ -114,7 +115,8 @@ export class JobService {
       completed_at: seconds(row.completedAt),
       expires_at: seconds(row.expiresAt)!,
       error: (row.error as JobObject['error']) ?? null,
-      pronunciation_warnings: row.warnings,
+      warnings: row.warnings,
+      pronunciation_warnings: row.pronunciationWarnings,
       result: row.result ?? null,
       download_url: kind?.downloadPath ? kind.downloadPath(row.id) : null,
     };

@@ -68,7 +68,7 @@ describe('lifecycle', () => {
     expect(await early.json()).toEqual({ error: { message: 'The job is in_progress; its output can be downloaded once it is done.', type: 'invalid_request_error', code: 'job_not_ready', param: 'id' } });
 
     const done = await finished(key, job.id);
-    expect(done).toMatchObject({ status: 'done', result: { created: 1, state: null }, pronunciation_warnings: ['size 1000x1000 changed to 1024x1024'], error: null });
+    expect(done).toMatchObject({ status: 'done', result: { created: 1, state: null }, warnings: ['size 1000x1000 changed to 1024x1024'], pronunciation_warnings: [], error: null });
     const dl = await get(key, `/test/jobs/${job.id}/download`);
     expect(dl.status).toBe(200);
     expect(dl.headers.get('content-type')).toBe('text/plain; charset=utf-8');

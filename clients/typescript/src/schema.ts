@@ -2013,6 +2013,8 @@ export type components = {
                 /** @description The offending request field as a path, e.g. `messages[0].content`; null when no single field is at fault. */
                 param?: string | null;
             } | null;
+            /** @description What the gateway changed or left out for the upstream that ran the job (the X-Gateway-Warnings of a synchronous request). Empty when nothing was. */
+            warnings: string[];
             /** @description Speech jobs: why pronunciation rules were skipped (e.g. phoneme rules on a model without phoneme support). Empty otherwise. */
             pronunciation_warnings: string[];
             /** @description Image jobs: the images response (`{created, data[]}`); speech and transcription jobs: null (use the download URL). */
@@ -2021,7 +2023,7 @@ export type components = {
             download_url: string | null;
         };
         /**
-         * @description queued → in_progress → done | failed. `cancelled` when the gateway gave up on the job (shutdown after retries); `expired` once outputs were deleted (after `expires_at` polling answers 404 job_not_found). Downloads need `done`.
+         * @description queued → in_progress → done | failed. `in_progress` also while the job waits between checks of a long upstream operation; a job whose instance stopped returns to `in_progress` on another once its lease runs out, and is `failed` (code job_interrupted) after three such claims. `cancelled` is reserved for jobs withdrawn by the gateway; `expired` once outputs were deleted (after `expires_at` polling answers 404 job_not_found). Downloads need `done`.
          * @enum {string}
          */
         JobStatus: "queued" | "in_progress" | "done" | "failed" | "cancelled" | "expired";
