@@ -58,7 +58,8 @@ const inference = c.router({
     description:
       'Chat-completions format for every text model of the catalog; `stream: true` answers with SSE chunks (`data: [DONE]` ends the stream). ' +
       '`web_search_options` turns on web search (native for OpenAI-format and Anthropic upstreams, the gateway’s own search for others; ' +
-      'stripped, and named in `X-Gateway-Stripped-Tools`, when neither is available). Response headers: `X-Gateway-Upstream`, `X-RateLimit-*`, `X-Gateway-Overhead-Ms` (the gateway’s own time in ms: all but waiting on upstreams).',
+      'stripped, and named in `X-Gateway-Stripped-Tools`, when neither is available). Response headers: `X-Gateway-Upstream`, `X-RateLimit-*`, `X-Gateway-Overhead-Ms` (the gateway’s own time in ms: all but waiting on upstreams), ' +
+      '`X-Gateway-Warnings` (what translating for the chosen upstream changed or dropped, `; `-separated).',
     ...meta({ auth: 'bearer', tag: 'Text', stream: ChatCompletionChunk }),
   },
   messages: {
@@ -206,6 +207,9 @@ const inference = c.router({
     body: EmbeddingsRequest,
     responses: { 200: EmbeddingsResponse, ...inferenceErrors },
     summary: 'Create embeddings',
+    description:
+      'OpenAI’s shape for every upstream (Gemini’s vectors are encoded as OpenAI encodes them). Response headers: `X-Gateway-Upstream`, `X-RateLimit-*`, ' +
+      '`X-Gateway-Overhead-Ms`, and `X-Gateway-Warnings` (`; `-separated) naming request fields the chosen upstream has no place for, which were dropped.',
     ...meta({ auth: 'bearer', tag: 'Embeddings and moderation' }),
   },
   moderations: {
@@ -214,6 +218,7 @@ const inference = c.router({
     body: ModerationRequest,
     responses: { 200: ModerationResponse, ...inferenceErrors },
     summary: 'Classify text for policy violations',
+    description: 'Response headers as for embeddings: `X-Gateway-Upstream`, `X-RateLimit-*`, `X-Gateway-Overhead-Ms`, `X-Gateway-Warnings`.',
     ...meta({ auth: 'bearer', tag: 'Embeddings and moderation' }),
   },
 });

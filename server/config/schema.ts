@@ -1,7 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { ModelEndpoint } from '../../contract/models.ts';
-import { typesServing } from '../providers/capabilities.ts';
+import { typesServing } from '../providers/registry.ts';
 import { ENDPOINT_UNITS, RULES, endpointsOfUnit, type RuleName } from '../billing/rules.ts';
 
 export const ProviderType = z.enum(['openai', 'anthropic', 'gemini', 'elevenlabs', 'openai-compatible']);

@@ -1,6 +1,6 @@
 // What `serve` logs as warnings at start-up and `config check` reports: a configuration that loads
 // but will refuse some requests. One function, so the two always agree.
-import { missingCredential } from '../providers/capabilities.ts';
+import { missingCredential } from '../providers/credentials.ts';
 import type { ProviderConfig, ResolvedConfig } from './schema.ts';
 
 /** Why an upstream on this provider can never work, or null (a type that cannot serve the model's endpoint is a config error). */

@@ -3,8 +3,9 @@ import { contract } from '../../contract/index.ts';
 import type { Services } from '../services.ts';
 import { notImplementedHandler as todo } from './not-implemented.ts';
 import { authorizeEndpoint, metadataEndpoint, revokeEndpoint, tokenEndpoint, userinfoEndpoint } from '../oauth/endpoints.ts';
-import { runText, type TextResult } from './text/engine.ts';
-import { embeddings, moderations, type RunResult } from './embeddings.ts';
+import { runText } from './text/engine.ts';
+import { embeddings } from './embeddings.ts';
+import { moderations } from './moderation.ts';
 import { modelStatus } from '../catalog/health-report.ts';
 import { usageReport } from '../billing/usage-report.ts';
 import { hostedFile } from '../blobs/hosted.ts';
@@ -17,7 +18,7 @@ const s = initServer();
 
 export function buildRouter(services: Services) {
   // The gateway's own time, upstream excluded: a header for the caller, a histogram for operators.
-  const send = (reply: { elapsedTime: number; headers(h: Record<string, string>): unknown }, result: TextResult | RunResult, endpoint: string) => {
+  const send = (reply: { elapsedTime: number; headers(h: Record<string, string>): unknown }, result: { body: unknown; headers: Record<string, string>; upstreamMs: number }, endpoint: string) => {
     const overheadMs = Math.max(0, reply.elapsedTime - result.upstreamMs);
     services.metrics.overhead.observe({ endpoint }, overheadMs / 1000);
     reply.headers({ ...result.headers, 'x-gateway-overhead-ms': overheadMs.toFixed(2) });

@@ -1,11 +1,13 @@
 // Pooled upstream HTTP: one undici Agent per connect time-out (keep-alive, pipelining off), the
-// provider's time limits enforced with timers while the gateway waits on the upstream, and
-// upstream failures classified once for failover. Messages name the provider and the class of
-// failure, never an address: a socket error's own text stays in the server log.
+// provider's time limits enforced with timers while the gateway waits on the upstream, and every
+// failure classified for failover (upstream-errors.ts). JSON, SSE, raw bytes and streamed
+// multipart go up; JSON, events and streamed downloads come back.
+import { Readable } from 'node:stream';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { ProviderConfig } from '../config/schema.ts';
-import { UpstreamStreamError } from './types.ts';
+import { multipartBody, type MultipartField } from './multipart.ts';
+import { classifyStatus, errorInBody, malformed, networkFailure, reportedError, retryAfterSeconds, UpstreamError } from './upstream-errors.ts';
 
 // No cap on connections per upstream by default: a stream holds its connection for its whole
 // length, so with a cap the request after the last free connection waits for some other stream
@@ -60,219 +62,68 @@ function computeLimits(p: Pick<ProviderConfig, 'timeout_ms' | 'connect_timeout_m
   };
 }
 
-type UpstreamCode = 'upstream_error' | 'upstream_timeout' | 'upstream_unreachable' | 'upstream_rate_limited' | 'upstream_rejected';
-
-/** A failed upstream attempt, classified for failover. Only real upstream outcomes are UpstreamErrors. */
-export class UpstreamError extends Error {
-  constructor(
-    message: string,
-    /** Upstream HTTP status (or the one its error body names), 0 for connection errors and timeouts. */
-    readonly status: number,
-    /** Worth another attempt (same or next upstream). */
-    readonly retryable: boolean,
-    readonly code: UpstreamCode,
-    /** Seconds the upstream asked us to wait (Retry-After). */
-    readonly retryAfter?: number,
-    /** The raw cause (a socket error): for the server log, never for the client. */
-    cause?: unknown,
-  ) {
-    super(message, cause === undefined ? undefined : { cause });
-    this.name = 'UpstreamError';
-  }
-}
-
-export type UpstreamCall = {
+/** Where an upstream request goes, as whom, and under which limits: everything but its body. */
+export type UpstreamTarget = {
   /** The provider's id, named in error messages. */
   provider: string;
   url: string;
   headers: Record<string, string>;
-  body: unknown;
   limits: UpstreamLimits;
+  /** The vendor's reading of its error bodies (vendor-client.ts); the shared one otherwise. */
+  errorMessage?: (text: string) => string;
   signal?: AbortSignal;
 };
 
-function retryAfterSeconds(h: string | string[] | undefined): number | undefined {
-  const v = Array.isArray(h) ? h[0] : h;
-  if (!v) return undefined;
-  const n = Number(v);
-  if (Number.isFinite(n)) return n;
-  const t = Date.parse(v);
-  return Number.isFinite(t) ? Math.max(0, (t - Date.now()) / 1000) : undefined;
-}
-
-/** Extracts a readable message from any provider's error body. */
-export function upstreamErrorMessage(text: string): string {
-  try {
-    const j = JSON.parse(text) as { error?: { message?: string } | string; message?: string; detail?: unknown };
-    if (typeof j.error === 'string') return j.error;
-    if (j.error?.message) return j.error.message;
-    if (j.message) return j.message;
-    if (j.detail) return JSON.stringify(j.detail);
-  } catch {
-    // not JSON
-  }
-  return text.slice(0, 500) || 'no body';
-}
-
-export function classifyStatus(provider: string, status: number, text: string, retryAfter?: number): UpstreamError {
-  return classified(provider, status, `answered HTTP ${status}: ${upstreamErrorMessage(text)}`, retryAfter);
-}
-
-function classified(provider: string, status: number, what: string, retryAfter?: number): UpstreamError {
-  const message = `provider '${provider}': ${what}`;
-  if (status === 429) return new UpstreamError(message, status, true, 'upstream_rate_limited', retryAfter);
-  if (status >= 500 || status === 408) return new UpstreamError(message, status, true, 'upstream_error', retryAfter);
-  // 401/403/404 mean this upstream is misconfigured for the model: another upstream may work.
-  if (status === 401 || status === 403 || status === 404) return new UpstreamError(message, status, true, 'upstream_error');
-  return new UpstreamError(message, status, false, 'upstream_rejected');
-}
-
-// The status an error object's type or status names, for bodies without a numeric one
-// (Anthropic's error.type, Gemini's error.status, OpenAI's error.code/type).
-const NAMED_STATUS: Record<string, number> = {
-  invalid_request_error: 400,
-  invalid_argument: 400,
-  failed_precondition: 400,
-  out_of_range: 400,
-  authentication_error: 401,
-  unauthenticated: 401,
-  invalid_api_key: 401,
-  permission_error: 403,
-  permission_denied: 403,
-  not_found_error: 404,
-  not_found: 404,
-  model_not_found: 404,
-  request_too_large: 413,
-  rate_limit_error: 429,
-  rate_limit_exceeded: 429,
-  resource_exhausted: 429,
-  api_error: 500,
-  server_error: 500,
-  internal: 500,
-  unavailable: 503,
-  overloaded_error: 503,
-  deadline_exceeded: 504,
-};
-
-/** The HTTP status an upstream error object names (`code`, `status`, `type`); 502 when it names none. */
-export function errorObjectStatus(error: unknown): number {
-  if (!error || typeof error !== 'object') return 502;
-  const e = error as Record<string, unknown>;
-  for (const v of [e.code, e.status, e.status_code]) {
-    const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d{3}$/.test(v) ? Number(v) : NaN;
-    if (n >= 400 && n <= 599) return n;
-  }
-  for (const v of [e.status, e.type, e.code]) {
-    const s = typeof v === 'string' ? NAMED_STATUS[v.toLowerCase()] : undefined;
-    if (s) return s;
-  }
-  return 502;
-}
+export type UpstreamCall = UpstreamTarget & { body: unknown };
 
 /**
- * An error the upstream reported inside a 200 answer (`{"error": …}` bodies of OpenAI-compatible
- * servers and OpenRouter, Anthropic's `{"type": "error"}`, a failed Responses object, an SSE
- * error event), classified like the status it names.
+ * How the answer is waited for. `whole`: headers within the first-byte limit, all of it within the
+ * total deadline. `events`: the first complete event within the first-byte limit, then the idle
+ * limit between events. `download`: headers within the first-byte limit, then the idle limit
+ * between chunks while the consumer asks for more (a slow consumer is no stalled upstream).
  */
-export function reportedError(provider: string, error: unknown): UpstreamError {
-  const e = (error && typeof error === 'object' ? error : { message: error }) as Record<string, unknown>;
-  const message = typeof e.message === 'string' && e.message ? e.message : typeof error === 'string' ? error : JSON.stringify(error).slice(0, 500);
-  return classified(provider, errorObjectStatus(e), `reported an error: ${message}`);
-}
-
-/** The error a 200 JSON body carries instead of an answer, if any. */
-export function errorInBody(json: unknown): unknown {
-  if (!json || typeof json !== 'object' || Array.isArray(json)) return undefined;
-  const j = json as Record<string, unknown>;
-  if (j.error != null && j.error !== false) return j.error;
-  if (j.type === 'error') return j.error ?? j;
-  return undefined;
-}
-
-export const malformed = (provider: string, what: string, cause?: unknown) =>
-  new UpstreamError(`provider '${provider}': sent malformed data (${what})`, 502, true, 'upstream_error', undefined, cause);
-
-/**
- * The upstream failure `err` is, or null when it is not one (the gateway's own code threw, or the
- * caller aborted): only upstream failures count against an upstream and are retried.
- */
-export function upstreamFailure(err: unknown, provider: string): UpstreamError | null {
-  if (err instanceof UpstreamError) return err;
-  if (err instanceof UpstreamStreamError) {
-    // An error event the upstream sent is classified by what it says; a stream cut short is a 502.
-    return err.detail !== undefined ? reportedError(provider, err.detail) : new UpstreamError(`provider '${provider}': ${err.message}`, 502, true, 'upstream_error');
-  }
-  return null;
-}
-
-const TLS_CODES = /^(ERR_TLS_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|ERR_SSL_)/;
-
-/** A network-level failure by its class; the socket error's text (addresses, ports) is not repeated. */
-export function networkFailure(provider: string, err: unknown, limits: UpstreamLimits): UpstreamError {
-  const e = err as { code?: string; cause?: { code?: string } } | null;
-  const code = e?.code ?? e?.cause?.code ?? '';
-  const fail = (what: string, c: UpstreamCode = 'upstream_unreachable') => new UpstreamError(`provider '${provider}': ${what}`, 0, true, c, undefined, err);
-  switch (code) {
-    case 'ECONNREFUSED':
-      return fail('connection refused');
-    case 'ECONNRESET':
-    case 'EPIPE':
-      return fail('connection reset');
-    case 'UND_ERR_SOCKET':
-    case 'UND_ERR_CLOSED':
-      return fail('connection closed before the answer was complete');
-    case 'UND_ERR_CONNECT_TIMEOUT':
-    case 'ETIMEDOUT':
-      return fail(`timed out connecting after ${limits.connectMs} ms`, 'upstream_timeout');
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-    case 'EAI_NONAME':
-      return fail('host name not found');
-    case 'EHOSTUNREACH':
-    case 'ENETUNREACH':
-    case 'EHOSTDOWN':
-    case 'ENETDOWN':
-      return fail('network unreachable');
-    case 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH':
-    case 'UND_ERR_RES_EXCEEDED_MAX_SIZE':
-      return fail('sent a body that does not match its length', 'upstream_error');
-    case 'UND_ERR_HEADERS_TIMEOUT':
-    case 'UND_ERR_BODY_TIMEOUT':
-      return fail('timed out', 'upstream_timeout');
-  }
-  if (TLS_CODES.test(code)) return fail('TLS handshake failed');
-  return fail(code ? `network error (${code})` : 'network error');
-}
+type AnswerKind = 'whole' | 'events' | 'download';
 
 /**
  * One upstream request under the provider's time limits. The timers run only while the gateway
  * waits on the upstream: a stream suspended for a slow client does not time its upstream out.
+ * A streamed request body (`uploading`) is bounded by the idle limit while it goes up; the
+ * first-byte wait starts when its last byte is sent, so a long upload is not a slow answer.
  */
 class Attempt {
   readonly controller = new AbortController();
   /** Set when one of our limits ran out: the error every failure of this attempt becomes. */
   timedOut: UpstreamError | null = null;
+  /** The gateway's own failure reading the body it uploads: never the upstream's. */
+  sourceError: unknown = null;
   private firstByte: NodeJS.Timeout | null = null;
   private total: NodeJS.Timeout | null = null;
   private idle: NodeJS.Timeout | null = null;
+  private uploadIdle: NodeJS.Timeout | null = null;
   /** Waiting on the upstream (not suspended while the consumer handles what it got). */
   private waiting = true;
   headersReceived = false;
 
   constructor(
-    readonly call: UpstreamCall,
-    private readonly stream: boolean,
+    readonly call: UpstreamTarget,
+    private readonly kind: AnswerKind,
+    uploading = false,
   ) {
     const { limits } = call;
     if (call.signal) {
       if (call.signal.aborted) this.controller.abort(call.signal.reason);
       else call.signal.addEventListener('abort', () => this.controller.abort(call.signal!.reason), { once: true });
     }
-    // A plain answer: headers within the first-byte limit, all of it within the total deadline.
-    if (stream || limits.firstByteMs < limits.totalMs) {
+    if (uploading) this.uploadProgress();
+    else this.armFirstByte();
+    if (kind === 'whole') this.total = setTimeout(() => this.fire(`timed out: no complete answer within ${limits.totalMs} ms`), limits.totalMs);
+  }
+
+  private armFirstByte() {
+    const { limits } = this.call;
+    if (this.kind !== 'whole' || limits.firstByteMs < limits.totalMs) {
       this.firstByte = setTimeout(() => this.fire(this.headersReceived ? `timed out waiting for the first event after ${limits.firstByteMs} ms` : `timed out waiting for the first byte after ${limits.firstByteMs} ms`), limits.firstByteMs);
     }
-    if (!stream) this.total = setTimeout(() => this.fire(`timed out: no complete answer within ${limits.totalMs} ms`), limits.totalMs);
   }
 
   private fire(what: string) {
@@ -281,10 +132,24 @@ class Attempt {
     this.controller.abort(this.timedOut);
   }
 
+  /** A chunk of the request body went up (undici asks for the next one only once the last was written). */
+  uploadProgress() {
+    if (this.uploadIdle) return void this.uploadIdle.refresh();
+    const ms = this.call.limits.idleMs;
+    this.uploadIdle = setTimeout(() => this.fire(`stalled: the upload made no progress for ${ms} ms`), ms);
+  }
+
+  /** The request body is sent: now the answer is waited for. */
+  uploaded() {
+    if (this.uploadIdle) clearTimeout(this.uploadIdle);
+    this.uploadIdle = null;
+    if (!this.headersReceived && !this.controller.signal.aborted) this.armFirstByte();
+  }
+
   /** Response headers are in: a plain answer's first byte. */
   gotHeaders() {
     this.headersReceived = true;
-    if (!this.stream) this.clearFirstByte();
+    if (this.kind !== 'events') this.clearFirstByte();
   }
 
   /** A stream's first complete event: from now on the idle limit applies. */
@@ -295,7 +160,7 @@ class Attempt {
 
   /** Progress: a stream event (or keep-alive), or a chunk of a plain body. */
   progress() {
-    if (this.firstByte && this.stream) this.clearFirstByte();
+    if (this.firstByte && this.kind === 'events') this.clearFirstByte();
     if (!this.idle) {
       const ms = this.call.limits.idleMs;
       this.idle = setTimeout(() => {
@@ -315,19 +180,19 @@ class Attempt {
     return this.firstByte === null;
   }
 
-  /** The error a failure of this attempt is: our time-out, the caller's abort, or the network's. */
+  /** The error a failure of this attempt is: our time-out, the caller's abort, our own upload source, or the network's. */
   failure(err: unknown): unknown {
     if (this.timedOut) return this.timedOut;
     if (err instanceof UpstreamError) return err;
     if (this.call.signal?.aborted) return this.call.signal.reason ?? err;
+    if (this.sourceError) return this.sourceError;
     return networkFailure(this.call.provider, err, this.call.limits);
   }
 
   done() {
     this.clearFirstByte();
-    if (this.total) clearTimeout(this.total);
-    if (this.idle) clearTimeout(this.idle);
-    this.total = this.idle = null;
+    for (const t of [this.total, this.idle, this.uploadIdle]) if (t) clearTimeout(t);
+    this.total = this.idle = this.uploadIdle = null;
   }
 
   abort() {
@@ -344,14 +209,16 @@ function serialize(body: unknown): string {
   return JSON.stringify(body);
 }
 
-async function send(attempt: Attempt, payload: string): Promise<Dispatcher.ResponseData> {
+type Payload = string | Uint8Array | Readable | undefined;
+
+async function send(attempt: Attempt, method: 'GET' | 'POST', headers: Record<string, string>, payload: Payload): Promise<Dispatcher.ResponseData> {
   const { call } = attempt;
   let res: Dispatcher.ResponseData;
   try {
     res = await request(call.url, {
-      method: 'POST',
+      method,
       dispatcher: agentFor(call.limits.connectMs),
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...call.headers },
+      headers,
       body: payload,
       signal: attempt.controller.signal,
       // What a stream buffers while its client reads slower than the upstream writes (undici's
@@ -366,8 +233,10 @@ async function send(attempt: Attempt, payload: string): Promise<Dispatcher.Respo
   if (res.statusCode >= 200 && res.statusCode < 300) return res;
   const text = await readAll(attempt, res).catch(() => '');
   attempt.done();
-  throw classifyStatus(call.provider, res.statusCode, text, retryAfterSeconds(res.headers['retry-after']));
+  throw classifyStatus(call.provider, res.statusCode, text, retryAfterSeconds(res.headers['retry-after']), call.errorMessage);
 }
+
+const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
 async function readAll(attempt: Attempt, res: Dispatcher.ResponseData): Promise<string> {
   const chunks: Buffer[] = [];
@@ -384,6 +253,20 @@ async function readAll(attempt: Attempt, res: Dispatcher.ResponseData): Promise<
 
 export type UpstreamJson = { text: string; json: any; headers: Dispatcher.ResponseData['headers'] };
 
+/** The whole 2xx answer as JSON: malformed JSON and a 200 whose body is an error are upstream failures. */
+async function readJson(attempt: Attempt, res: Dispatcher.ResponseData): Promise<UpstreamJson> {
+  const text = await readAll(attempt, res);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw malformed(attempt.call.provider, 'the answer is not JSON', err);
+  }
+  const error = errorInBody(json);
+  if (error !== undefined) throw reportedError(attempt.call.provider, error);
+  return { text, json, headers: res.headers };
+}
+
 /**
  * POSTs JSON and reads the whole 2xx answer within the provider's limits. Throws UpstreamError for
  * every upstream failure: network, time-outs, non-2xx statuses, malformed JSON, and a 200 whose
@@ -391,19 +274,158 @@ export type UpstreamJson = { text: string; json: any; headers: Dispatcher.Respon
  */
 export async function postJson(call: UpstreamCall): Promise<UpstreamJson> {
   const payload = serialize(call.body);
-  const attempt = new Attempt(call, false);
+  const attempt = new Attempt(call, 'whole');
   try {
-    const res = await send(attempt, payload);
-    const text = await readAll(attempt, res);
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch (err) {
-      throw malformed(call.provider, 'the answer is not JSON', err);
+    const res = await send(attempt, 'POST', { ...JSON_HEADERS, ...call.headers }, payload);
+    return await readJson(attempt, res);
+  } finally {
+    attempt.abort();
+  }
+}
+
+/** GETs JSON (polling a long-running job): the limits and failure classes of postJson. */
+export async function getJson(target: UpstreamTarget): Promise<UpstreamJson> {
+  const attempt = new Attempt(target, 'whole');
+  try {
+    const res = await send(attempt, 'GET', { accept: 'application/json', ...target.headers }, undefined);
+    return await readJson(attempt, res);
+  } finally {
+    attempt.abort();
+  }
+}
+
+/**
+ * Raw bytes to send: in memory, or opened per attempt (a failed-over request sends them again,
+ * and a stream can be read only once). `length`, when known, is sent as Content-Length.
+ */
+export type BinaryBody = { data: Uint8Array | (() => Readable); contentType: string; length?: number };
+
+/** What goes up: JSON, raw bytes, or multipart form fields (files streamed, never buffered whole). */
+export type RequestBody = { json: unknown } | { binary: BinaryBody } | { multipart: MultipartField[] };
+
+type Encoded = { headers: Record<string, string>; payload: string | Uint8Array | AsyncIterable<Uint8Array> | undefined; streamed: boolean };
+
+function encode(body: RequestBody | undefined): Encoded {
+  if (!body) return { headers: {}, payload: undefined, streamed: false };
+  if ('json' in body) return { headers: { 'content-type': 'application/json' }, payload: serialize(body.json), streamed: false };
+  if ('binary' in body) {
+    const { data, contentType } = body.binary;
+    const length = data instanceof Uint8Array ? data.byteLength : body.binary.length;
+    const headers = { 'content-type': contentType, ...(length !== undefined ? { 'content-length': String(length) } : {}) };
+    return data instanceof Uint8Array ? { headers, payload: data, streamed: false } : { headers, payload: data(), streamed: true };
+  }
+  const m = multipartBody(body.multipart);
+  return { headers: { 'content-type': m.contentType, ...(m.length !== undefined ? { 'content-length': String(m.length) } : {}) }, payload: m.stream(), streamed: true };
+}
+
+/** A streamed body as undici pulls it: each chunk is upload progress; a failure of our source is ours. */
+async function* tracked(attempt: Attempt, source: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  try {
+    for await (const chunk of source) {
+      attempt.uploadProgress();
+      yield chunk;
     }
-    const error = errorInBody(json);
-    if (error !== undefined) throw reportedError(call.provider, error);
-    return { text, json, headers: res.headers };
+  } catch (err) {
+    attempt.sourceError = err;
+    throw err;
+  }
+  attempt.uploaded();
+}
+
+/** Opens one attempt for `body`, sent as a stream when it is one. */
+function start(target: UpstreamTarget, kind: AnswerKind, method: 'GET' | 'POST', accept: string, body: RequestBody | undefined) {
+  const e = encode(body);
+  const attempt = new Attempt(target, kind, e.streamed);
+  const payload = e.streamed ? Readable.from(tracked(attempt, e.payload as AsyncIterable<Uint8Array>), { objectMode: false }) : (e.payload as string | Uint8Array | undefined);
+  const res = send(attempt, method, { accept, ...e.headers, ...target.headers }, payload);
+  return { attempt, res };
+}
+
+async function answerJson(target: UpstreamTarget, body: RequestBody): Promise<UpstreamJson> {
+  const { attempt, res } = start(target, 'whole', 'POST', 'application/json', body);
+  try {
+    return await readJson(attempt, await res);
+  } finally {
+    attempt.abort();
+  }
+}
+
+/** POSTs raw bytes (an audio file, an image) for a JSON answer. */
+export const postBinary = (target: UpstreamTarget, body: BinaryBody) => answerJson(target, { binary: body });
+
+/** POSTs a multipart form (files streamed as they are read) for a JSON answer. */
+export const postMultipart = (target: UpstreamTarget, fields: MultipartField[]) => answerJson(target, { multipart: fields });
+
+/** A 2xx answer's bytes, streamed to whoever reads `body` (an error there is an UpstreamError). */
+export type UpstreamDownload = {
+  headers: Dispatcher.ResponseData['headers'];
+  contentType: string | null;
+  contentLength: number | null;
+  body: Readable;
+  /** Ends the request (idempotent); destroying `body` does too. */
+  abort(): void;
+};
+
+/** Downloads a binary answer (audio, video, an image): GET without a body, POST with one. */
+export async function download(target: UpstreamTarget, body?: RequestBody): Promise<UpstreamDownload> {
+  const { attempt, res: pending } = start(target, 'download', body ? 'POST' : 'GET', '*/*', body);
+  let res: Dispatcher.ResponseData;
+  try {
+    res = await pending;
+  } catch (err) {
+    attempt.abort();
+    throw err;
+  }
+  const header = (name: string) => {
+    const v = res.headers[name];
+    return (Array.isArray(v) ? v[0] : v) ?? null;
+  };
+  const length = header('content-length');
+  return {
+    headers: res.headers,
+    contentType: header('content-type'),
+    contentLength: length !== null && /^\d+$/.test(length) ? Number(length) : null,
+    body: chunkStream(attempt, res),
+    abort: () => attempt.abort(),
+  };
+}
+
+/**
+ * The body as a Readable that pulls one upstream chunk per read. Destroying it ends the request at
+ * once, even while a read waits on the upstream (a generator could not end before that read does).
+ */
+function chunkStream(attempt: Attempt, res: Dispatcher.ResponseData): Readable {
+  const chunks = readChunks(attempt, res);
+  return new Readable({
+    async read() {
+      try {
+        const next = await chunks.next();
+        this.push(next.done ? null : next.value);
+      } catch (err) {
+        this.destroy(err as Error);
+      }
+    },
+    destroy(err, callback) {
+      attempt.abort();
+      chunks.return(undefined).catch(() => {});
+      callback(err);
+    },
+  });
+}
+
+async function* readChunks(attempt: Attempt, res: Dispatcher.ResponseData): AsyncGenerator<Buffer> {
+  try {
+    try {
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        attempt.progress();
+        attempt.setWaiting(false);
+        yield chunk;
+        attempt.setWaiting(true);
+      }
+    } catch (err) {
+      throw attempt.failure(err);
+    }
+    if (attempt.timedOut) throw attempt.timedOut;
   } finally {
     attempt.abort();
   }
@@ -420,10 +442,10 @@ export type UpstreamStream = {
 /** POSTs JSON for a streamed (SSE) answer; resolves once a 2xx status is in, events unread. */
 export async function postStream(call: UpstreamCall): Promise<UpstreamStream> {
   const payload = serialize(call.body);
-  const attempt = new Attempt(call, true);
+  const attempt = new Attempt(call, 'events');
   let res: Dispatcher.ResponseData;
   try {
-    res = await send(attempt, payload);
+    res = await send(attempt, 'POST', { ...JSON_HEADERS, ...call.headers }, payload);
   } catch (err) {
     attempt.abort();
     throw err;

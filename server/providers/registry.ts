@@ -1,62 +1,73 @@
-// Which provider type serves which capability, and with which adapter: the one table routing
-// (routing/targets.ts) and `config check` (config/warnings.ts) read. A missing entry means the
-// type cannot serve that capability: its upstreams are never tried for it, and a model whose
-// upstreams all lack it is reported when the config is checked. A capability lands by adding its
-// adapter file under providers/<vendor>/ and its lines here.
+// Which provider type serves which capability, and with which adapter: the one table. A missing
+// entry means the type cannot serve that capability: routing never offers such an upstream
+// (routing/targets.ts) and the config refuses one (config/schema.ts, shown by `config check`).
+// A capability gets a vendor by adding its adapter file (providers/<vendor>/<capability>.ts) and
+// one line here.
 import type { z } from 'zod';
 import { ModelEndpoint } from '../../contract/models.ts';
 import type { ProviderType } from '../config/schema.ts';
+import type { Adapter } from './adapter.ts';
 import { anthropicMessages } from './anthropic/messages.ts';
+import type { EmbeddingsAdapter } from './embeddings.ts';
 import { geminiEmbeddings } from './gemini/embeddings.ts';
 import { geminiGenerateContent } from './gemini/generate-content.ts';
+import type { ModerationAdapter } from './moderation.ts';
 import { openAiChat } from './openai/chat.ts';
 import { openAiEmbeddings } from './openai/embeddings.ts';
 import { openAiModeration } from './openai/moderation.ts';
 import { openAiResponses } from './openai/responses.ts';
-import type { EmbeddingsAdapter, ModerationAdapter, TextProvider } from './types.ts';
+import type { TextAdapter } from './types.ts';
 
+/** What a model is for: the API surface it is configured with (contract ModelEndpoint). */
 export type Capability = z.infer<typeof ModelEndpoint>;
 
-/** The wire format a text adapter speaks: a client request in the same format passes through untranslated. */
-export type TextFormat = 'openai-chat' | 'openai-responses' | 'anthropic' | 'gemini';
-export type TextAdapter = { format: TextFormat; wire: TextProvider };
-
-/** The adapter type of each capability; the media ones arrive with their issues. */
-export type Adapters = {
+/**
+ * The adapter type of each capability. The text capabilities are the client's format (any text
+ * model serves all three). The media capabilities' request and answer types arrive with their
+ * endpoints (issue 17, later parts), each replacing its placeholder here.
+ */
+export type CapabilityAdapters = {
   chat: TextAdapter;
   messages: TextAdapter;
   responses: TextAdapter;
   embeddings: EmbeddingsAdapter;
   moderation: ModerationAdapter;
-  images: never;
-  video: never;
-  speech: never;
-  transcription: never;
+  images: Adapter<unknown, unknown>;
+  video: Adapter<unknown, unknown>;
+  speech: Adapter<unknown, unknown>;
+  transcription: Adapter<unknown, unknown>;
 };
 
-const chat: TextAdapter = { format: 'openai-chat', wire: openAiChat };
-const anthropic: TextAdapter = { format: 'anthropic', wire: anthropicMessages };
-const gemini: TextAdapter = { format: 'gemini', wire: geminiGenerateContent };
+export const TEXT_CAPABILITIES: ReadonlySet<Capability> = new Set(['chat', 'messages', 'responses']);
 
-export const registry: { [T in ProviderType]: { [C in Capability]?: Adapters[C] } } = {
-  // OpenAI serves the Responses endpoint natively; every other type gets it translated.
-  openai: { chat, messages: chat, responses: { format: 'openai-responses', wire: openAiResponses }, embeddings: openAiEmbeddings, moderation: openAiModeration },
-  'openai-compatible': { chat, messages: chat, responses: chat, embeddings: openAiEmbeddings, moderation: openAiModeration },
-  anthropic: { chat: anthropic, messages: anthropic, responses: anthropic },
-  gemini: { chat: gemini, messages: gemini, responses: gemini, embeddings: geminiEmbeddings },
+type Row = { [C in Capability]?: CapabilityAdapters[C] };
+
+/** Chat-only upstreams: every text format is translated to and from chat completions. */
+const chatText = (a: TextAdapter) => ({ chat: a, messages: a, responses: a });
+
+export const registry: Record<ProviderType, Row> = {
+  // OpenAI serves the Responses format natively; chat and Messages go through chat completions.
+  openai: { chat: openAiChat, messages: openAiChat, responses: openAiResponses, embeddings: openAiEmbeddings, moderation: openAiModeration },
+  'openai-compatible': { ...chatText(openAiChat), embeddings: openAiEmbeddings, moderation: openAiModeration },
+  anthropic: { ...chatText(anthropicMessages) },
+  gemini: { ...chatText(geminiGenerateContent), embeddings: geminiEmbeddings },
   elevenlabs: {},
 };
 
-export function adapterFor<C extends Capability>(type: ProviderType, capability: C): Adapters[C] | undefined {
-  return registry[type][capability] as Adapters[C] | undefined;
+/** The adapter serving `capability` on providers of `type`, or undefined: it cannot. */
+export function adapterFor<C extends Capability>(type: ProviderType, capability: C): CapabilityAdapters[C] | undefined {
+  return registry[type][capability] as CapabilityAdapters[C] | undefined;
 }
 
-/** The text endpoints: a text model (endpoint chat, messages or responses) serves all three. */
-export const TEXT_CAPABILITIES: ReadonlySet<Capability> = new Set(['chat', 'messages', 'responses']);
-
-/** Whether a model declared with `endpoint` is served through `capability`. */
+/** Whether a model declared with `endpoint` is served through `capability`: a text model serves all three text formats. */
 export const servesCapability = (endpoint: Capability, capability: Capability) =>
   endpoint === capability || (TEXT_CAPABILITIES.has(endpoint) && TEXT_CAPABILITIES.has(capability));
 
-/** Capabilities with at least one adapter: the others are not built yet (their routes answer 501). */
-export const builtCapabilities = (): Capability[] => ModelEndpoint.options.filter((c) => Object.values(registry).some((r) => r[c] !== undefined));
+/** Capabilities some provider type serves. The others are not built yet (their routes answer 501): no upstream of theirs is judged. */
+export const builtCapabilities = (): Capability[] => ModelEndpoint.options.filter((c) => Object.values(registry).some((row) => row[c] !== undefined));
+
+/** The provider types that can serve `capability`, or null for a capability not built yet. */
+export function typesServing(capability: Capability): ProviderType[] | null {
+  if (!builtCapabilities().includes(capability)) return null;
+  return (Object.keys(registry) as ProviderType[]).filter((t) => registry[t][capability] !== undefined);
+}

@@ -1,7 +1,6 @@
 import type { ProviderConfig } from '../config/schema.ts';
-import type { z } from 'zod';
-import type { EmbeddingsRequest, ModerationRequest } from '../../contract/embeddings.ts';
 import type * as C from '../translate/canonical.ts';
+import type { UpstreamTarget } from './http.ts';
 
 /** Per-call facts the provider converters need. */
 export type CallContext = {
@@ -12,7 +11,10 @@ export type CallContext = {
   defaultMaxTokens?: number;
 };
 
-export type HttpCall = { url: string; headers: Record<string, string>; body: Record<string, unknown> };
+export type HttpCall = UpstreamTarget & { body: Record<string, unknown> };
+
+/** The text wire formats; a client format passes its own through untranslated. */
+export type TextFormat = 'openai-chat' | 'openai-responses' | 'anthropic' | 'gemini';
 
 export interface StreamDecoder {
   /** One upstream SSE event in, canonical events out. Throws UpstreamStreamError on an in-stream error. */
@@ -23,43 +25,23 @@ export interface StreamDecoder {
   end(): C.StreamEvent[];
 }
 
-/** A text-generation wire format: how to ask and how to read the answer. */
-export interface TextProvider extends TextTraits {
-  /** Where and with which headers (a passed-through request needs no more). */
-  endpoint(req: C.Request, ctx: CallContext): Omit<HttpCall, 'body'>;
+/** A text-generation wire format: how to ask, how to read the answer, and what the upstream does itself. */
+export interface TextAdapter {
+  format: TextFormat;
+  /** A translated request's web search runs on the upstream (else the gateway searches, when configured). */
+  nativeWebSearch: boolean;
+  /** Image URLs must be downloaded and sent as bytes. */
+  needsInlineImages?: boolean;
+  /** Where, as whom and under which limits (a passed-through request needs no more). */
+  endpoint(req: C.Request, ctx: CallContext): UpstreamTarget;
   /** The request translated into this wire format. */
   body(req: C.Request, ctx: CallContext): Record<string, unknown>;
   decode(body: unknown, ctx: CallContext): C.Response;
   streamDecoder(ctx: CallContext): StreamDecoder;
 }
 
-/** Content a wire format cannot carry (e.g. an image type the upstream refuses): a 400 on `messages`. */
-export class UnsupportedContentError extends Error {}
-
-/** What the text engine must do for a wire format besides encoding it. */
-export type TextTraits = {
-  /** Image URLs must be downloaded and sent as bytes (the upstream fetches none itself). */
-  inlinesImages?: boolean;
-  /** Has no web search of its own: the gateway runs one (web-search-loop.ts) when translating to it. */
-  gatewaySearch?: boolean;
-};
-
-type Json = Record<string, any>;
-
-export interface EmbeddingsAdapter {
-  /**
-   * The answer in OpenAI's shape (usage filled in by the caller when missing), the input tokens the
-   * upstream reported, and what of the request this upstream could not take (X-Gateway-Warnings).
-   */
-  embed(call: { provider: ProviderConfig; upstreamModel: string; body: z.infer<typeof EmbeddingsRequest>; texts: string[] }): Promise<{ json: Json; inputTokens: number | null; warnings: string[] }>;
-}
-
-export interface ModerationAdapter {
-  moderate(call: { provider: ProviderConfig; upstreamModel: string; body: z.infer<typeof ModerationRequest> }): Promise<Json>;
-}
-
 /** A translated request: the wire format's endpoint and body. */
-export const buildCall = (wire: TextProvider, req: C.Request, ctx: CallContext): HttpCall => ({ ...wire.endpoint(req, ctx), body: wire.body(req, ctx) });
+export const buildCall = (wire: TextAdapter, req: C.Request, ctx: CallContext): HttpCall => ({ ...wire.endpoint(req, ctx), body: wire.body(req, ctx) });
 
 /** An error the upstream reported inside a stream that had answered 200. */
 export class UpstreamStreamError extends Error {
@@ -74,7 +56,16 @@ export class UpstreamStreamError extends Error {
   }
 }
 
-export const joinUrl = (base: string, path: string) => base.replace(/\/+$/, '') + path;
+/** Content the upstream cannot take at all (not a field to drop): the client's request is refused, naming `param`. */
+export class UnsupportedContentError extends Error {
+  constructor(
+    message: string,
+    readonly param = 'messages',
+  ) {
+    super(message);
+    this.name = 'UnsupportedContentError';
+  }
+}
 
 export function parseJsonArgs(text: string): Record<string, unknown> {
   if (!text.trim()) return {};

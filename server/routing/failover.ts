@@ -1,8 +1,8 @@
 import { GatewayError, errors } from '../http/errors.ts';
 import type { Metrics } from '../http/metrics.ts';
-import { upstreamFailure, type UpstreamError } from '../providers/http.ts';
+import { upstreamFailure, type UpstreamError } from '../providers/upstream-errors.ts';
 import type { HealthRecorder } from './health.ts';
-import { missingCredential } from '../providers/capabilities.ts';
+import { missingCredential } from '../providers/credentials.ts';
 
 export type FailoverOptions = {
   model: string;

@@ -1,16 +1,16 @@
-// The one way to get a model's upstream candidates for a capability, in failover order.
+// The one way to get a model's upstream candidates for a capability, in failover order: every
+// upstream whose provider type has an adapter for it in the registry (providers/registry.ts).
 import type { ProviderConfig, ResolvedConfig } from '../config/schema.ts';
 import { errors } from '../http/errors.ts';
-import { TEXT_CAPABILITIES, adapterFor, servesCapability, type Adapters, type Capability, type TextAdapter, type TextFormat } from '../providers/registry.ts';
+import { TEXT_CAPABILITIES, adapterFor, servesCapability, type Capability, type CapabilityAdapters } from '../providers/registry.ts';
 
-export type { TextFormat };
 type ModelConfig = ResolvedConfig['models'][number];
 
 /** One upstream able to serve the capability: its provider, the model name there, and the adapter. */
-export type Candidate<C extends Capability> = { provider: ProviderConfig; upstreamModel: string; adapter: Adapters[C] };
+export type Target<C extends Capability = Capability> = { provider: ProviderConfig; upstreamModel: string; adapter: CapabilityAdapters[C] };
 
-/** A text candidate, with its wire format flattened for the engine. */
-export type Target = { provider: ProviderConfig; upstreamModel: string } & TextAdapter;
+/** A text format's candidate (chat, Messages and Responses adapters have one type). */
+export type TextTarget = Target<'chat'>;
 
 const article = (word: string) => (/^[aeiou]/.test(word) ? 'an' : 'a');
 
@@ -22,12 +22,12 @@ function wrongEndpoint(model: ModelConfig, capability: Capability) {
 }
 
 /**
- * The model's upstreams whose provider type has an adapter for `capability` (providers/registry.ts),
- * in the configured order. A text model serves all three text endpoints.
+ * The model's upstreams whose provider type has an adapter for `capability`, in the configured
+ * order. A model of another kind, or none of whose upstreams can serve it: model_not_supported.
  */
-export function targetsFor<C extends Capability>(model: ModelConfig, capability: C, providers: Map<string, ProviderConfig>): Candidate<C>[] {
+export function targetsFor<C extends Capability>(model: ModelConfig, capability: C, providers: Map<string, ProviderConfig>): Target<C>[] {
   if (!servesCapability(model.endpoint, capability)) throw wrongEndpoint(model, capability);
-  const out: Candidate<C>[] = [];
+  const out: Target<C>[] = [];
   for (const u of model.upstreams) {
     const provider = providers.get(u.provider)!;
     const adapter = adapterFor(provider.type, capability);
@@ -40,6 +40,12 @@ export function targetsFor<C extends Capability>(model: ModelConfig, capability:
   return out;
 }
 
-/** Text candidates for a client endpoint: OpenAI serves Responses natively, the rest get it translated. */
-export const textTargets = (model: ModelConfig, providers: Map<string, ProviderConfig>, endpoint: 'chat' | 'messages' | 'responses' = 'chat'): Target[] =>
-  targetsFor(model, endpoint, providers).map((c) => ({ provider: c.provider, upstreamModel: c.upstreamModel, ...c.adapter }));
+/** What routing reads of the catalog. */
+export type ModelLookup = { model(id: string): ModelConfig | undefined; providers: Map<string, ProviderConfig> };
+
+/** The model the client named (model_not_found when the catalog has none) and its candidates for `capability`. */
+export function route<C extends Capability>(catalog: ModelLookup, modelId: string, capability: C): { model: ModelConfig; targets: Target<C>[] } {
+  const model = catalog.model(modelId);
+  if (!model) throw errors.modelNotFound(modelId);
+  return { model, targets: targetsFor(model, capability, catalog.providers) };
+}

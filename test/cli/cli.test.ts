@@ -103,6 +103,32 @@ describe('without a server: straight to the database', () => {
     expect(r.stderr).toContain(`${bad}:2:20 providers[0].type`);
   });
 
+  it('config check refuses an upstream whose provider type cannot serve the model’s capability (the registry decides)', async () => {
+    const file = path.join(dataDir, 'wrong-type.yaml');
+    writeFileSync(
+      file,
+      `providers:
+  - { id: voice, type: elevenlabs, api_key: k }
+  - { id: claude, type: anthropic, api_key: k }
+models:
+  - { id: talk, endpoint: chat, upstreams: [{ provider: voice, model: x }] }
+  - { id: emb, endpoint: embeddings, upstreams: [{ provider: claude, model: y }] }
+  - { id: tts, endpoint: speech, upstreams: [{ provider: claude, model: z }] }
+`,
+    );
+    const r = await cli('config', 'check', '--file', file);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      [
+        `invalid configuration in ${file}`,
+        `  - ${file}:5:57 models[0].upstreams[0].provider: provider "voice" is elevenlabs, which cannot serve chat (served by: openai, openai-compatible, anthropic, gemini)`,
+        `  - ${file}:6:62 models[1].upstreams[0].provider: provider "claude" is anthropic, which cannot serve embeddings (served by: openai, openai-compatible, gemini)`,
+        // Speech has no adapter yet (its routes answer 501): not judged.
+        '',
+      ].join('\n'),
+    );
+  });
+
   it('config check reports what serve warns about, exits 0 on warnings only, and lists every error at once', async () => {
     const file = path.join(dataDir, 'warn.yaml');
     writeFileSync(

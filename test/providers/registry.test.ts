@@ -3,8 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { ModelEndpoint } from '../../contract/models.ts';
 import { ProviderType } from '../../server/config/schema.ts';
-import { typesServing } from '../../server/providers/capabilities.ts';
-import { builtCapabilities, registry } from '../../server/providers/registry.ts';
+import { builtCapabilities, registry, typesServing } from '../../server/providers/registry.ts';
 import { targetsFor } from '../../server/routing/targets.ts';
 
 describe('registry', () => {

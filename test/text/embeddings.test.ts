@@ -1,7 +1,7 @@
 // Embeddings and moderation through the official openai SDK, against fakes built from the fixtures.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeFloat32Base64 } from '../../server/providers/gemini/embeddings.ts';
+import { encodeFloat32Base64 } from '../../server/providers/embeddings.ts';
 import { errorBody } from '../helpers/gateway.ts';
 import { startTextGateway } from '../helpers/text-gateway.ts';
 

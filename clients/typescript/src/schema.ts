@@ -11,7 +11,7 @@ export type paths = {
         put?: never;
         /**
          * Create a chat completion
-         * @description Chat-completions format for every text model of the catalog; `stream: true` answers with SSE chunks (`data: [DONE]` ends the stream). `web_search_options` turns on web search (native for OpenAI-format and Anthropic upstreams, the gateway’s own search for others; stripped, and named in `X-Gateway-Stripped-Tools`, when neither is available). Response headers: `X-Gateway-Upstream`, `X-RateLimit-*`, `X-Gateway-Overhead-Ms` (the gateway’s own time in ms: all but waiting on upstreams).
+         * @description Chat-completions format for every text model of the catalog; `stream: true` answers with SSE chunks (`data: [DONE]` ends the stream). `web_search_options` turns on web search (native for OpenAI-format and Anthropic upstreams, the gateway’s own search for others; stripped, and named in `X-Gateway-Stripped-Tools`, when neither is available). Response headers: `X-Gateway-Upstream`, `X-RateLimit-*`, `X-Gateway-Overhead-Ms` (the gateway’s own time in ms: all but waiting on upstreams), `X-Gateway-Warnings` (what translating for the chosen upstream changed or dropped, `; `-separated).
          */
         post: operations["chatCompletions"];
         delete?: never;
@@ -257,7 +257,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Create embeddings */
+        /**
+         * Create embeddings
+         * @description OpenAI’s shape for every upstream (Gemini’s vectors are encoded as OpenAI encodes them). Response headers: `X-Gateway-Upstream`, `X-RateLimit-*`, `X-Gateway-Overhead-Ms`, and `X-Gateway-Warnings` (`; `-separated) naming request fields the chosen upstream has no place for, which were dropped.
+         */
         post: operations["embeddings"];
         delete?: never;
         options?: never;
@@ -274,7 +277,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Classify text for policy violations */
+        /**
+         * Classify text for policy violations
+         * @description Response headers as for embeddings: `X-Gateway-Upstream`, `X-RateLimit-*`, `X-Gateway-Overhead-Ms`, `X-Gateway-Warnings`.
+         */
         post: operations["moderations"];
         delete?: never;
         options?: never;

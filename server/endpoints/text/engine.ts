@@ -4,17 +4,19 @@ import { Readable } from 'node:stream';
 import type { Principal } from '../../auth/principal.ts';
 import { estimateOutputTokens, estimatePromptTokens, textReservation } from '../../billing/estimate.ts';
 import { beginMetered } from '../metered.ts';
-import { warningsHeader } from '../warnings.ts';
 import { GatewayError, errors } from '../../http/errors.ts';
-import { fetchImage } from '../../media/fetch-image.ts';
 import type { EventSourceMessage } from 'eventsource-parser';
-import { malformed, postJson, postStream, reportedError, upstreamFailure, upstreamLimits, type UpstreamError } from '../../providers/http.ts';
-import { UnsupportedContentError, buildCall, type CallContext } from '../../providers/types.ts';
+import { postJson, postStream } from '../../providers/http.ts';
+import { malformed, reportedError, upstreamFailure, type UpstreamError } from '../../providers/upstream-errors.ts';
+import { UnsupportedContentError, buildCall, type CallContext, type TextFormat } from '../../providers/types.ts';
 import { withFailover, type Blame, type FailoverOptions } from '../../routing/failover.ts';
-import { textTargets, type Target } from '../../routing/targets.ts';
+import { route, type TextTarget as Target } from '../../routing/targets.ts';
+import { UpstreamClock } from '../../routing/upstream-clock.ts';
 import * as C from '../../translate/canonical.ts';
 import { checkStructuredOutput } from '../../translate/structured-output.ts';
 import { withClientModel } from '../../translate/model-id.ts';
+import { gatewayHeaders } from '../gateway-headers.ts';
+import { inlineImages } from './inline-images.ts';
 import { fitToModel } from './model-fit.ts';
 import { gatewaySearchLoop } from './web-search-loop.ts';
 import type { Services } from '../../services.ts';
@@ -25,7 +27,7 @@ type Json = Record<string, any>;
 export type ClientFormat = {
   endpoint: 'chat' | 'messages' | 'responses';
   /** The upstream format this endpoint passes through untranslated. */
-  native: Target['format'];
+  native: TextFormat;
   /** The client's body for a native upstream (stripped fields removed, model replaced, usage forced). */
   passthroughBody(raw: Json, upstreamModel: string): Json;
   encodeResponse(r: C.Response, model: string): Json;
@@ -58,35 +60,14 @@ export type TextCall = {
  * answer (to the first event, for a stream), failed attempts, backoff, gateway-run search rounds and
  * image downloads included; building requests, decoding and translating answers are the gateway's own time.
  */
-export type TextResult = { status: 200; body: Json | Readable | string; headers: Record<string, string>; upstreamMs: number };
-
-/** For wire formats that take image bytes only: URLs are downloaded (SSRF-guarded) and inlined. */
-async function inlineImages(req: C.Request, services: Services): Promise<C.Request> {
-  const opts = { allowPrivate: services.config.allowPrivateImageUrls, maxBytes: 20 * 1024 * 1024, timeoutMs: 15_000 };
-  const fix = async (p: C.Part): Promise<C.Part> => {
-    if (p.type === 'image' && p.source.kind === 'url') {
-      const { mediaType, data } = await fetchImage(p.source.url, opts);
-      return { ...p, source: { kind: 'base64', mediaType, data } };
-    }
-    if (p.type === 'tool_result') return { ...p, content: (await Promise.all(p.content.map(fix))) as C.ToolResultPart['content'] };
-    return p;
-  };
-  const messages = await Promise.all(req.messages.map(async (m) => ({ ...m, content: await Promise.all(m.content.map(fix)) })));
-  return { ...req, messages };
-}
-
-/** Adds the time each awaited upstream step takes to `waitedMs`. */
-class UpstreamClock {
-  waitedMs = 0;
-  async wait<T>(step: Promise<T>): Promise<T> {
-    const started = performance.now();
-    try {
-      return await step;
-    } finally {
-      this.waitedMs += performance.now() - started;
-    }
-  }
-}
+export type TextResult = {
+  status: 200;
+  body: Json | Readable | string;
+  headers: Record<string, string>;
+  upstreamMs: number;
+  /** What translating changed or dropped for the upstream that answered (also in X-Gateway-Warnings). */
+  warnings: string[];
+};
 
 function callContext(call: TextCall, target: Target, services: Services): CallContext {
   return {
@@ -96,9 +77,11 @@ function callContext(call: TextCall, target: Target, services: Services): CallCo
   };
 }
 
-/** Web search the gateway runs itself: requested, configured, and the upstream has none of its own. */
+const isNative = (call: TextCall, target: Target) => target.adapter.format === call.format.native;
+
+/** Web search the gateway runs itself: requested, configured, and the translated request's upstream has none of its own. */
 function usesGatewaySearch(call: TextCall, target: Target, services: Services): boolean {
-  return !!call.request.webSearch && services.search !== null && target.format !== call.format.native && !!target.wire.gatewaySearch;
+  return !!call.request.webSearch && services.search !== null && !isNative(call, target) && !target.adapter.nativeWebSearch;
 }
 
 /**
@@ -109,14 +92,14 @@ const searchesByDefinition = (call: TextCall) => !!call.request.webSearch && cal
 
 function upstreamRequest(call: TextCall, target: Target, services: Services, prepared: C.Request) {
   const ctx = callContext(call, target, services);
-  if (target.format === call.format.native) {
-    const where = target.wire.endpoint({ ...prepared, model: target.upstreamModel }, ctx);
+  if (isNative(call, target)) {
+    const where = target.adapter.endpoint({ ...prepared, model: target.upstreamModel }, ctx);
     return { ctx, http: { ...where, body: call.format.passthroughBody(call.raw, target.upstreamModel) }, native: true };
   }
   try {
-    return { ctx, http: buildCall(target.wire, { ...prepared, model: target.upstreamModel }, ctx), native: false };
+    return { ctx, http: buildCall(target.adapter, { ...prepared, model: target.upstreamModel }, ctx), native: false };
   } catch (err) {
-    if (err instanceof UnsupportedContentError) throw errors.invalid(err.message, 'messages');
+    if (err instanceof UnsupportedContentError) throw errors.invalid(err.message, err.param);
     throw err;
   }
 }
@@ -124,12 +107,12 @@ function upstreamRequest(call: TextCall, target: Target, services: Services, pre
 export async function runText(services: Services, call: TextCall): Promise<TextResult> {
   const started = performance.now();
   const modelId = call.request.model;
-  const model = services.catalog.model(modelId);
-  if (!model) throw errors.modelNotFound(modelId);
+  const routed = route(services.catalog, modelId, call.format.endpoint);
+  const model = routed.model;
   const fitted = fitToModel(call.request, services.catalog.entry(modelId));
-  let targets = textTargets(model, services.catalog.providers, call.format.endpoint);
+  let targets: Target[] = routed.targets;
   if (call.format.nativeOnly) {
-    targets = targets.filter((t) => t.format === call.format.native);
+    targets = targets.filter((t) => isNative(call, t));
     if (!targets.length) throw call.format.nativeOnly;
   }
   const meter = await beginMetered(services, {
@@ -142,10 +125,10 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
   const settle = (target: Target | null, usage: C.Usage | null, estimated: boolean, status: number, errorCode: string | null, webSearch = false) =>
     meter.settle({ provider: target?.provider.id ?? null, upstreamModel: target?.upstreamModel ?? null, usage, estimated, webSearch }, status, errorCode).catch(() => {});
   const clock = new UpstreamClock();
-  const opts: FailoverOptions = { model: modelId, health: services.health, metrics: services.metrics, onBackoff: (ms: number) => (clock.waitedMs += ms), log: call.log };
+  const opts: FailoverOptions = { model: modelId, health: services.health, metrics: services.metrics, onBackoff: clock.paused, log: call.log };
   let inlined: C.Request | null = null;
   // Downloading images is waiting on other hosts, like an upstream call.
-  const prepare = async (t: Target) => (t.wire.inlinesImages ? (inlined ??= await clock.wait(inlineImages(fitted.request, services))) : fitted.request);
+  const prepare = async (t: Target) => (t.adapter.needsInlineImages ? (inlined ??= await clock.wait(inlineImages(fitted.request, services))) : fitted.request);
 
   try {
     if (!call.request.stream) {
@@ -157,8 +140,8 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
             return { decoded, body: call.format.encodeResponse(decoded, modelId) };
           }
           const { http, ctx, native } = upstreamRequest(call, t, services, await prepare(t));
-          const { text, json } = await clock.wait(postJson({ ...http, provider: t.provider.id, limits: upstreamLimits(t.provider) }));
-          const decoded = t.wire.decode(json, ctx);
+          const { text, json } = await clock.wait(postJson(http));
+          const decoded = t.adapter.decode(json, ctx);
           if (native && searchesByDefinition(call)) decoded.webSearch = true;
           // Passed through: the upstream's bytes go out as they came, under the model id the client sent.
           return { decoded, body: native ? withClientModel(text, json.model, modelId, () => JSON.stringify({ ...json, model: modelId })) : call.format.encodeResponse(decoded, modelId) };
@@ -179,7 +162,8 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
       }
       void settle(candidate, billed, estimated, 200, null, value.decoded.webSearch);
       const json: Record<string, string> = typeof value.body === 'string' ? { 'content-type': 'application/json; charset=utf-8' } : {};
-      return { status: 200, body: value.body, headers: { ...meter.headers, ...targetHeaders(call, candidate, fitted.warnings), ...json }, upstreamMs: clock.waitedMs };
+      const warnings = answerWarnings(call, candidate, fitted.warnings);
+      return { status: 200, body: value.body, headers: { ...meter.headers, ...targetHeaders(call, candidate, warnings), ...json }, upstreamMs: clock.waitedMs, warnings };
     }
     const result = await runStream(services, call, targets, prepare, settle, opts, clock, fitted.warnings);
     return { ...result, headers: { ...meter.headers, ...result.headers }, upstreamMs: clock.waitedMs };
@@ -191,13 +175,14 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
   }
 }
 
-/** `warnings`: what translating changed or dropped (named only when the request was translated). */
+/** What translating changed or dropped: none when the request was passed through as the client wrote it. */
+const answerWarnings = (call: TextCall, target: Target, warnings: string[]) => (isNative(call, target) ? [] : warnings);
+
 function targetHeaders(call: TextCall, target: Target, warnings: string[]): Record<string, string> {
-  const headers: Record<string, string> = { 'x-gateway-upstream': target.provider.id };
+  const headers = gatewayHeaders(target.provider.id, warnings);
   const stripped = call.format.stripped?.(target) ?? [];
   if (stripped.length) headers['x-gateway-stripped-tools'] = stripped.join(', ');
-  // Named only when the request was translated: a passed-through request reached the upstream as sent.
-  return target.format !== call.format.native ? { ...headers, ...warningsHeader(warnings) } : headers;
+  return headers;
 }
 
 function estimatedUsage(req: C.Request, content: C.Response['content']): C.Usage | null {
@@ -233,7 +218,7 @@ async function runStream(
       }
       const { http, ctx, native } = upstreamRequest(call, t, services, await prepare(t));
       const abort = new AbortController();
-      const upstream = await clock.wait(postStream({ ...http, provider: t.provider.id, limits: upstreamLimits(t.provider), signal: abort.signal }));
+      const upstream = await clock.wait(postStream({ ...http, signal: abort.signal }));
       const acc = new C.ResponseAccumulator();
       const frames = native ? nativeFrames(call, t, upstream.events(), acc, ctx) : translatedFrames(call, t, upstream.events(), acc, ctx);
       try {
@@ -262,6 +247,7 @@ async function runStream(
     const code = error ? error.code : failure ? (failure.code ?? 'upstream_error') : clientGone ? 'client_disconnected' : null;
     void settle(opened.target, billed, estimated, error ? error.status : failure ? 502 : 200, code, opened.acc.webSearch);
   });
+  const answered = answerWarnings(call, opened.target, warnings);
   return {
     status: 200,
     body,
@@ -269,8 +255,9 @@ async function runStream(
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
       'x-accel-buffering': 'no',
-      ...targetHeaders(call, opened.target, warnings),
+      ...targetHeaders(call, opened.target, answered),
     },
+    warnings: answered,
   };
 }
 
@@ -305,7 +292,7 @@ function eventJson(t: Target, e: EventSourceMessage): Json | null {
 }
 
 async function* translatedFrames(call: TextCall, t: Target, events: AsyncIterable<EventSourceMessage>, acc: C.ResponseAccumulator, ctx: CallContext): AsyncGenerator<string> {
-  const decoder = t.wire.streamDecoder(ctx);
+  const decoder = t.adapter.streamDecoder(ctx);
   const enc = encoding(call, acc);
   for await (const e of events) {
     const json = eventJson(t, e);
@@ -323,7 +310,7 @@ async function* replayFrames(call: TextCall, r: C.Response, acc: C.ResponseAccum
 }
 
 async function* nativeFrames(call: TextCall, t: Target, events: AsyncIterable<EventSourceMessage>, acc: C.ResponseAccumulator, ctx: CallContext): AsyncGenerator<string> {
-  const decoder = t.wire.streamDecoder(ctx);
+  const decoder = t.adapter.streamDecoder(ctx);
   for await (const e of events) {
     const json = eventJson(t, e);
     const events = json === null ? decoder.push(e) : decoder.pushParsed(json);

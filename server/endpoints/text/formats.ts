@@ -5,15 +5,16 @@ import { ResponsesStreamEncoder, WEB_SEARCH_TOOLS, canonicalToResponse, response
 import type { GatewayError } from '../../http/errors.ts';
 import { ChatStreamEncoder, canonicalToChat } from '../../translate/chat.ts';
 import { MessagesStreamEncoder, canonicalToMessages, sseEvent } from '../../translate/messages.ts';
-import type { Target } from '../../routing/targets.ts';
+import type { TextFormat } from '../../providers/types.ts';
+import type { TextTarget as Target } from '../../routing/targets.ts';
 import type { ClientFormat } from './engine.ts';
 import { withClientModel } from '../../translate/model-id.ts';
 
 type Json = Record<string, any>;
 
 /** Web search the client asked for but this upstream cannot do (no native search, no gateway backend). */
-function searchStripped(target: Target, native: Target['format'], requested: boolean, gatewaySearch: boolean): string[] {
-  if (!requested || target.format === native || target.format === 'anthropic' || target.format === 'openai-responses' || gatewaySearch) return [];
+function searchStripped(target: Target, native: TextFormat, requested: boolean, gatewaySearch: boolean): string[] {
+  if (!requested || target.adapter.format === native || target.adapter.nativeWebSearch || gatewaySearch) return [];
   return ['web_search'];
 }
 
@@ -104,8 +105,8 @@ export function responsesFormat(raw: Json, builtIns: string[], gatewaySearch: bo
       );
     },
     stripped(target) {
-      if (target.format === 'openai-responses') return [];
-      const searchable = target.format === 'anthropic' || gatewaySearch;
+      if (target.adapter.format === 'openai-responses') return [];
+      const searchable = target.adapter.nativeWebSearch || gatewaySearch;
       return builtIns.filter((b) => !(WEB_SEARCH_TOOLS.has(b) && searchable));
     },
   };

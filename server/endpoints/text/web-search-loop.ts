@@ -2,9 +2,9 @@
 // function; each call is answered from the configured backend with numbered results, for a bounded
 // number of rounds; `[n]` markers in the answer become url_citation annotations.
 import type { Services } from '../../services.ts';
-import { postJson, upstreamLimits } from '../../providers/http.ts';
+import { postJson } from '../../providers/http.ts';
 import { buildCall, type CallContext } from '../../providers/types.ts';
-import type { Target } from '../../routing/targets.ts';
+import type { TextTarget as Target } from '../../routing/targets.ts';
 import { SearchError, type SearchResult } from '../../search/backends.ts';
 import type * as C from '../../translate/canonical.ts';
 
@@ -46,9 +46,8 @@ export async function gatewaySearchLoop(services: Services, target: Target, requ
   const sources: SearchResult[] = [];
   let usage: C.Usage | null = null;
   for (let round = 0; ; round++) {
-    const http = buildCall(target.wire, req, ctx);
-    const { json } = await postJson({ ...http, provider: target.provider.id, limits: upstreamLimits(target.provider) });
-    const r = target.wire.decode(json, ctx);
+    const { json } = await postJson(buildCall(target.adapter, req, ctx));
+    const r = target.adapter.decode(json, ctx);
     usage = addUsage(usage, r.usage);
     const calls = r.content.filter((p): p is C.ToolCallPart => p.type === 'tool_call');
     const searches = calls.filter((c) => c.name === SEARCH_TOOL);

@@ -2,8 +2,9 @@
 import { randomToken } from '../../auth/secrets.ts';
 import { systemMessageText } from '../../translate/canonical.ts';
 import type * as C from '../../translate/canonical.ts';
-import { UnsupportedContentError, UpstreamStreamError, budgetToEffort, joinUrl, parseJsonArgs, reasoningBudget, type CallContext, type StreamDecoder, type TextProvider } from '../types.ts';
-import { anthropicBaseUrl, anthropicHeaders } from './client.ts';
+import { UnsupportedContentError, UpstreamStreamError, budgetToEffort, parseJsonArgs, reasoningBudget, type CallContext, type StreamDecoder, type TextAdapter } from '../types.ts';
+import { vendorTarget } from '../vendor-client.ts';
+import { anthropicClient } from './client.ts';
 
 type Json = Record<string, any>;
 
@@ -23,7 +24,6 @@ function imageBlock(s: C.ImageSource): Json {
   }
   return { type: 'image', source: { type: 'base64', media_type: s.mediaType, data: s.data } };
 }
-
 
 function encodePart(p: C.Part): Json | null {
   switch (p.type) {
@@ -134,7 +134,6 @@ export function encodeMessagesBody(req: C.Request, ctx: CallContext): Json {
   if (req.stream) body.stream = true;
   return body;
 }
-
 
 export function mapStop(reason: string | null | undefined): C.FinishReason {
   switch (reason) {
@@ -274,8 +273,11 @@ export class MessagesStreamDecoder implements StreamDecoder {
   }
 }
 
-export const anthropicMessages: TextProvider = {
-  endpoint: (_req, ctx) => ({ url: joinUrl(anthropicBaseUrl(ctx.provider), '/messages'), headers: anthropicHeaders(ctx.provider, ctx.clientHeaders) }),
+export const anthropicMessages: TextAdapter = {
+  format: 'anthropic',
+  // Its web_search server tool (encodeMessagesBody).
+  nativeWebSearch: true,
+  endpoint: (_req, ctx) => vendorTarget(anthropicClient, ctx.provider, '/messages', ctx.clientHeaders),
   body: encodeMessagesBody,
   decode: decodeMessagesResponse,
   streamDecoder: () => new MessagesStreamDecoder(),

@@ -1,13 +1,21 @@
-// The ElevenLabs API: where and how to call (speech and transcription adapters use it).
-import type { ProviderConfig } from '../../config/schema.ts';
-import { joinUrl } from '../types.ts';
+// The ElevenLabs API: `xi-api-key`; its errors are `{"detail": {"status", "message"}}` (or a string).
+import type { VendorClient } from '../vendor-client.ts';
+import { upstreamErrorMessage } from '../upstream-errors.ts';
 
-type Provider = Pick<ProviderConfig, 'base_url' | 'api_key' | 'headers'>;
-
-export const elevenLabsBaseUrl = (p: Provider) => p.base_url ?? 'https://api.elevenlabs.io/v1';
-
-export function elevenLabsHeaders(p: Provider): Record<string, string> {
-  return { ...(p.api_key ? { 'xi-api-key': p.api_key } : {}), ...p.headers };
-}
-
-export const elevenLabsCall = (p: Provider, path: string) => ({ url: joinUrl(elevenLabsBaseUrl(p), path), headers: elevenLabsHeaders(p) });
+export const elevenlabsClient: VendorClient = {
+  baseUrl: (p) => p.base_url ?? 'https://api.elevenlabs.io/v1',
+  auth: (key) => ({ 'xi-api-key': key }),
+  needsApiKey: () => true,
+  credentialHeaders: ['xi-api-key'],
+  errorMessage(text) {
+    try {
+      const detail = (JSON.parse(text) as { detail?: unknown }).detail;
+      if (typeof detail === 'string') return detail;
+      const d = detail as { message?: unknown; status?: unknown } | undefined;
+      if (d && typeof d.message === 'string') return typeof d.status === 'string' ? `${d.message} (${d.status})` : d.message;
+    } catch {
+      // not JSON: the shared reading shows its start
+    }
+    return upstreamErrorMessage(text);
+  },
+};

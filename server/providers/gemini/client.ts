@@ -1,17 +1,12 @@
-// The Gemini API (generativelanguage): where and how to call, for all of its capabilities.
-import type { ProviderConfig } from '../../config/schema.ts';
-import { joinUrl } from '../types.ts';
+// The Gemini API (generativelanguage.googleapis.com): `x-goog-api-key`, models addressed in the path.
+import type { VendorClient } from '../vendor-client.ts';
 
-type Provider = Pick<ProviderConfig, 'base_url' | 'api_key' | 'headers'>;
+export const geminiClient: VendorClient = {
+  baseUrl: (p) => p.base_url ?? 'https://generativelanguage.googleapis.com/v1beta',
+  auth: (key) => ({ 'x-goog-api-key': key }),
+  needsApiKey: () => true,
+  credentialHeaders: ['x-goog-api-key', 'authorization'],
+};
 
-export const geminiBaseUrl = (p: Provider) => p.base_url ?? 'https://generativelanguage.googleapis.com/v1beta';
-
-export function geminiHeaders(p: Provider): Record<string, string> {
-  return { ...(p.api_key ? { 'x-goog-api-key': p.api_key } : {}), ...p.headers };
-}
-
-/** The URL and headers of a model's method (`generateContent`, `batchEmbedContents?…`). */
-export const geminiModelCall = (p: Provider, model: string, method: string) => ({
-  url: joinUrl(geminiBaseUrl(p), `/models/${encodeURIComponent(model)}:${method}`),
-  headers: geminiHeaders(p),
-});
+/** A model's path: `/models/{model}:{method}`. */
+export const modelPath = (model: string, method: string) => `/models/${encodeURIComponent(model)}:${method}`;

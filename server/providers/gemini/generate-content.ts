@@ -2,8 +2,9 @@
 import { randomToken } from '../../auth/secrets.ts';
 import { ResponseAccumulator, systemMessagesAsUserText } from '../../translate/canonical.ts';
 import type * as C from '../../translate/canonical.ts';
-import { UpstreamStreamError, joinUrl, parseJsonArgs, reasoningBudget, type CallContext, type StreamDecoder, type TextProvider } from '../types.ts';
-import { geminiModelCall } from './client.ts';
+import { UpstreamStreamError, parseJsonArgs, reasoningBudget, type StreamDecoder, type TextAdapter } from '../types.ts';
+import { vendorTarget } from '../vendor-client.ts';
+import { geminiClient, modelPath } from './client.ts';
 
 type Json = Record<string, any>;
 
@@ -90,7 +91,6 @@ export function encodeGenerateContentBody(req: C.Request): Json {
   if (Object.keys(g).length) body.generationConfig = g;
   return body;
 }
-
 
 export function mapFinish(reason: string | undefined, hasCalls: boolean): C.FinishReason {
   switch (reason) {
@@ -187,10 +187,12 @@ export class GenerateContentStreamDecoder implements StreamDecoder {
   }
 }
 
-export const geminiGenerateContent: TextProvider = {
-  inlinesImages: true,
-  gatewaySearch: true,
-  endpoint: (req, ctx) => geminiModelCall(ctx.provider, req.model, req.stream ? 'streamGenerateContent?alt=sse' : 'generateContent'),
+export const geminiGenerateContent: TextAdapter = {
+  format: 'gemini',
+  nativeWebSearch: false,
+  // Gemini reads only inline image bytes (or its own file URIs).
+  needsInlineImages: true,
+  endpoint: (req, ctx) => vendorTarget(geminiClient, ctx.provider, modelPath(req.model, req.stream ? 'streamGenerateContent?alt=sse' : 'generateContent')),
   body: encodeGenerateContentBody,
   decode: decodeGenerateContentResponse,
   streamDecoder: () => new GenerateContentStreamDecoder(),

@@ -1,8 +1,9 @@
 // OpenAI chat-completions wire format (OpenAI itself and every OpenAI-compatible server).
 import { randomToken } from '../../auth/secrets.ts';
 import * as C from '../../translate/canonical.ts';
-import { UpstreamStreamError, budgetToEffort, joinUrl, type CallContext, type StreamDecoder, type TextProvider } from '../types.ts';
-import { openAiCall } from './client.ts';
+import { UpstreamStreamError, budgetToEffort, type CallContext, type StreamDecoder, type TextAdapter } from '../types.ts';
+import { vendorTarget } from '../vendor-client.ts';
+import { openaiClient } from './client.ts';
 
 type Json = Record<string, any>;
 
@@ -185,10 +186,11 @@ export class ChatStreamDecoder implements StreamDecoder {
   }
 }
 
-export const openAiChat: TextProvider = {
-  // Chat completions search only on OpenAI's search models; translated requests get the gateway's.
-  gatewaySearch: true,
-  endpoint: (_req, ctx) => openAiCall(ctx.provider, '/chat/completions'),
+export const openAiChat: TextAdapter = {
+  format: 'openai-chat',
+  // Chat upstreams search only when passed `web_search_options` through; a translated request has none.
+  nativeWebSearch: false,
+  endpoint: (_req, ctx) => vendorTarget(openaiClient, ctx.provider, '/chat/completions'),
   body: encodeChatBody,
   decode: decodeChatResponse,
   streamDecoder: () => new ChatStreamDecoder(),

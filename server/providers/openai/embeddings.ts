@@ -1,13 +1,16 @@
-// OpenAI-format embeddings: the client's body goes through with the upstream's model name.
-import { postJson, upstreamLimits } from '../http.ts';
-import type { EmbeddingsAdapter } from '../types.ts';
-import { openAiCall } from './client.ts';
+// OpenAI-format embeddings (`POST /embeddings`): the client's body goes as it came, the answer back as it is.
+import type { EmbeddingsAdapter } from '../embeddings.ts';
+import { postJson } from '../http.ts';
+import { vendorTarget } from '../vendor-client.ts';
+import { openaiClient } from './client.ts';
 
 export const openAiEmbeddings: EmbeddingsAdapter = {
-  async embed({ provider, upstreamModel, body }) {
+  async run({ body }, call) {
     const { model: _client, ...rest } = body;
-    const { json } = await postJson({ provider: provider.id, ...openAiCall(provider, '/embeddings'), body: { ...rest, model: upstreamModel }, limits: upstreamLimits(provider) });
+    const { json } = await call.waitOn(
+      postJson({ ...vendorTarget(openaiClient, call.provider, '/embeddings'), body: { ...rest, model: call.upstreamModel }, signal: call.signal }),
+    );
     const prompt = json.usage?.prompt_tokens;
-    return { json, inputTokens: typeof prompt === 'number' ? prompt : null, warnings: [] };
+    return { value: json, usage: typeof prompt === 'number' ? { inputTokens: prompt, outputTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 } : null };
   },
 };

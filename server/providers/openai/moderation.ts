@@ -1,11 +1,14 @@
-// OpenAI-format moderation: the client's body goes through with the upstream's model name.
-import { postJson, upstreamLimits } from '../http.ts';
-import type { ModerationAdapter } from '../types.ts';
-import { openAiCall } from './client.ts';
+// OpenAI-format moderation (`POST /moderations`).
+import type { ModerationAdapter } from '../moderation.ts';
+import { postJson } from '../http.ts';
+import { vendorTarget } from '../vendor-client.ts';
+import { openaiClient } from './client.ts';
 
 export const openAiModeration: ModerationAdapter = {
-  async moderate({ provider, upstreamModel, body }) {
-    const { json } = await postJson({ provider: provider.id, ...openAiCall(provider, '/moderations'), body: { ...body, model: upstreamModel }, limits: upstreamLimits(provider) });
+  async run(body, call) {
+    const { json } = await call.waitOn(
+      postJson({ ...vendorTarget(openaiClient, call.provider, '/moderations'), body: { ...body, model: call.upstreamModel }, signal: call.signal }),
+    );
     return json;
   },
 };

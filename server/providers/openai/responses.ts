@@ -2,8 +2,9 @@
 // reading usage and output on the way for billing and structured-output checks.
 import { randomToken } from '../../auth/secrets.ts';
 import * as C from '../../translate/canonical.ts';
-import { UpstreamStreamError, joinUrl, type StreamDecoder, type TextProvider } from '../types.ts';
-import { openAiCall } from './client.ts';
+import { UpstreamStreamError, type StreamDecoder, type TextAdapter } from '../types.ts';
+import { vendorTarget } from '../vendor-client.ts';
+import { openaiClient } from './client.ts';
 
 type Json = Record<string, any>;
 
@@ -98,8 +99,10 @@ export class ResponsesStreamDecoder implements StreamDecoder {
   }
 }
 
-export const openAiResponses: TextProvider = {
-  endpoint: (_req, ctx) => openAiCall(ctx.provider, '/responses'),
+export const openAiResponses: TextAdapter = {
+  format: 'openai-responses',
+  nativeWebSearch: true,
+  endpoint: (_req, ctx) => vendorTarget(openaiClient, ctx.provider, '/responses'),
   // Responses upstreams are only ever passed through: the body is the client's own.
   body: (req) => ({ model: req.model }),
   decode: decodeResponseObject,

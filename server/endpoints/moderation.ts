@@ -1,0 +1,24 @@
+// Moderation (spec 4.5): OpenAI-format upstreams (providers/<vendor>/moderation.ts).
+import type { z } from 'zod';
+import type { ModerationRequest, ModerationResponse } from '../../contract/embeddings.ts';
+import { estimateTextTokens } from '../billing/estimate.ts';
+import { meteredExchange, type Runner } from './upstream-exchange.ts';
+
+type Json = Record<string, any>;
+
+export const DEFAULT_MODERATION_MODEL = 'omni-moderation-latest';
+
+/** Moderation counts against the request rate but costs no tokens (providers do not charge for it). */
+export const moderations: Runner<z.infer<typeof ModerationRequest>, z.infer<typeof ModerationResponse>> = async (services, principal, requestId, body, log) => {
+  const model = body.model ?? DEFAULT_MODERATION_MODEL;
+  const texts = typeof body.input === 'string' ? [body.input] : (body.input as (string | Json)[]).map((i) => (typeof i === 'string' ? i : (i.text ?? '')));
+  // Reserved like its input, settled to nothing (no usage reported): it still counts as a request.
+  return meteredExchange(
+    services,
+    { requestId, principal, model, endpoint: 'moderations', reserveTokens: estimateTextTokens(texts) },
+    'moderation',
+    (t, call) => t.adapter.run(body, call),
+    ({ value, target }) => ({ body: value, outcome: { usage: null, provider: target.provider.id, upstreamModel: target.upstreamModel, estimated: false } }),
+    log,
+  );
+};

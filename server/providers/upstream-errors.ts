@@ -1,0 +1,178 @@
+// Upstream failures classified once for failover: by status, by the error object a body names,
+// by the socket error's class. Messages name the provider and the class of failure, never an
+// address: a socket error's own text stays in the server log.
+import { UpstreamStreamError } from './types.ts';
+
+type UpstreamCode = 'upstream_error' | 'upstream_timeout' | 'upstream_unreachable' | 'upstream_rate_limited' | 'upstream_rejected';
+
+/** A failed upstream attempt, classified for failover. Only real upstream outcomes are UpstreamErrors. */
+export class UpstreamError extends Error {
+  constructor(
+    message: string,
+    /** Upstream HTTP status (or the one its error body names), 0 for connection errors and timeouts. */
+    readonly status: number,
+    /** Worth another attempt (same or next upstream). */
+    readonly retryable: boolean,
+    readonly code: UpstreamCode,
+    /** Seconds the upstream asked us to wait (Retry-After). */
+    readonly retryAfter?: number,
+    /** The raw cause (a socket error): for the server log, never for the client. */
+    cause?: unknown,
+  ) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = 'UpstreamError';
+  }
+}
+
+export function retryAfterSeconds(h: string | string[] | undefined): number | undefined {
+  const v = Array.isArray(h) ? h[0] : h;
+  if (!v) return undefined;
+  const n = Number(v);
+  if (Number.isFinite(n)) return n;
+  const t = Date.parse(v);
+  return Number.isFinite(t) ? Math.max(0, (t - Date.now()) / 1000) : undefined;
+}
+
+/** Extracts a readable message from any provider's error body. */
+export function upstreamErrorMessage(text: string): string {
+  try {
+    const j = JSON.parse(text) as { error?: { message?: string } | string; message?: string; detail?: unknown };
+    if (typeof j.error === 'string') return j.error;
+    if (j.error?.message) return j.error.message;
+    if (j.message) return j.message;
+    if (j.detail) return JSON.stringify(j.detail);
+  } catch {
+    // not JSON
+  }
+  return text.slice(0, 500) || 'no body';
+}
+
+export function classifyStatus(provider: string, status: number, text: string, retryAfter?: number, message: (text: string) => string = upstreamErrorMessage): UpstreamError {
+  return classified(provider, status, `answered HTTP ${status}: ${message(text)}`, retryAfter);
+}
+
+function classified(provider: string, status: number, what: string, retryAfter?: number): UpstreamError {
+  const message = `provider '${provider}': ${what}`;
+  if (status === 429) return new UpstreamError(message, status, true, 'upstream_rate_limited', retryAfter);
+  if (status >= 500 || status === 408) return new UpstreamError(message, status, true, 'upstream_error', retryAfter);
+  // 401/403/404 mean this upstream is misconfigured for the model: another upstream may work.
+  if (status === 401 || status === 403 || status === 404) return new UpstreamError(message, status, true, 'upstream_error');
+  return new UpstreamError(message, status, false, 'upstream_rejected');
+}
+
+// The status an error object's type or status names, for bodies without a numeric one
+// (Anthropic's error.type, Gemini's error.status, OpenAI's error.code/type).
+const NAMED_STATUS: Record<string, number> = {
+  invalid_request_error: 400,
+  invalid_argument: 400,
+  failed_precondition: 400,
+  out_of_range: 400,
+  authentication_error: 401,
+  unauthenticated: 401,
+  invalid_api_key: 401,
+  permission_error: 403,
+  permission_denied: 403,
+  not_found_error: 404,
+  not_found: 404,
+  model_not_found: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  rate_limit_exceeded: 429,
+  resource_exhausted: 429,
+  api_error: 500,
+  server_error: 500,
+  internal: 500,
+  unavailable: 503,
+  overloaded_error: 503,
+  deadline_exceeded: 504,
+};
+
+/** The HTTP status an upstream error object names (`code`, `status`, `type`); 502 when it names none. */
+export function errorObjectStatus(error: unknown): number {
+  if (!error || typeof error !== 'object') return 502;
+  const e = error as Record<string, unknown>;
+  for (const v of [e.code, e.status, e.status_code]) {
+    const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d{3}$/.test(v) ? Number(v) : NaN;
+    if (n >= 400 && n <= 599) return n;
+  }
+  for (const v of [e.status, e.type, e.code]) {
+    const s = typeof v === 'string' ? NAMED_STATUS[v.toLowerCase()] : undefined;
+    if (s) return s;
+  }
+  return 502;
+}
+
+/**
+ * An error the upstream reported inside a 200 answer (`{"error": …}` bodies of OpenAI-compatible
+ * servers and OpenRouter, Anthropic's `{"type": "error"}`, a failed Responses object, an SSE
+ * error event), classified like the status it names.
+ */
+export function reportedError(provider: string, error: unknown): UpstreamError {
+  const e = (error && typeof error === 'object' ? error : { message: error }) as Record<string, unknown>;
+  const message = typeof e.message === 'string' && e.message ? e.message : typeof error === 'string' ? error : JSON.stringify(error).slice(0, 500);
+  return classified(provider, errorObjectStatus(e), `reported an error: ${message}`);
+}
+
+/** The error a 200 JSON body carries instead of an answer, if any. */
+export function errorInBody(json: unknown): unknown {
+  if (!json || typeof json !== 'object' || Array.isArray(json)) return undefined;
+  const j = json as Record<string, unknown>;
+  if (j.error != null && j.error !== false) return j.error;
+  if (j.type === 'error') return j.error ?? j;
+  return undefined;
+}
+
+export const malformed = (provider: string, what: string, cause?: unknown) =>
+  new UpstreamError(`provider '${provider}': sent malformed data (${what})`, 502, true, 'upstream_error', undefined, cause);
+
+/**
+ * The upstream failure `err` is, or null when it is not one (the gateway's own code threw, or the
+ * caller aborted): only upstream failures count against an upstream and are retried.
+ */
+export function upstreamFailure(err: unknown, provider: string): UpstreamError | null {
+  if (err instanceof UpstreamError) return err;
+  if (err instanceof UpstreamStreamError) {
+    // An error event the upstream sent is classified by what it says; a stream cut short is a 502.
+    return err.detail !== undefined ? reportedError(provider, err.detail) : new UpstreamError(`provider '${provider}': ${err.message}`, 502, true, 'upstream_error');
+  }
+  return null;
+}
+
+const TLS_CODES = /^(ERR_TLS_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|ERR_SSL_)/;
+
+/** A network-level failure by its class; the socket error's text (addresses, ports) is not repeated. */
+export function networkFailure(provider: string, err: unknown, limits: { connectMs: number }): UpstreamError {
+  const e = err as { code?: string; cause?: { code?: string } } | null;
+  const code = e?.code ?? e?.cause?.code ?? '';
+  const fail = (what: string, c: UpstreamCode = 'upstream_unreachable') => new UpstreamError(`provider '${provider}': ${what}`, 0, true, c, undefined, err);
+  switch (code) {
+    case 'ECONNREFUSED':
+      return fail('connection refused');
+    case 'ECONNRESET':
+    case 'EPIPE':
+      return fail('connection reset');
+    case 'UND_ERR_SOCKET':
+    case 'UND_ERR_CLOSED':
+      return fail('connection closed before the answer was complete');
+    case 'UND_ERR_CONNECT_TIMEOUT':
+    case 'ETIMEDOUT':
+      return fail(`timed out connecting after ${limits.connectMs} ms`, 'upstream_timeout');
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_NONAME':
+      return fail('host name not found');
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+    case 'EHOSTDOWN':
+    case 'ENETDOWN':
+      return fail('network unreachable');
+    case 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH':
+    case 'UND_ERR_RES_EXCEEDED_MAX_SIZE':
+      return fail('sent a body that does not match its length', 'upstream_error');
+    case 'UND_ERR_HEADERS_TIMEOUT':
+    case 'UND_ERR_BODY_TIMEOUT':
+      return fail('timed out', 'upstream_timeout');
+  }
+  if (TLS_CODES.test(code)) return fail('TLS handshake failed');
+  return fail(code ? `network error (${code})` : 'network error');
+}
