@@ -8,7 +8,7 @@ import * as audio from './audio.ts';
 import { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from './chat.ts';
 import { EmbeddingsRequest, EmbeddingsResponse, ModerationRequest, ModerationResponse } from './embeddings.ts';
 import { ErrorBody, OAuthErrorBody, errorResponses, inferenceErrors, messagesErrors } from './errors.ts';
-import { ImageGenerationRequest, ImagesResponse } from './images.ts';
+import { GenerationTimeoutBody, ImageGenerationRequest, ImagesResponse } from './images.ts';
 import { Job, JobIdParams } from './jobs.ts';
 import { prefixedId } from './common.ts';
 import { MessagesRequest, MessagesResponse, MessagesStreamEvent } from './messages.ts';
@@ -95,9 +95,15 @@ const inference = c.router({
     method: 'POST',
     path: '/v1/images/generations',
     body: ImageGenerationRequest,
-    responses: { 200: ImagesResponse, 202: Job, ...inferenceErrors },
+    responses: { 200: ImagesResponse, 202: Job, ...inferenceErrors, 524: z.union([GenerationTimeoutBody, ErrorBody]) },
     summary: 'Generate or edit an image, or start a video',
-    description: 'Sync image models answer 200 with `data[]`; `sync: false` and video models answer 202 with a job.',
+    description:
+      'Image models answer 200 with `data[]` (one image: `n` above 1 is refused); `sync: false` and video models answer 202 with a job, whose `result` holds the same ' +
+      '`data[]` once done (for video: the hosted MP4 and its `duration_seconds`). `image_url` (up to 5) turns generation into editing on models that can edit. ' +
+      'Every `url` is a hosted copy on this gateway (`/v1/files/…`, signed, no credential needed). Fields an upstream cannot take are mapped (size → nearest ' +
+      'supported size or aspect ratio, seconds → nearest supported duration) or stripped, each named in `X-Gateway-Warnings` (per upstream model: docs/images.md). ' +
+      'A content-policy refusal is 400 `content_policy_violation` with the upstream\'s reason, not billed. A synchronous request still running after ' +
+      '`jobs.sync_timeout_seconds` answers 524 `generation_timeout` naming the job that will hold its result (billed once).',
     ...meta({ auth: 'bearer', tag: 'Images' }),
   },
   imageJob: {

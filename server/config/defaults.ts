@@ -25,7 +25,8 @@ export const builtinProviders: Builtin[] = [
       { id: 'gpt-4.1-mini', endpoint: 'chat' },
       { id: 'o4-mini', endpoint: 'chat' },
       { id: 'gpt-image-1', endpoint: 'images' },
-      { id: 'dall-e-3', endpoint: 'images' },
+      { id: 'gpt-image-1-mini', endpoint: 'images' },
+      { id: 'dall-e-3', endpoint: 'images', billing: { tokens_per_image: 2000 } }, // $0.04 a standard image, twice a medium gpt-image-1
       { id: 'tts-1', endpoint: 'speech' },
       { id: 'tts-1-hd', endpoint: 'speech', billing: { tokens_per_1k_characters: 500 } }, // twice tts-1's price
       { id: 'gpt-4o-mini-tts', endpoint: 'speech' },
@@ -59,6 +60,10 @@ export const builtinProviders: Builtin[] = [
       { id: 'gemini-2.5-flash', endpoint: 'chat' },
       { id: 'gemini-2.5-pro', endpoint: 'chat' },
       { id: 'gemini-2.5-flash-lite', endpoint: 'chat' },
+      { id: 'gemini-2.5-flash-image', endpoint: 'images' },
+      { id: 'gemini-3-pro-image-preview', endpoint: 'images', billing: { tokens_per_image: 3000 } }, // about three times 2.5-flash-image's price
+      { id: 'veo-3.1-generate-preview', endpoint: 'video' },
+      { id: 'veo-3.1-fast-generate-preview', endpoint: 'video', billing: { tokens_per_video_second: 4000 } }, // 40% of Veo 3.1's price a second
       { id: 'gemini-2.5-flash-preview-tts', endpoint: 'speech' },
       { id: 'gemini-embedding-001', endpoint: 'embeddings' },
     ],
@@ -84,6 +89,7 @@ export const builtinProviders: Builtin[] = [
       { id: 'openrouter/auto', endpoint: 'chat' },
       { id: 'meta-llama/llama-3.3-70b-instruct', endpoint: 'chat' },
       { id: 'deepseek/deepseek-chat', endpoint: 'chat' },
+      { id: 'google/gemini-2.5-flash-image', endpoint: 'images' },
     ],
   },
 ];

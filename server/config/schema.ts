@@ -162,6 +162,13 @@ export const JobsConfig = z.strictObject({
   retention_hours: z.number().positive().max(24 * 365).default(24).describe('After this long a job and its output are deleted (polling answers 404 job_not_found).'),
   max_run_minutes: z.number().positive().max(24 * 60).default(60).describe('A job still unfinished this long after submission fails; its quota reservation and job slot hold for as long.'),
   concurrency: z.number().int().min(1).max(256).default(4).describe('Jobs one instance runs at once (waiting on an upstream operation between checks does not count).'),
+  sync_timeout_seconds: z
+    .number()
+    .positive()
+    .max(3600)
+    .default(100)
+    .describe('A synchronous image request still running after this long answers 524 with the id of the job that carries on with it (billed once). Default 100 s, under common proxy time-outs.'),
+  poll_seconds: z.number().positive().max(600).default(10).describe("Interval between checks of a long upstream operation (a video being generated)."),
 });
 
 /** The shape of the config file; `GatewayConfig` adds the checks between its parts. */

@@ -7,8 +7,6 @@ import { errors } from '../http/errors.ts';
  * Listed in the README.
  */
 export const notImplemented: Record<string, string> = {
-  '/v1/images/generations': 'Image and video generation',
-  '/v1/images/generations/:id': 'Image and video jobs',
   '/v1/audio/speech': 'Text to speech',
   '/v1/audio/speech/jobs': 'Async speech jobs',
   '/v1/audio/speech/jobs/:id/status': 'Async speech jobs',

@@ -2,7 +2,8 @@ import { initServer } from '@ts-rest/fastify';
 import { contract } from '../../contract/index.ts';
 import type { Services } from '../services.ts';
 import { notImplementedHandler as todo } from './not-implemented.ts';
-import { authorizeEndpoint, metadataEndpoint, revokeEndpoint, tokenEndpoint, userinfoEndpoint } from '../oauth/endpoints.ts';
+import { authorizeEndpoint, issuerOf, metadataEndpoint, revokeEndpoint, tokenEndpoint, userinfoEndpoint } from '../oauth/endpoints.ts';
+import { generateMedia, imageJob } from './images.ts';
 import { runText } from './text/engine.ts';
 import { embeddings } from './embeddings.ts';
 import { moderations } from './moderation.ts';
@@ -76,8 +77,12 @@ export function buildRouter(services: Services) {
         });
         return send(reply, result, 'responses');
       },
-      imageGenerations: todo,
-      imageJob: todo,
+      imageGenerations: async ({ body, request, reply }) => {
+        const r = await generateMedia(services, { principal: request.principal!, requestId: request.id, origin: issuerOf(services, request), log: request.log }, body);
+        send(reply, r, 'images');
+        return { status: r.status, body: r.body } as never;
+      },
+      imageJob: async ({ params, request }) => ({ status: 200, body: await imageJob(services, request.principal!, params.id, issuerOf(services, request)) }),
       speech: todo,
       speechJobCreate: todo,
       speechJobStatus: todo,

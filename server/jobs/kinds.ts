@@ -21,6 +21,8 @@ export type JobDone = {
   type: 'done';
   result?: unknown;
   output?: { body: Readable; contentType: string };
+  /** An output the kind stored itself (a hosted copy it links to in `result`): deleted with the job. */
+  outputKey?: string;
   billing: Outcome;
   warnings?: string[];
   /** Speech: pronunciation rules skipped and why (shown apart, as the spec asks). */

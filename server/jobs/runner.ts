@@ -10,18 +10,21 @@ import type { Reservation } from '../billing/hooks.ts';
 import { NOTHING, type Outcome } from '../endpoints/metered.ts';
 import { GatewayError, errors } from '../http/errors.ts';
 import type { Services } from '../services.ts';
-import { jobKind, type JobRecord } from './kinds.ts';
+import { jobKind, type JobDone, type JobKind, type JobRecheck, type JobRecord } from './kinds.ts';
 import type { JobService } from './service.ts';
 import { databaseQueue, type JobQueue } from './queue.ts';
 
 /** Claims of one job that ended without an outcome (its instance died) before it is given up. */
 export const MAX_ATTEMPTS = 3;
 
+/** A job this instance holds the lease of, with what ending it needs. */
+export type ClaimedJob = JobRecord & { reservation: Reservation | null; apiKeyId: string; userId: string; createdAt: Date };
+
 export type RunnerOptions = { leaseMs?: number; pollMs?: number; sweepMs?: number };
 
 export class JobRunner {
   readonly instance = `run_${randomToken(10)}`;
-  private readonly leaseMs: number;
+  readonly leaseMs: number;
   private readonly pollMs: number;
   private running = new Map<string, AbortController>();
   private timer: NodeJS.Timeout | null = null;
@@ -90,7 +93,7 @@ export class JobRunner {
   }
 
   /** One due job, leased to this instance: queued, due for a re-check, or abandoned by a dead instance. */
-  private async claim(only?: string): Promise<(JobRecord & { reservation: Reservation | null; apiKeyId: string; userId: string; createdAt: Date }) | null> {
+  private async claim(only?: string): Promise<ClaimedJob | null> {
     const { db, clock } = this.services();
     const now = new Date(clock.now());
     const until = new Date(clock.now() + this.leaseMs);
@@ -107,10 +110,24 @@ export class JobRunner {
     return { id: row.id, kind: row.kind, model: row.model, request: row.request, state: row.state, attempts: row.attempts, reservation: row.reservation as Reservation | null, apiKeyId: row.apiKeyId, userId: row.userId, createdAt: row.createdAt };
   }
 
-  private async run(job: NonNullable<Awaited<ReturnType<JobRunner['claim']>>>): Promise<void> {
+  /**
+   * Takes over work already running in this process as job `job` (a synchronous request that
+   * outlived its time limit): leased like a claimed job, ended like one. `job` is already stored,
+   * leased to this instance.
+   */
+  adopt(job: ClaimedJob, abort: AbortController, work: Promise<JobDone>): void {
+    const run = this.execute(job, abort, () => work).finally(() => this.finished.delete(run));
+    this.finished.add(run);
+  }
+
+  private run(job: ClaimedJob): Promise<void> {
+    const abort = new AbortController();
+    return this.execute(job, abort, (kind) => kind.run({ job, services: this.services(), signal: abort.signal }));
+  }
+
+  private async execute(job: ClaimedJob, abort: AbortController, work: (kind: JobKind) => Promise<JobDone | JobRecheck>): Promise<void> {
     const services = this.services();
     const kind = jobKind(job.kind);
-    const abort = new AbortController();
     this.running.set(job.id, abort);
     const heartbeat = setInterval(() => void this.renew(job.id, abort), Math.max(50, this.leaseMs / 3));
     heartbeat.unref();
@@ -124,7 +141,7 @@ export class JobRunner {
       }
       let outcome;
       try {
-        outcome = await kind.run({ job, services, signal: abort.signal });
+        outcome = await work(kind);
       } catch (err) {
         if (abort.signal.aborted) return; // shut down or lease lost: another claim finishes it
         if (err instanceof GatewayError) return await this.fail(job, err);
@@ -140,7 +157,7 @@ export class JobRunner {
         await this.notify(job.id, outcome.inMs);
         return;
       }
-      let outputKey: string | null = null;
+      let outputKey: string | null = outcome.outputKey ?? null;
       if (outcome.output) {
         outputKey = `jobs/${job.id}/output`;
         await this.jobs.blobs.put(outputKey, outcome.output.body, outcome.output.contentType);
@@ -175,7 +192,7 @@ export class JobRunner {
     await this.services().billing.resume(job.reservation).settle({ ...outcome, requestId: job.id, model: job.model, endpoint: kind?.endpoint ?? 'images', status, errorCode: code, latencyMs: 0 });
   }
 
-  private async fail(job: NonNullable<Awaited<ReturnType<JobRunner['claim']>>>, err: GatewayError, logged?: string) {
+  private async fail(job: ClaimedJob, err: GatewayError, logged?: string) {
     const services = this.services();
     if (logged) this.log.error({ job: job.id }, logged);
     await this.settle(job, NOTHING, err.status, err.code);

@@ -16,12 +16,17 @@ import type { BlobStore } from '../blobs/store.ts';
 import { beginMetered } from '../endpoints/metered.ts';
 import { GatewayError, errors } from '../http/errors.ts';
 import type { Services } from '../services.ts';
-import { jobKind } from './kinds.ts';
+import { jobKind, type JobDone } from './kinds.ts';
 import type { Job as JobRow } from '../db/generated/client.ts';
 
 type JobObject = z.infer<typeof Job>;
 
 const seconds = (d: Date | null) => (d ? Math.floor(d.getTime() / 1000) : null);
+
+export const newJobId = () => `job_${randomToken(24)}`;
+
+/** A synchronous request's work, kept as a job: its id (the request's billing id), owner and what it ran. */
+export type JobOrigin = { id: string; principal: Principal; kind: string; model: string; request: unknown };
 
 export class JobService {
   constructor(
@@ -46,7 +51,7 @@ export class JobService {
     const kind = jobKind(p.kind);
     if (!kind) throw new Error(`unknown job kind ${p.kind}`);
     const s = this.s;
-    const id = `job_${randomToken(24)}`;
+    const id = newJobId();
     const now = s.clock.now();
     await acquireJobSlot(s, p.principal, id, this.maxRunMs);
     let reservation: Reservation | null = null;
@@ -78,18 +83,71 @@ export class JobService {
     }
   }
 
-  /** The job, if this key created it and it has not expired. */
-  async find(principal: Principal, id: string): Promise<JobRow> {
+  /**
+   * A synchronous request that outlived its time limit becomes job `o.id`, run on by this
+   * instance: stored leased to it (another instance takes over if this one dies), ended by the
+   * runner when `work` settles, billed once through the reservation the request made.
+   */
+  async adopt(o: JobOrigin, reservation: Reservation, abort: AbortController, work: Promise<JobDone>): Promise<JobObject> {
+    const s = this.s;
+    const now = s.clock.now();
+    const row = await s.db.prisma.job.create({
+      data: {
+        ...this.rowOf(o, now),
+        status: 'in_progress',
+        reservation: reservation as never,
+        attempts: 1,
+        startedAt: new Date(now),
+        lockedBy: s.jobRunner.instance,
+        lockedUntil: new Date(now + s.jobRunner.leaseMs),
+      },
+    });
+    s.jobRunner.adopt({ id: o.id, kind: o.kind, model: o.model, request: o.request, state: null, attempts: 1, reservation, apiKeyId: o.principal.keyId, userId: o.principal.userId, createdAt: row.createdAt }, abort, work);
+    return this.toObject(row);
+  }
+
+  /** A synchronous request's finished work, kept as a done job: pollable by its id, its hosted output deleted with it. */
+  async recordDone(o: JobOrigin, done: JobDone, startedAt: number): Promise<void> {
+    const now = this.s.clock.now();
+    await this.s.db.prisma.job.create({
+      data: {
+        ...this.rowOf(o, startedAt),
+        status: 'done',
+        result: (done.result ?? null) as never,
+        outputKey: done.outputKey ?? null,
+        warnings: done.warnings ?? [],
+        startedAt: new Date(startedAt),
+        completedAt: new Date(now),
+      },
+    });
+  }
+
+  private rowOf(o: JobOrigin, createdAt: number) {
+    return {
+      id: o.id,
+      kind: o.kind,
+      apiKeyId: o.principal.keyId,
+      userId: o.principal.userId,
+      model: o.model,
+      request: o.request as never,
+      runAt: new Date(createdAt),
+      createdAt: new Date(createdAt),
+      expiresAt: new Date(createdAt + this.s.config.jobs.retention_hours * 3_600_000),
+    };
+  }
+
+  /** The job, if this key created it, it has not expired, and (when `kinds` is given) it is of one of them. */
+  async find(principal: Principal, id: string, kinds?: readonly string[]): Promise<JobRow> {
     const row = await this.s.db.prisma.job.findUnique({ where: { id } });
-    if (!row || row.status === 'expired' || row.expiresAt.getTime() <= this.s.clock.now()) {
+    if (!row || row.status === 'expired' || row.expiresAt.getTime() <= this.s.clock.now() || (kinds && !kinds.includes(row.kind))) {
       throw errors.notFound(`No job with id '${id}' (jobs are deleted ${this.s.config.jobs.retention_hours} h after submission).`, 'job_not_found', 'id');
     }
     if (row.apiKeyId !== principal.keyId) throw errors.forbidden('unauthorized_job_access', 'This job was created with another API key; only that key may see it.', 'id');
     return row;
   }
 
-  async status(principal: Principal, id: string): Promise<JobObject> {
-    return this.toObject(await this.find(principal, id));
+  async status(principal: Principal, id: string, kinds?: readonly string[]): Promise<JobObject> {
+    return this.toObject(await this.find(principal, id, kinds));
   }
 
   /** The finished job's output, streamed. */

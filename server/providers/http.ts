@@ -233,7 +233,10 @@ async function send(attempt: Attempt, method: 'GET' | 'POST', headers: Record<st
   if (res.statusCode >= 200 && res.statusCode < 300) return res;
   const text = await readAll(attempt, res).catch(() => '');
   attempt.done();
-  throw classifyStatus(call.provider, res.statusCode, text, retryAfterSeconds(res.headers['retry-after']), call.errorMessage);
+  const e = classifyStatus(call.provider, res.statusCode, text, retryAfterSeconds(res.headers['retry-after']), call.errorMessage);
+  const location = res.headers.location;
+  if (res.statusCode >= 300 && res.statusCode < 400 && typeof location === 'string') e.location = location;
+  throw e;
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
@@ -254,7 +257,7 @@ async function readAll(attempt: Attempt, res: Dispatcher.ResponseData): Promise<
 export type UpstreamJson = { text: string; json: any; headers: Dispatcher.ResponseData['headers'] };
 
 /** The whole 2xx answer as JSON: malformed JSON and a 200 whose body is an error are upstream failures. */
-async function readJson(attempt: Attempt, res: Dispatcher.ResponseData): Promise<UpstreamJson> {
+async function readJson(attempt: Attempt, res: Dispatcher.ResponseData, errorsInBody = true): Promise<UpstreamJson> {
   const text = await readAll(attempt, res);
   let json: unknown;
   try {
@@ -262,7 +265,7 @@ async function readJson(attempt: Attempt, res: Dispatcher.ResponseData): Promise
   } catch (err) {
     throw malformed(attempt.call.provider, 'the answer is not JSON', err);
   }
-  const error = errorInBody(json);
+  const error = errorsInBody ? errorInBody(json) : undefined;
   if (error !== undefined) throw reportedError(attempt.call.provider, error);
   return { text, json, headers: res.headers };
 }
@@ -283,12 +286,15 @@ export async function postJson(call: UpstreamCall): Promise<UpstreamJson> {
   }
 }
 
-/** GETs JSON (polling a long-running job): the limits and failure classes of postJson. */
+/**
+ * GETs JSON (polling a long-running job): the limits and failure classes of postJson, except that
+ * an `error` in a 2xx body is left to the caller (an operation's own failed end carries one).
+ */
 export async function getJson(target: UpstreamTarget): Promise<UpstreamJson> {
   const attempt = new Attempt(target, 'whole');
   try {
     const res = await send(attempt, 'GET', { accept: 'application/json', ...target.headers }, undefined);
-    return await readJson(attempt, res);
+    return await readJson(attempt, res, false);
   } finally {
     attempt.abort();
   }
@@ -366,15 +372,31 @@ export type UpstreamDownload = {
   abort(): void;
 };
 
-/** Downloads a binary answer (audio, video, an image): GET without a body, POST with one. */
+/** Redirects a download follows (a file service's signed location). */
+const MAX_REDIRECTS = 5;
+
+/**
+ * Downloads a binary answer (audio, video, an image): GET without a body, POST with one. A GET
+ * follows redirects; the credential headers go only to the origin they were meant for.
+ */
 export async function download(target: UpstreamTarget, body?: RequestBody): Promise<UpstreamDownload> {
-  const { attempt, res: pending } = start(target, 'download', body ? 'POST' : 'GET', '*/*', body);
+  let attempt: Attempt;
   let res: Dispatcher.ResponseData;
-  try {
-    res = await pending;
-  } catch (err) {
-    attempt.abort();
-    throw err;
+  for (let hops = 0; ; hops++) {
+    const started = start(target, 'download', body ? 'POST' : 'GET', '*/*', body);
+    attempt = started.attempt;
+    try {
+      res = await started.res;
+      break;
+    } catch (err) {
+      attempt.abort();
+      if (err instanceof UpstreamError && err.location && !body && hops < MAX_REDIRECTS) {
+        const next = new URL(err.location, target.url);
+        target = { ...target, url: next.href, headers: next.origin === new URL(target.url).origin ? target.headers : {} };
+        continue;
+      }
+      throw err;
+    }
   }
   const header = (name: string) => {
     const v = res.headers[name];

@@ -17,6 +17,12 @@ import { openAiEmbeddings } from './openai/embeddings.ts';
 import { openAiModeration } from './openai/moderation.ts';
 import { openAiResponses } from './openai/responses.ts';
 import type { TextAdapter } from './types.ts';
+import type { ImageAdapter, VideoAdapter } from './media.ts';
+import { openAiImages } from './openai/images.ts';
+import { geminiImages } from './gemini/images.ts';
+import { geminiVideo } from './gemini/video.ts';
+import { openRouterImages } from './openrouter/images.ts';
+import { openRouterVideo } from './openrouter/video.ts';
 
 /** What a model is for: the API surface it is configured with (contract ModelEndpoint). */
 export type Capability = z.infer<typeof ModelEndpoint>;
@@ -24,7 +30,7 @@ export type Capability = z.infer<typeof ModelEndpoint>;
 /**
  * The adapter type of each capability. The text capabilities are the client's format (any text
  * model serves all three). The media capabilities' request and answer types arrive with their
- * endpoints (issue 17, later parts), each replacing its placeholder here.
+ * endpoints, each replacing its placeholder here.
  */
 export type CapabilityAdapters = {
   chat: TextAdapter;
@@ -32,8 +38,8 @@ export type CapabilityAdapters = {
   responses: TextAdapter;
   embeddings: EmbeddingsAdapter;
   moderation: ModerationAdapter;
-  images: Adapter<unknown, unknown>;
-  video: Adapter<unknown, unknown>;
+  images: ImageAdapter;
+  video: VideoAdapter;
   speech: Adapter<unknown, unknown>;
   transcription: Adapter<unknown, unknown>;
 };
@@ -47,10 +53,13 @@ const chatText = (a: TextAdapter) => ({ chat: a, messages: a, responses: a });
 
 export const registry: Record<ProviderType, Row> = {
   // OpenAI serves the Responses format natively; chat and Messages go through chat completions.
-  openai: { chat: openAiChat, messages: openAiChat, responses: openAiResponses, embeddings: openAiEmbeddings, moderation: openAiModeration },
-  'openai-compatible': { ...chatText(openAiChat), embeddings: openAiEmbeddings, moderation: openAiModeration },
+  // No video adapter: OpenAI's video API (Sora) was shut down on 2026-09-24.
+  openai: { chat: openAiChat, messages: openAiChat, responses: openAiResponses, embeddings: openAiEmbeddings, moderation: openAiModeration, images: openAiImages },
+  // Images through chat `modalities` and video through `/videos`, as OpenRouter serves them.
+  'openai-compatible': { ...chatText(openAiChat), embeddings: openAiEmbeddings, moderation: openAiModeration, images: openRouterImages, video: openRouterVideo },
   anthropic: { ...chatText(anthropicMessages) },
-  gemini: { ...chatText(geminiGenerateContent), embeddings: geminiEmbeddings },
+  // Imagen's `:predict` is shut down on the Gemini API: images come from the Gemini image models, video from Veo.
+  gemini: { ...chatText(geminiGenerateContent), embeddings: geminiEmbeddings, images: geminiImages, video: geminiVideo },
   elevenlabs: {},
 };
 

@@ -7,6 +7,10 @@ type UpstreamCode = 'upstream_error' | 'upstream_timeout' | 'upstream_unreachabl
 
 /** A failed upstream attempt, classified for failover. Only real upstream outcomes are UpstreamErrors. */
 export class UpstreamError extends Error {
+  /** The start of the error body the upstream sent (for vendor-specific readings, e.g. a content-policy code). */
+  body?: string;
+  /** A redirect's Location (3xx), for a download to follow. */
+  location?: string;
   constructor(
     message: string,
     /** Upstream HTTP status (or the one its error body names), 0 for connection errors and timeouts. */
@@ -48,7 +52,20 @@ export function upstreamErrorMessage(text: string): string {
 }
 
 export function classifyStatus(provider: string, status: number, text: string, retryAfter?: number, message: (text: string) => string = upstreamErrorMessage): UpstreamError {
-  return classified(provider, status, `answered HTTP ${status}: ${message(text)}`, retryAfter);
+  const e = classified(provider, status, `answered HTTP ${status}: ${message(text)}`, retryAfter);
+  e.body = text.slice(0, 8192);
+  return e;
+}
+
+/** The machine-readable code of an upstream's error body (`error.code`, or `error.status` for Google), if any. */
+export function upstreamErrorCode(e: UpstreamError): string | null {
+  try {
+    const j = JSON.parse(e.body ?? '') as { error?: { code?: unknown; status?: unknown } };
+    const c = j.error?.code ?? j.error?.status;
+    return typeof c === 'string' ? c : null;
+  } catch {
+    return null;
+  }
 }
 
 function classified(provider: string, status: number, what: string, retryAfter?: number): UpstreamError {

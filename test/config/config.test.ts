@@ -231,7 +231,9 @@ it('warnings: providers without the key they need, models none of whose upstream
     'model claude-sonnet-4-5 has no upstream that can serve it: anthropic has no api_key',
     'model gemini-2.5-flash has no upstream that can serve it: gemini has no api_key',
     'model gpt-image-1 has no upstream that can serve it: openai has no api_key',
-    'model veo-3.0-generate-001 has no upstream that can serve it: gemini has no api_key',
+    'model dall-e-3 has no upstream that can serve it: openai has no api_key',
+    'model gemini-3-pro-image-preview has no upstream that can serve it: gemini has no api_key',
+    'model veo-3.1-generate-preview has no upstream that can serve it: gemini has no api_key',
     'model tts-1 has no upstream that can serve it: openai has no api_key',
     'model eleven_flash_v2 has no upstream that can serve it: elevenlabs has no api_key',
     'model gemini-2.5-flash-preview-tts has no upstream that can serve it: gemini has no api_key',
@@ -262,6 +264,7 @@ models:
   - { id: mod, endpoint: moderation, upstreams: [{ provider: o, model: m }, { provider: a, model: x }] }
   - { id: emb, endpoint: embeddings, upstreams: [{ provider: e, model: x }] }
   - { id: img, endpoint: images, upstreams: [{ provider: a, model: x }] }
+  - { id: vid, endpoint: video, upstreams: [{ provider: o, model: sora-2 }] }
 `;
   let err: unknown;
   try {
@@ -272,6 +275,8 @@ models:
   expect((err as { problems: string[] }).problems).toEqual([
     'gw.yaml:6:89 models[0].upstreams[1].provider: provider "a" is anthropic, which cannot serve moderation (served by: openai, openai-compatible)',
     'gw.yaml:7:62 models[1].upstreams[0].provider: provider "e" is elevenlabs, which cannot serve embeddings (served by: openai, openai-compatible, gemini)',
+    'gw.yaml:8:58 models[2].upstreams[0].provider: provider "a" is anthropic, which cannot serve images (served by: openai, openai-compatible, gemini)',
+    // OpenAI's video API (Sora) was shut down: no adapter.
+    'gw.yaml:9:57 models[3].upstreams[0].provider: provider "o" is openai, which cannot serve video (served by: openai-compatible, gemini)',
   ]);
-  // Images are not built yet (501): no provider type is judged for them.
 });

@@ -71,7 +71,7 @@ export type paths = {
         put?: never;
         /**
          * Generate or edit an image, or start a video
-         * @description Sync image models answer 200 with `data[]`; `sync: false` and video models answer 202 with a job.
+         * @description Image models answer 200 with `data[]` (one image: `n` above 1 is refused); `sync: false` and video models answer 202 with a job, whose `result` holds the same `data[]` once done (for video: the hosted MP4 and its `duration_seconds`). `image_url` (up to 5) turns generation into editing on models that can edit. Every `url` is a hosted copy on this gateway (`/v1/files/…`, signed, no credential needed). Fields an upstream cannot take are mapped (size → nearest supported size or aspect ratio, seconds → nearest supported duration) or stripped, each named in `X-Gateway-Warnings` (per upstream model: docs/images.md). A content-policy refusal is 400 `content_policy_violation` with the upstream's reason, not billed. A synchronous request still running after `jobs.sync_timeout_seconds` answers 524 `generation_timeout` naming the job that will hold its result (billed once).
          */
         post: operations["imageGenerations"];
         delete?: never;
@@ -1977,13 +1977,20 @@ export type components = {
         ImagesResponse: {
             created: number;
             data: ({
-                /** @description Hosted copy (also present next to b64_json when the gateway keeps one). */
+                /** @description The gateway's hosted copy: a signed link that needs no credential and expires with the job retention (never the provider's own URL). Present next to b64_json too. */
                 url?: string;
+                /** @description With response_format b64_json (or its aliases). */
                 b64_json?: string;
+                /** @description The prompt the upstream rewrote, when it says (dall-e-3). */
                 revised_prompt?: string;
+                /** @description Media type of the file (image/png, video/mp4, ...). */
+                content_type?: string;
+                /** @description Video: the duration of the file, read from its container (else the duration requested upstream). */
+                duration_seconds?: number;
             } & {
                 [key: string]: unknown;
             })[];
+            /** @description Token usage the upstream reported (GPT image models, Gemini): billed instead of the per-image rule. */
             usage?: {
                 [key: string]: unknown;
             };
@@ -2017,7 +2024,7 @@ export type components = {
             warnings: string[];
             /** @description Speech jobs: why pronunciation rules were skipped (e.g. phoneme rules on a model without phoneme support). Empty otherwise. */
             pronunciation_warnings: string[];
-            /** @description Image jobs: the images response (`{created, data[]}`); speech and transcription jobs: null (use the download URL). */
+            /** @description Image and video jobs, once done: the images response (`{created, data[]}`, as a synchronous request answers; a video entry has the hosted MP4 `url`, `content_type` and `duration_seconds`). Speech and transcription jobs: null (use the download URL). */
             result?: unknown;
             /** @description Speech and transcription jobs: where to GET the output once done. */
             download_url: string | null;
@@ -2027,24 +2034,43 @@ export type components = {
          * @enum {string}
          */
         JobStatus: "queued" | "in_progress" | "done" | "failed" | "cancelled" | "expired";
+        /** @description 524 of a synchronous image request that outlived `jobs.sync_timeout_seconds`: the generation was not lost; it continues as the job named here (same result, billed once). Other 524s (every upstream timed out) use the common error body with code upstream_timeout. */
+        GenerationTimeoutBody: {
+            error: {
+                /** @description Human-readable explanation. Never contains a stack trace or a secret. */
+                message: string;
+                type: components["schemas"]["ErrorType"];
+                /** @enum {string} */
+                code: "generation_timeout";
+                /** @description The offending request field as a path, e.g. `messages[0].content`; null when no single field is at fault. */
+                param?: string | null;
+                /** @description The job that will hold the result; poll GET /v1/images/generations/{job_id}. */
+                job_id: string;
+            };
+            job: components["schemas"]["Job"];
+        };
         ImageGenerationRequest: {
             /** @description Image or video model id. */
             model: string;
             prompt: string;
+            /** @description A pixel size WIDTHxHEIGHT or an aspect ratio W:H, mapped to the nearest the model's upstream supports (what changed is named in X-Gateway-Warnings). */
             size?: string;
+            /** @description Alternative to size, format W:H. */
             aspect_ratio?: string;
-            /** @description Reference image(s) for editing, up to 5: HTTPS URLs or data: URIs. */
+            /** @description Reference image(s) for editing (or a video’s first frame / references), up to 5: HTTPS URLs or data: URIs. */
             image_url?: string | string[];
+            /** @description Forwarded where the upstream supports it (Veo), stripped with a warning elsewhere. */
             negative_prompt?: string;
+            /** @description Forwarded where the upstream supports it (Gemini image models, OpenRouter), stripped with a warning elsewhere. */
             seed?: number;
-            /** @description `low` or `medium`; other values are stripped. */
+            /** @description `low` or `medium`, forwarded where supported; other values are stripped (with a warning). */
             quality?: string;
             /**
-             * @description Only one model supports it; stripped for the others.
+             * @description Only dall-e-3 supports it; stripped (with a warning) for the others.
              * @enum {string}
              */
             style?: "vivid" | "natural";
-            /** @description Video only; clamped to 0 through 10. */
+            /** @description Video only; clamped to 0 through 10, then to the nearest duration the upstream accepts. */
             seconds?: number;
             /** @description Default true for image models; false returns a job. Video models always run async. */
             sync?: boolean;
@@ -3159,7 +3185,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["GenerationTimeoutBody"] | components["schemas"]["ErrorBody"];
                 };
             };
         };

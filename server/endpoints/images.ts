@@ -1,0 +1,260 @@
+// Images and video (spec 4.3): one endpoint for generation, editing (reference images) and video.
+// Image models answer synchronously unless `sync: false`; video models always run as a job. Every
+// image or video is stored and handed out as a hosted, signed link (/v1/files/…), so a client
+// never gets a provider's short-lived URL or one that needs the provider's key. A synchronous
+// request that outlives `jobs.sync_timeout_seconds` becomes the job that finishes it (billed once).
+import { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { z } from 'zod';
+import type { GenerationTimeoutBody, ImageGenerationRequest, ImagesResponse } from '../../contract/images.ts';
+import type { Job } from '../../contract/jobs.ts';
+import type { Principal } from '../auth/principal.ts';
+import { unitTokens } from '../billing/rules.ts';
+import { GatewayError, errors } from '../http/errors.ts';
+import { registerJobKind, type JobDone, type JobRecheck, type JobRecord } from '../jobs/kinds.ts';
+import { newJobId, type JobOrigin } from '../jobs/service.ts';
+import { mp4Duration } from '../media/mp4-duration.ts';
+import { loadReferences } from '../media/references.ts';
+import { parseMediaRequest, type MediaRequest } from '../media/request.ts';
+import type { AdapterCall } from '../providers/adapter.ts';
+import type { GeneratedImage } from '../providers/media.ts';
+import { adapterFor } from '../providers/registry.ts';
+import { upstreamFailure } from '../providers/upstream-errors.ts';
+import type { FailoverOptions } from '../routing/failover.ts';
+import { route, type Target } from '../routing/targets.ts';
+import type { Services } from '../services.ts';
+import { gatewayHeaders } from './gateway-headers.ts';
+import { beginMetered } from './metered.ts';
+import { exchange } from './upstream-exchange.ts';
+
+type Body = z.infer<typeof ImageGenerationRequest>;
+type ImagesBody = z.infer<typeof ImagesResponse>;
+type JobObject = z.infer<typeof Job>;
+type Media = 'images' | 'video';
+
+export const IMAGE_JOB = 'images.generation';
+export const VIDEO_JOB = 'video.generation';
+export const MEDIA_JOBS = [IMAGE_JOB, VIDEO_JOB] as const;
+
+/** What a media job stores as its request: the normalized request and what normalizing it changed. */
+type Stored = { req: MediaRequest; warnings: string[] };
+
+/** A video job between its checks: the operation it waits on, where. */
+type VideoState = { provider: string; upstreamModel: string; operation: string; seconds: number; warnings: string[]; failures: number };
+
+/** Consecutive failed checks of a running video (network, 5xx) before the job fails. */
+const MAX_POLL_FAILURES = 5;
+
+const outputKey = (jobId: string) => `jobs/${jobId}/output`;
+
+/** The model's upstreams able to take `references` reference images; 400 naming the model when none can. */
+function targetsFor<C extends Media>(services: Services, modelId: string, capability: C, references: number): Target<C>[] {
+  const { targets } = route(services.catalog, modelId, capability);
+  if (!references) return targets;
+  const max = (t: Target<C>) => t.adapter.maxReferences(t.upstreamModel);
+  const able = targets.filter((t) => max(t) >= references);
+  if (able.length) return able;
+  const most = Math.max(...targets.map(max));
+  if (most === 0) throw errors.invalid(`The model '${modelId}' cannot edit images or take reference images: send no image_url, or use a model that can.`, 'image_url', 'model_cannot_edit');
+  throw errors.invalid(`The model '${modelId}' takes at most ${most} reference image${most > 1 ? 's' : ''}; ${references} were sent.`, 'image_url', 'too_many_images');
+}
+
+/** A stored file's signed link, relative to the gateway (made absolute when answered: withOrigin). */
+function hostedUrl(services: Services, key: string): string {
+  return `/v1/files/${services.urls.sign(key, services.clock.now() + services.config.jobs.retention_hours * 3_600_000)}`;
+}
+
+/** Relative hosted links made absolute for the client. */
+export function withOrigin<T>(value: T, origin: string): T {
+  const fix = (r: unknown) => {
+    const data = (r as { data?: { url?: string }[] } | null)?.data;
+    if (!Array.isArray(data)) return r;
+    return { ...(r as object), data: data.map((d) => (typeof d.url === 'string' && d.url.startsWith('/') ? { ...d, url: origin + d.url } : d)) };
+  };
+  const v = value as { object?: string; result?: unknown };
+  return (v && v.object === 'image.generation.job' ? { ...v, result: fix(v.result) } : fix(value)) as T;
+}
+
+async function hostImage(services: Services, jobId: string, image: GeneratedImage) {
+  const key = outputKey(jobId);
+  await services.jobs.blobs.put(key, Readable.from([image.data]), image.contentType);
+  return { key, url: hostedUrl(services, key) };
+}
+
+/** One image, from the first upstream that makes it; stored, and answered as the request asked. */
+async function makeImage(services: Services, jobId: string, model: string, stored: Stored, signal: AbortSignal, log?: FailoverOptions['log']): Promise<JobDone & { provider: string; upstreamMs: number }> {
+  const { req } = stored;
+  const targets = targetsFor(services, model, 'images', req.references.length);
+  const references = await loadReferences(services, req.references);
+  const ex = await exchange(services, model, targets, (t, call) => t.adapter.run({ req, references }, { ...call, signal }), log);
+  const { image, usage, usageBody } = ex.value;
+  const hosted = await hostImage(services, jobId, image);
+  const entry: ImagesBody['data'][number] = { url: hosted.url, content_type: image.contentType };
+  if (req.responseFormat === 'b64_json') entry.b64_json = image.data.toString('base64');
+  if (image.revisedPrompt) entry.revised_prompt = image.revisedPrompt;
+  const result: ImagesBody = { created: Math.floor(services.clock.now() / 1000), data: [entry], ...(usageBody ? { usage: usageBody } : {}) };
+  return {
+    type: 'done',
+    result,
+    outputKey: hosted.key,
+    billing: { provider: ex.target.provider.id, upstreamModel: ex.target.upstreamModel, usage, metered: { unit: 'image', quantity: 1 }, estimated: false },
+    warnings: [...stored.warnings, ...ex.warnings],
+    provider: ex.target.provider.id,
+    upstreamMs: ex.upstreamMs,
+  };
+}
+
+/** A stored video's duration from its movie header (to 0.1 s), or null when the file does not say. */
+async function containerDuration(services: Services, key: string): Promise<number | null> {
+  const blob = await services.jobs.blobs.get(key);
+  if (!blob) return null;
+  try {
+    const d = await mp4Duration(blob.body);
+    return d !== null && Number.isFinite(d) && d > 0 ? Math.round(d * 10) / 10 : null;
+  } catch {
+    return null;
+  } finally {
+    blob.body.destroy();
+  }
+}
+
+/** One step of a video job: start the operation, or check it and, once done, keep the file. */
+async function videoStep(services: Services, job: JobRecord, signal: AbortSignal): Promise<JobDone | JobRecheck> {
+  const stored = job.request as Stored;
+  const pollMs = services.config.jobs.poll_seconds * 1000;
+  const state = job.state as VideoState | null;
+  if (!state) {
+    const targets = targetsFor(services, job.model, 'video', stored.req.references.length);
+    const references = await loadReferences(services, stored.req.references);
+    const ex = await exchange(services, job.model, targets, (t, call) => t.adapter.start({ req: stored.req, references }, { ...call, signal }));
+    const next: VideoState = { provider: ex.target.provider.id, upstreamModel: ex.target.upstreamModel, operation: ex.value.operation, seconds: ex.value.seconds, warnings: ex.warnings, failures: 0 };
+    return { type: 'recheck', inMs: pollMs, state: next };
+  }
+  const provider = services.catalog.providers.get(state.provider);
+  const adapter = provider && adapterFor(provider.type, 'video');
+  if (!provider || !adapter) throw new GatewayError(502, 'provider_error', 'upstream_error', `The provider '${state.provider}' running this video is no longer configured for video.`);
+  const call: AdapterCall = { provider, upstreamModel: state.upstreamModel, warn: () => {}, waitOn: (p) => p, signal };
+  const key = outputKey(job.id);
+  let contentType: string;
+  try {
+    const poll = await adapter.poll(state.operation, call);
+    if (poll.state === 'running') return { type: 'recheck', inMs: pollMs, state: { ...state, failures: 0 } };
+    const file = await poll.fetch();
+    contentType = (file.contentType ?? 'video/mp4').split(';')[0]!.trim() || 'video/mp4';
+    if (!contentType.startsWith('video/')) contentType = 'video/mp4';
+    await services.jobs.blobs.put(key, Buffer.isBuffer(file.body) ? Readable.from([file.body]) : file.body, contentType);
+  } catch (err) {
+    if (err instanceof GatewayError || signal.aborted) throw err;
+    const e = upstreamFailure(err, provider.id);
+    if (!e) throw err;
+    // A check that failed on the way (network, 5xx, 429) is tried again at the next one.
+    if (e.retryable && state.failures + 1 < MAX_POLL_FAILURES) return { type: 'recheck', inMs: pollMs, state: { ...state, failures: state.failures + 1 } };
+    throw new GatewayError(502, 'provider_error', 'upstream_error', `Checking the video failed: ${e.message}`);
+  }
+  const read = await containerDuration(services, key);
+  const seconds = read ?? state.seconds;
+  const warnings = [...stored.warnings, ...state.warnings];
+  if (read === null) warnings.push(`the video's duration could not be read from the file: billed as the ${state.seconds} s requested`);
+  return {
+    type: 'done',
+    result: { created: Math.floor(services.clock.now() / 1000), data: [{ url: hostedUrl(services, key), content_type: contentType, duration_seconds: seconds }] },
+    outputKey: key,
+    billing: { provider: provider.id, upstreamModel: state.upstreamModel, usage: null, metered: { unit: 'video_second', quantity: seconds }, estimated: read === null },
+    warnings,
+  };
+}
+
+registerJobKind({
+  kind: IMAGE_JOB,
+  object: 'image.generation.job',
+  endpoint: 'images',
+  run: ({ job, services, signal }) => makeImage(services, job.id, job.model, job.request as Stored, signal),
+});
+registerJobKind({ kind: VIDEO_JOB, object: 'image.generation.job', endpoint: 'video', run: ({ job, services, signal }) => videoStep(services, job, signal) });
+
+export type ImageCall = { principal: Principal; requestId: string; origin: string; log?: FailoverOptions['log'] };
+
+type Answer =
+  | { status: 200; body: ImagesBody; headers: Record<string, string>; upstreamMs: number }
+  | { status: 202; body: JobObject; headers: Record<string, string>; upstreamMs: number }
+  | { status: 524; body: z.infer<typeof GenerationTimeoutBody>; headers: Record<string, string>; upstreamMs: number };
+
+/** Tokens reserved before the upstream is asked: one image, or the longest video (10 s), by the model's rule. */
+function reservation(model: { endpoint: 'images' | 'video' } & Parameters<typeof unitTokens>[0]): number {
+  return model.endpoint === 'video' ? unitTokens(model, 'video_second', 10) : unitTokens(model, 'image', 1);
+}
+
+export async function generateMedia(services: Services, c: ImageCall, body: Body): Promise<Answer> {
+  const model = services.catalog.model(body.model);
+  if (!model) throw errors.modelNotFound(body.model);
+  const capability: Media = model.endpoint === 'video' ? 'video' : 'images';
+  const warnings: string[] = [];
+  const req = parseMediaRequest(body, capability === 'video', warnings);
+  targetsFor(services, model.id, capability, req.references.length); // a model of another kind, or one that cannot edit: 400 before anything is reserved
+  const stored: Stored = { req, warnings };
+  const reserveTokens = reservation({ ...model, endpoint: capability });
+  const noteWarnings: Record<string, string> = warnings.length ? { 'x-gateway-warnings': gatewayHeaders('', warnings)['x-gateway-warnings']! } : {};
+
+  if (capability === 'video' || !req.sync) {
+    const job = await services.jobs.submit({ principal: c.principal, kind: capability === 'video' ? VIDEO_JOB : IMAGE_JOB, model: model.id, request: stored, reserveTokens });
+    return { status: 202, body: withOrigin(job, c.origin), headers: noteWarnings, upstreamMs: 0 };
+  }
+
+  const origin: JobOrigin = { id: newJobId(), principal: c.principal, kind: IMAGE_JOB, model: model.id, request: stored };
+  const started = services.clock.now();
+  const meter = await beginMetered(services, { requestId: origin.id, principal: c.principal, model: model.id, endpoint: 'images', reserveTokens, ttlMs: services.jobs.maxRunMs });
+  const abort = new AbortController();
+  const work = makeImage(services, origin.id, model.id, stored, abort.signal, c.log);
+  const limit = new AbortController();
+  const timedOut = sleep(services.config.jobs.sync_timeout_seconds * 1000, 'timeout' as const, { signal: limit.signal }).catch(() => 'cancelled' as const);
+  let first: Awaited<typeof work> | 'timeout' | 'cancelled';
+  try {
+    first = await Promise.race([work, timedOut]);
+  } catch (err) {
+    await meter.fail(err);
+    throw err;
+  } finally {
+    limit.abort();
+  }
+  if (first === 'timeout' || first === 'cancelled') {
+    let job: JobObject;
+    try {
+      job = await services.jobs.adopt(origin, meter.reservation, abort, work);
+    } catch (err) {
+      // The job could not be stored (database away): the work is stopped, not left unaccounted.
+      abort.abort();
+      work.catch(() => {});
+      await meter.fail(err);
+      throw err;
+    }
+    const seconds = services.config.jobs.sync_timeout_seconds;
+    return {
+      status: 524,
+      body: {
+        error: {
+          message: `The image was not ready within ${seconds} s. It is still being made as job ${origin.id}: poll GET /v1/images/generations/${origin.id} for the result (billed once).`,
+          type: 'server_error',
+          code: 'generation_timeout',
+          param: null,
+          job_id: origin.id,
+        },
+        job: withOrigin(job, c.origin),
+      },
+      headers: meter.headers,
+      upstreamMs: 0,
+    };
+  }
+  const done = first;
+  await meter.settle(done.billing);
+  await services.jobs.recordDone(origin, done, started).catch((err) => c.log?.warn({ err, job: origin.id }, 'keeping the finished image as a job failed; its hosted copy stays until the blob store is cleaned'));
+  return {
+    status: 200,
+    body: withOrigin(done.result as ImagesBody, c.origin),
+    headers: { ...meter.headers, ...gatewayHeaders(done.provider, done.warnings ?? []) },
+    upstreamMs: done.upstreamMs,
+  };
+}
+
+export async function imageJob(services: Services, principal: Principal, id: string, origin: string): Promise<JobObject> {
+  return withOrigin(await services.jobs.status(principal, id, MEDIA_JOBS), origin);
+}
