@@ -5,7 +5,10 @@ import { Job } from './jobs.ts';
 
 export const ImageResponseFormat = z
   .enum(['url', 'b64_json', 'base64', 'base64_json'])
-  .describe('`url` (default) or `b64_json`; `base64` and `base64_json` are aliases of `b64_json`.');
+  .describe(
+    '`url` (default) or `b64_json` (which carries the hosted `url` too); `base64` and `base64_json` are aliases of `b64_json`. ' +
+      'Not sent, on a `gpt-image-*`/`chatgpt-image-*` model id: both, as OpenAI answers those models in base64 only.',
+  );
 
 const ratio = /^\d{1,5}:\d{1,5}$/;
 

@@ -19,6 +19,9 @@ export async function hostedFile(services: Services, token: string): Promise<{ b
       // Never changes while it lives; caches keep it no longer than the link.
       'cache-control': `private, max-age=${Math.max(0, Math.floor((expires - now) / 1000))}, immutable`,
       'x-content-type-options': 'nosniff',
+      // Generated files are served from the gateway's own origin: an SVG or anything an upstream
+      // mislabels must not run script there.
+      'content-security-policy': "default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'; sandbox",
     },
   };
 }

@@ -48,7 +48,7 @@ const MAX_POLL_FAILURES = 5;
 const outputKey = (jobId: string) => `jobs/${jobId}/output`;
 
 /** The model's upstreams able to take `references` reference images; 400 naming the model when none can. */
-function targetsFor<C extends Media>(services: Services, modelId: string, capability: C, references: number): Target<C>[] {
+function mediaTargets<C extends Media>(services: Services, modelId: string, capability: C, references: number): Target<C>[] {
   const { targets } = route(services.catalog, modelId, capability);
   if (!references) return targets;
   const max = (t: Target<C>) => t.adapter.maxReferences(t.upstreamModel);
@@ -75,6 +75,12 @@ export function withOrigin<T>(value: T, origin: string): T {
   return (v && v.object === 'image.generation.job' ? { ...v, result: fix(v.result) } : fix(value)) as T;
 }
 
+/** A media type as the upstream named it, when it is one of `kind`; else a neutral one (it is served from the gateway's origin). */
+const mediaType = (given: string | null | undefined, kind: 'image' | 'video', fallback: string) => {
+  const t = (given ?? '').split(';')[0]!.trim().toLowerCase();
+  return new RegExp(`^${kind}/[a-z0-9.+-]+$`).test(t) ? t : fallback;
+};
+
 async function hostImage(services: Services, jobId: string, image: GeneratedImage) {
   const key = outputKey(jobId);
   await services.jobs.blobs.put(key, Readable.from([image.data]), image.contentType);
@@ -84,10 +90,11 @@ async function hostImage(services: Services, jobId: string, image: GeneratedImag
 /** One image, from the first upstream that makes it; stored, and answered as the request asked. */
 async function makeImage(services: Services, jobId: string, model: string, stored: Stored, signal: AbortSignal, log?: FailoverOptions['log']): Promise<JobDone & { provider: string; upstreamMs: number }> {
   const { req } = stored;
-  const targets = targetsFor(services, model, 'images', req.references.length);
+  const targets = mediaTargets(services, model, 'images', req.references.length);
   const references = await loadReferences(services, req.references);
   const ex = await exchange(services, model, targets, (t, call) => t.adapter.run({ req, references }, { ...call, signal }), log);
-  const { image, usage, usageBody } = ex.value;
+  const { usage, usageBody } = ex.value;
+  const image = { ...ex.value.image, contentType: mediaType(ex.value.image.contentType, 'image', 'application/octet-stream') };
   const hosted = await hostImage(services, jobId, image);
   const entry: ImagesBody['data'][number] = { url: hosted.url, content_type: image.contentType };
   if (req.responseFormat === 'b64_json') entry.b64_json = image.data.toString('base64');
@@ -124,7 +131,7 @@ async function videoStep(services: Services, job: JobRecord, signal: AbortSignal
   const pollMs = services.config.jobs.poll_seconds * 1000;
   const state = job.state as VideoState | null;
   if (!state) {
-    const targets = targetsFor(services, job.model, 'video', stored.req.references.length);
+    const targets = mediaTargets(services, job.model, 'video', stored.req.references.length);
     const references = await loadReferences(services, stored.req.references);
     const ex = await exchange(services, job.model, targets, (t, call) => t.adapter.start({ req: stored.req, references }, { ...call, signal }));
     const next: VideoState = { provider: ex.target.provider.id, upstreamModel: ex.target.upstreamModel, operation: ex.value.operation, seconds: ex.value.seconds, warnings: ex.warnings, failures: 0 };
@@ -140,8 +147,7 @@ async function videoStep(services: Services, job: JobRecord, signal: AbortSignal
     const poll = await adapter.poll(state.operation, call);
     if (poll.state === 'running') return { type: 'recheck', inMs: pollMs, state: { ...state, failures: 0 } };
     const file = await poll.fetch();
-    contentType = (file.contentType ?? 'video/mp4').split(';')[0]!.trim() || 'video/mp4';
-    if (!contentType.startsWith('video/')) contentType = 'video/mp4';
+    contentType = mediaType(file.contentType, 'video', 'video/mp4');
     await services.jobs.blobs.put(key, Buffer.isBuffer(file.body) ? Readable.from([file.body]) : file.body, contentType);
   } catch (err) {
     if (err instanceof GatewayError || signal.aborted) throw err;
@@ -190,7 +196,7 @@ export async function generateMedia(services: Services, c: ImageCall, body: Body
   const capability: Media = model.endpoint === 'video' ? 'video' : 'images';
   const warnings: string[] = [];
   const req = parseMediaRequest(body, capability === 'video', warnings);
-  targetsFor(services, model.id, capability, req.references.length); // a model of another kind, or one that cannot edit: 400 before anything is reserved
+  mediaTargets(services, model.id, capability, req.references.length); // a model of another kind, or one that cannot edit: 400 before anything is reserved
   const stored: Stored = { req, warnings };
   const reserveTokens = reservation({ ...model, endpoint: capability });
   const noteWarnings: Record<string, string> = warnings.length ? { 'x-gateway-warnings': gatewayHeaders('', warnings)['x-gateway-warnings']! } : {};

@@ -85,9 +85,19 @@ export function parseMediaRequest(body: Body, video: boolean, warnings: string[]
     quality,
     style: body.style ?? null,
     seconds,
-    responseFormat: body.response_format && body.response_format !== 'url' ? 'b64_json' : 'url',
+    responseFormat: responseFormat(body),
     sync: !video && body.sync !== false,
   };
+}
+
+/**
+ * `url` by default (spec 4.3); the base64 aliases mean `b64_json`, which carries the url too. A
+ * client that names a GPT image model and no format gets both: OpenAI answers those models only in
+ * base64, so clients written for them (the Vercel AI SDK, OpenAI's own examples) read `b64_json`.
+ */
+function responseFormat(body: Body): MediaRequest['responseFormat'] {
+  if (body.response_format === undefined) return /^(gpt-image-|chatgpt-image-)/.test(body.model) ? 'b64_json' : 'url';
+  return body.response_format === 'url' ? 'url' : 'b64_json';
 }
 
 /** The shape the client asked for, if any: its pixel size, else its ratio. */

@@ -13,11 +13,12 @@ import { TEST_REDIS_URL, startTestGateway, type TestGateway } from '../helpers/g
 const config = `
 providers:
   - { id: openai, type: openai, base_url: "http://127.0.0.1:9/v1", api_key: test-key }
+  - { id: gemini, type: gemini, base_url: "http://127.0.0.1:9/v1beta", api_key: test-key }
 models:
   - { id: chat-model, endpoint: chat, upstreams: [{ provider: openai, model: gpt-4o-mini }] }
   - { id: image-model, endpoint: images, token_multiplier: 2, upstreams: [{ provider: openai, model: gpt-image-1 }] }
   - { id: speech-model, endpoint: speech, billing: { tokens_per_1k_characters: 400 }, upstreams: [{ provider: openai, model: tts-1 }] }
-  - { id: video-model, endpoint: video, token_multiplier: 0.5, upstreams: [{ provider: openai, model: v }] }
+  - { id: video-model, endpoint: video, token_multiplier: 0.5, upstreams: [{ provider: gemini, model: veo-3.1-generate-preview }] }
   - { id: stt-model, endpoint: transcription, billing: { tokens_per_audio_minute: 600 }, upstreams: [{ provider: openai, model: whisper-1 }] }
 plans:
   - { id: free, rank: 0, daily_tokens: 100000, requests_per_minute: 1000, max_concurrent_jobs: 2 }

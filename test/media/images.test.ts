@@ -1,6 +1,8 @@
 // Images and video (spec 4.3, issue 18) through the official openai client and plain HTTP, against
 // fake OpenAI, Gemini and OpenRouter upstreams: the hosted copies, every request rule, warnings,
 // editing, billing, sync/async jobs, the 524 conversion, refusals and failures.
+import { createOpenAI } from '@ai-sdk/openai';
+import { generateImage } from 'ai';
 import OpenAI from 'openai';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -56,9 +58,9 @@ const idOf = (url: string) => new URL(url).pathname;
 const hosted = expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/v1\/files\/[A-Za-z0-9_-]+\.\d+\.[A-Za-z0-9_-]{22}$/);
 
 describe('OpenAI images through the openai client', () => {
-  it('url (the default): a hosted copy, fetched without a key, with the bytes the upstream made; billed by the reported tokens', async () => {
+  it('url: a hosted copy, fetched without a key, with the bytes the upstream made; billed by the reported tokens', async () => {
     const before = await quota(key);
-    const res = await client.images.generate({ model: 'gpt-image-1', prompt: 'a cat' }).withResponse();
+    const res = await client.images.generate({ model: 'gpt-image-1', prompt: 'a cat', response_format: 'url' }).withResponse();
     const img = res.data;
     expect(img.data).toEqual([{ url: hosted, content_type: 'image/png' }]);
     expect(img.usage).toMatchObject({ input_tokens: 50, output_tokens: 1056, total_tokens: 1106 });
@@ -69,8 +71,19 @@ describe('OpenAI images through the openai client', () => {
     expect(last('/openai/v1/images/generations').headers.authorization).toBe('Bearer openai-key');
     const file = await bytesOf(img.data![0]!.url!);
     expect(file).toEqual({ status: 200, type: 'image/png', bytes: PNG });
+    // Served from the gateway's origin: sandboxed, never sniffed.
+    const head = await fetch(img.data![0]!.url!);
+    expect(head.headers.get('content-security-policy')).toBe("default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'; sandbox");
+    expect(head.headers.get('x-content-type-options')).toBe('nosniff');
     // 1106 reported tokens × multiplier 2, not the per-image rule.
     expect(await quota(key)).toEqual({ settled: before.settled + 2212, reserved: 0 });
+  });
+
+  it('no response_format: url, and b64_json as well for a GPT image model id (clients written for those models read it)', async () => {
+    let body: any = await (await post({ model: 'gpt-image-1', prompt: 'a cat' })).json();
+    expect(body.data).toEqual([{ url: hosted, b64_json: PNG.toString('base64'), content_type: 'image/png' }]);
+    body = await (await post({ model: 'dall-e-3', prompt: 'a cat' })).json();
+    expect(body.data).toEqual([{ url: hosted, content_type: 'image/png', revised_prompt: 'revised: a cat' }]);
   });
 
   it('b64_json and its aliases: the image inline, and the hosted url beside it', async () => {
@@ -152,6 +165,19 @@ describe('OpenAI images through the openai client', () => {
       param: 'prompt',
     });
     expect(await quota(k)).toEqual({ settled: 0, reserved: 0 });
+  });
+});
+
+describe('the Vercel AI SDK', () => {
+  it('generateImage with the OpenAI provider: GPT image models (no response_format sent) and others (b64_json asked)', async () => {
+    const openai = createOpenAI({ baseURL: `${gw.url}/v1`, apiKey: key });
+    let r = await generateImage({ model: openai.image('gpt-image-1'), prompt: 'a cat', size: '1536x1024', providerOptions: { openai: { quality: 'low' } } });
+    expect(Buffer.from(r.image.uint8Array)).toEqual(PNG);
+    expect(r.image.mediaType).toBe('image/png');
+    expect(r.usage).toMatchObject({ inputTokens: 50, outputTokens: 1056 });
+    expect(last('/openai/v1/images/generations').json).toEqual({ model: 'gpt-image-1', prompt: 'a cat', size: '1536x1024', quality: 'low' });
+    r = await generateImage({ model: openai.image('nano-banana-pro'), prompt: 'a cat', aspectRatio: '16:9' });
+    expect(Buffer.from(r.image.uint8Array)).toEqual(PNG);
   });
 });
 
@@ -242,7 +268,7 @@ describe('OpenRouter image output (chat modalities)', () => {
 
 describe('async image jobs and the 524 conversion', () => {
   it('sync: false → 202 job; done, its result holds the same data[] (hosted URL); another key gets 403, a wrong id 404', async () => {
-    const res = await post({ model: 'gpt-image-1', prompt: 'later', sync: false, size: '1000x1000' });
+    const res = await post({ model: 'gpt-image-1', prompt: 'later', sync: false, size: '1000x1000', response_format: 'url' });
     expect(res.status).toBe(202);
     const job: any = await res.json();
     expect(job).toMatchObject({ object: 'image.generation.job', status: 'queued', model: 'gpt-image-1', result: null, download_url: null });

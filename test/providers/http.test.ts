@@ -67,15 +67,16 @@ describe('getJson (polling)', () => {
     expect(seen!.headers['content-type']).toBeUndefined();
   });
 
-  it('classifies failures as postJson does: statuses, Retry-After, a 200 that is an error, bytes that are not JSON', async () => {
+  it('classifies failures as postJson does (statuses, Retry-After, bytes that are not JSON); an error in a 200 body is the operation\'s, left to the caller', async () => {
     handler = (_req, res) => json(res, 429, { error: { message: 'slow down' } }, { 'retry-after': '3' });
     let e = await failure(getJson(target('/x')));
     expect(e).toBeInstanceOf(UpstreamError);
     expect(e).toMatchObject({ status: 429, retryable: true, code: 'upstream_rate_limited', retryAfter: 3, message: "provider 'fake': answered HTTP 429: slow down" });
     handler = (_req, res) => json(res, 404, { error: { message: 'no such operation' } });
     expect(await failure(getJson(target('/x')))).toMatchObject({ status: 404, code: 'upstream_error' });
-    handler = (_req, res) => json(res, 200, { error: { code: 400, message: 'bad name' } });
-    expect(await failure(getJson(target('/x')))).toMatchObject({ status: 400, retryable: false, code: 'upstream_rejected' });
+    // A finished operation's failure (`done: true, error: {…}`) is an answer the adapter reads.
+    handler = (_req, res) => json(res, 200, { name: 'operations/1', done: true, error: { code: 3, message: 'bad prompt' } });
+    expect((await getJson(target('/x'))).json).toEqual({ name: 'operations/1', done: true, error: { code: 3, message: 'bad prompt' } });
     handler = (_req, res) => res.end('<html>');
     expect((await failure(getJson(target('/x')))).message).toBe("provider 'fake': sent malformed data (the answer is not JSON)");
   });

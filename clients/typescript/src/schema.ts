@@ -2075,7 +2075,7 @@ export type components = {
             /** @description Default true for image models; false returns a job. Video models always run async. */
             sync?: boolean;
             /**
-             * @description `url` (default) or `b64_json`; `base64` and `base64_json` are aliases of `b64_json`.
+             * @description `url` (default) or `b64_json` (which carries the hosted `url` too); `base64` and `base64_json` are aliases of `b64_json`. Not sent, on a `gpt-image-*`/`chatgpt-image-*` model id: both, as OpenAI answers those models in base64 only.
              * @enum {string}
              */
             response_format?: "url" | "b64_json" | "base64" | "base64_json";
