@@ -121,11 +121,14 @@ const inference = c.router({
     responses: {
       200: c.otherResponse({ contentType: 'audio/mpeg', body: z.unknown() }),
       ...inferenceErrors,
+      524: z.union([GenerationTimeoutBody, ErrorBody]),
     },
     summary: 'Text to speech',
     description:
-      'Audio bytes (family A: the requested format; B: audio/mpeg; C: audio/wav), or JSON `SpeechWithTimestamps` for family B with `with-timestamps`. ' +
-      'Skipped phoneme rules are named in the `X-Service-Pronunciation-Warnings` header.',
+      'Audio bytes (family A: the requested format; B: audio/mpeg; C: audio/wav), streamed as the upstream sends them, or JSON `SpeechWithTimestamps` for family B with `with-timestamps`. ' +
+      'The pronunciation dictionary is applied before the text goes upstream (docs/pronunciation.md); skipped phoneme rules are named in the `X-Service-Pronunciation-Warnings` header, ' +
+      'fields of another family in `X-Gateway-Warnings`. A voice of another family is 400 `invalid_voice` naming the valid ones; family B input over 4096 characters as sent (tags included) is 400 `input_too_long`. ' +
+      'A request not answered within `jobs.sync_timeout_seconds` is 524 `generation_timeout` naming the job that finishes it (billed once). Billed per 1,000 characters as spoken (aliases applied, tags not counted).',
     ...meta({
       auth: 'bearer',
       tag: 'Audio',
@@ -147,7 +150,9 @@ const inference = c.router({
     body: audio.SpeechRequest,
     responses: { 202: Job, ...inferenceErrors },
     summary: 'Submit an async speech job',
-    description: 'Same body as POST /v1/audio/speech; answers 202 with the job at once.',
+    description:
+      'Same body and checks as POST /v1/audio/speech; answers 202 with the job at once. Poll `…/status`: `pronunciation_warnings` lists skipped phoneme rules, ' +
+      '`warnings` ignored fields, and once done `result` is `{content_type, bytes}`; `…/download` then streams the audio (or the with-timestamps JSON).',
     ...meta({ auth: 'bearer', tag: 'Audio' }),
   },
   speechJobStatus: {
@@ -164,8 +169,22 @@ const inference = c.router({
     pathParams: JobIdParams,
     responses: { 200: c.otherResponse({ contentType: 'audio/mpeg', body: z.unknown() }), 409: ErrorBody, ...jobErrors },
     summary: 'Download the audio of a finished speech job',
-    description: '409 job_not_ready until the job is done.',
-    ...meta({ auth: 'bearer', tag: 'Audio', raw: { 200: { 'audio/mpeg': 'audio (content type of the model family)' } }, notFound: { code: 'job_not_found', what: 'job' } }),
+    description: 'The audio with the content type of the model family (as POST /v1/audio/speech answers it), or the with-timestamps JSON. 409 job_not_ready until the job is done.',
+    ...meta({
+      auth: 'bearer',
+      tag: 'Audio',
+      raw: {
+        200: {
+          'audio/mpeg': 'mp3 (families A and B)',
+          'audio/opus': 'opus',
+          'audio/aac': 'aac',
+          'audio/flac': 'flac',
+          'audio/wav': 'family C',
+          'application/json': audio.SpeechWithTimestamps,
+        },
+      },
+      notFound: { code: 'job_not_found', what: 'job' },
+    }),
   },
   transcriptions: {
     method: 'POST',

@@ -38,7 +38,7 @@ export const Job = z
     result: z
       .unknown()
       .nullable()
-      .describe('Image and video jobs, once done: the images response (`{created, data[]}`, as a synchronous request answers; a video entry has the hosted MP4 `url`, `content_type` and `duration_seconds`). Speech and transcription jobs: null (use the download URL).'),
+      .describe('Image and video jobs, once done: the images response (`{created, data[]}`, as a synchronous request answers; a video entry has the hosted MP4 `url`, `content_type` and `duration_seconds`). Speech and transcription jobs, once done: `{content_type, bytes}` of the output at `download_url`.'),
     download_url: z.string().nullable().describe('Speech and transcription jobs: where to GET the output once done.'),
   })
   .meta({ id: 'Job' });

@@ -15,6 +15,10 @@ export const ProviderConfig = z.strictObject({
   base_url: z.url({ protocol: /^https?$/ }).optional(),
   api_key: z.string().optional(),
   headers: z.record(z.string(), z.string()).optional(),
+  voices: z
+    .record(z.string(), z.string().regex(/^[A-Za-z0-9]{1,64}$/, { message: 'a voice id: letters and digits' }))
+    .optional()
+    .describe("ElevenLabs: voice names mapped to voice ids of this account, added to (or overriding) the premade voices' defaults."),
   // Time limits of one upstream attempt (README "Time limits"). Each one that runs out fails over
   // while nothing was sent to the client, or ends a started stream with one error event.
   timeout_ms: z

@@ -4,7 +4,7 @@
 const unprintable = /[^\x20-\x7e]/g;
 
 /** Header values are ASCII: anything else a warning quotes (a client's field name) is escaped, not a 500. */
-const headerSafe = (s: string) => s.replace(unprintable, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+export const headerSafe = (s: string) => s.replace(unprintable, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 export function gatewayHeaders(upstream: string, warnings: readonly string[]): Record<string, string> {
   const headers: Record<string, string> = { 'x-gateway-upstream': upstream };

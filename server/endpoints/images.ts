@@ -4,7 +4,6 @@
 // never gets a provider's short-lived URL or one that needs the provider's key. A synchronous
 // request that outlives `jobs.sync_timeout_seconds` becomes the job that finishes it (billed once).
 import { Readable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { z } from 'zod';
 import type { GenerationTimeoutBody, ImageGenerationRequest, ImagesResponse } from '../../contract/images.ts';
 import type { Job } from '../../contract/jobs.ts';
@@ -25,6 +24,7 @@ import { route, type Target } from '../routing/targets.ts';
 import type { Services } from '../services.ts';
 import { gatewayHeaders } from './gateway-headers.ts';
 import { beginMetered } from './metered.ts';
+import { syncOrJob } from './sync-or-job.ts';
 import { exchange } from './upstream-exchange.ts';
 
 type Body = z.infer<typeof ImageGenerationRequest>;
@@ -211,46 +211,14 @@ export async function generateMedia(services: Services, c: ImageCall, body: Body
   const meter = await beginMetered(services, { requestId: origin.id, principal: c.principal, model: model.id, endpoint: 'images', reserveTokens, ttlMs: services.jobs.maxRunMs });
   const abort = new AbortController();
   const work = makeImage(services, origin.id, model.id, stored, abort.signal, c.log);
-  const limit = new AbortController();
-  const timedOut = sleep(services.config.jobs.sync_timeout_seconds * 1000, 'timeout' as const, { signal: limit.signal }).catch(() => 'cancelled' as const);
-  let first: Awaited<typeof work> | 'timeout' | 'cancelled';
-  try {
-    first = await Promise.race([work, timedOut]);
-  } catch (err) {
-    await meter.fail(err);
-    throw err;
-  } finally {
-    limit.abort();
-  }
-  if (first === 'timeout' || first === 'cancelled') {
-    let job: JobObject;
-    try {
-      job = await services.jobs.adopt(origin, meter.reservation, abort, work);
-    } catch (err) {
-      // The job could not be stored (database away): the work is stopped, not left unaccounted.
-      abort.abort();
-      work.catch(() => {});
-      await meter.fail(err);
-      throw err;
-    }
-    const seconds = services.config.jobs.sync_timeout_seconds;
-    return {
-      status: 524,
-      body: {
-        error: {
-          message: `The image was not ready within ${seconds} s. It is still being made as job ${origin.id}: poll GET /v1/images/generations/${origin.id} for the result (billed once).`,
-          type: 'server_error',
-          code: 'generation_timeout',
-          param: null,
-          job_id: origin.id,
-        },
-        job: withOrigin(job, c.origin),
-      },
-      headers: meter.headers,
-      upstreamMs: 0,
-    };
-  }
-  const done = first;
+  const outcome = await syncOrJob(
+    services,
+    { origin, meter, abort, what: 'image', pollPath: `/v1/images/generations/${origin.id}`, show: (job) => withOrigin(job, c.origin) },
+    work,
+    (done) => done,
+  );
+  if ('timeout' in outcome) return { status: 524, body: outcome.timeout, headers: meter.headers, upstreamMs: 0 };
+  const done = outcome.done;
   await meter.settle(done.billing);
   await services.jobs.recordDone(origin, done, started).catch((err) => c.log?.warn({ err, job: origin.id }, 'keeping the finished image as a job failed; its hosted copy stays until the blob store is cleaned'));
   return {

@@ -7,10 +7,6 @@ import { errors } from '../http/errors.ts';
  * Listed in the README.
  */
 export const notImplemented: Record<string, string> = {
-  '/v1/audio/speech': 'Text to speech',
-  '/v1/audio/speech/jobs': 'Async speech jobs',
-  '/v1/audio/speech/jobs/:id/status': 'Async speech jobs',
-  '/v1/audio/speech/jobs/:id/download': 'Async speech jobs',
   '/v1/audio/transcriptions': 'Speech to text',
   '/v1/audio/transcriptions/jobs': 'Async transcription jobs',
   '/v1/audio/transcriptions/jobs/:id/status': 'Async transcription jobs',

@@ -4,6 +4,7 @@ import type { Services } from '../services.ts';
 import { notImplementedHandler as todo } from './not-implemented.ts';
 import { authorizeEndpoint, issuerOf, metadataEndpoint, revokeEndpoint, tokenEndpoint, userinfoEndpoint } from '../oauth/endpoints.ts';
 import { generateMedia, imageJob } from './images.ts';
+import { SPEECH_JOB, speech, submitSpeechJob } from './speech.ts';
 import { runText } from './text/engine.ts';
 import { embeddings } from './embeddings.ts';
 import { moderations } from './moderation.ts';
@@ -83,10 +84,27 @@ export function buildRouter(services: Services) {
         return { status: r.status, body: r.body } as never;
       },
       imageJob: async ({ params, request }) => ({ status: 200, body: await imageJob(services, request.principal!, params.id, issuerOf(services, request)) }),
-      speech: todo,
-      speechJobCreate: todo,
-      speechJobStatus: todo,
-      speechJobDownload: todo,
+      speech: async ({ body, request, reply }) => {
+        const r = await speech(services, { principal: request.principal!, requestId: request.id, log: request.log }, body);
+        send(reply, r, 'speech');
+        if (r.kind === 'audio') {
+          request.rawContentType = r.contentType;
+          if (r.length !== null) reply.header('content-length', String(r.length));
+        } else if (r.status === 200) {
+          // The timestamps JSON on a route whose success is raw audio: sent as text, typed in onSend.
+          request.rawContentType = 'application/json; charset=utf-8';
+          return { status: 200, body: JSON.stringify(r.body) } as never;
+        }
+        return { status: r.status, body: r.body } as never;
+      },
+      speechJobCreate: async ({ body, request }) => ({ status: 202, body: await submitSpeechJob(services, request.principal!, body) }),
+      speechJobStatus: async ({ params, request }) => ({ status: 200, body: await services.jobs.status(request.principal!, params.id, [SPEECH_JOB]) }),
+      speechJobDownload: async ({ params, request, reply }) => {
+        const out = await services.jobs.download(request.principal!, params.id, [SPEECH_JOB]);
+        request.rawContentType = out.contentType;
+        reply.headers({ 'content-type': out.contentType, 'content-length': String(out.size) });
+        return { status: 200, body: out.body as never };
+      },
       transcriptions: todo,
       transcriptionJobCreate: todo,
       transcriptionJobStatus: todo,

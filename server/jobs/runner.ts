@@ -158,9 +158,12 @@ export class JobRunner {
         return;
       }
       let outputKey: string | null = outcome.outputKey ?? null;
+      let result = outcome.result ?? null;
       if (outcome.output) {
         outputKey = `jobs/${job.id}/output`;
-        await this.jobs.blobs.put(outputKey, outcome.output.body, outcome.output.contentType);
+        const stored = await this.jobs.blobs.put(outputKey, outcome.output.body, outcome.output.contentType);
+        // A job whose answer is its download says what it is and how large.
+        result ??= { content_type: outcome.output.contentType, bytes: stored.size };
       }
       // Billed first: if this instance dies right after, the job runs again and its settlement is
       // applied once all the same (a resumed reservation settles only while held; one ledger row).
@@ -169,7 +172,7 @@ export class JobRunner {
         where: { id: job.id, lockedBy: this.instance },
         data: {
           status: 'done',
-          result: (outcome.result ?? null) as never,
+          result: result as never,
           outputKey,
           outputType: outcome.output?.contentType ?? null,
           warnings: outcome.warnings ?? [],

@@ -151,8 +151,8 @@ export class JobService {
   }
 
   /** The finished job's output, streamed. */
-  async download(principal: Principal, id: string): Promise<{ body: Readable; size: number; contentType: string }> {
-    const row = await this.find(principal, id);
+  async download(principal: Principal, id: string, kinds?: readonly string[]): Promise<{ body: Readable; size: number; contentType: string }> {
+    const row = await this.find(principal, id, kinds);
     if (row.status !== 'done') {
       throw new GatewayError(409, 'invalid_request_error', 'job_not_ready', `The job is ${row.status}; its output can be downloaded once it is done.`, 'id');
     }

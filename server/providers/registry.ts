@@ -18,6 +18,10 @@ import { openAiModeration } from './openai/moderation.ts';
 import { openAiResponses } from './openai/responses.ts';
 import type { TextAdapter } from './types.ts';
 import type { ImageAdapter, VideoAdapter } from './media.ts';
+import type { SpeechAdapter } from './speech.ts';
+import { openAiSpeech } from './openai/speech.ts';
+import { elevenLabsSpeech } from './elevenlabs/speech.ts';
+import { geminiSpeech } from './gemini/speech.ts';
 import { openAiImages } from './openai/images.ts';
 import { geminiImages } from './gemini/images.ts';
 import { geminiVideo } from './gemini/video.ts';
@@ -40,7 +44,7 @@ export type CapabilityAdapters = {
   moderation: ModerationAdapter;
   images: ImageAdapter;
   video: VideoAdapter;
-  speech: Adapter<unknown, unknown>;
+  speech: SpeechAdapter;
   transcription: Adapter<unknown, unknown>;
 };
 
@@ -54,13 +58,13 @@ const chatText = (a: TextAdapter) => ({ chat: a, messages: a, responses: a });
 export const registry: Record<ProviderType, Row> = {
   // OpenAI serves the Responses format natively; chat and Messages go through chat completions.
   // No video adapter: OpenAI's video API (Sora) was shut down on 2026-09-24.
-  openai: { chat: openAiChat, messages: openAiChat, responses: openAiResponses, embeddings: openAiEmbeddings, moderation: openAiModeration, images: openAiImages },
+  openai: { chat: openAiChat, messages: openAiChat, responses: openAiResponses, embeddings: openAiEmbeddings, moderation: openAiModeration, images: openAiImages, speech: openAiSpeech },
   // Images through chat `modalities` and video through `/videos`, as OpenRouter serves them.
-  'openai-compatible': { ...chatText(openAiChat), embeddings: openAiEmbeddings, moderation: openAiModeration, images: openRouterImages, video: openRouterVideo },
+  'openai-compatible': { ...chatText(openAiChat), embeddings: openAiEmbeddings, moderation: openAiModeration, images: openRouterImages, video: openRouterVideo, speech: openAiSpeech },
   anthropic: { ...chatText(anthropicMessages) },
   // Imagen's `:predict` is shut down on the Gemini API: images come from the Gemini image models, video from Veo.
-  gemini: { ...chatText(geminiGenerateContent), embeddings: geminiEmbeddings, images: geminiImages, video: geminiVideo },
-  elevenlabs: {},
+  gemini: { ...chatText(geminiGenerateContent), embeddings: geminiEmbeddings, images: geminiImages, video: geminiVideo, speech: geminiSpeech },
+  elevenlabs: { speech: elevenLabsSpeech },
 };
 
 /** The adapter serving `capability` on providers of `type`, or undefined: it cannot. */

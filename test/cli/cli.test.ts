@@ -123,7 +123,7 @@ models:
         `invalid configuration in ${file}`,
         `  - ${file}:5:57 models[0].upstreams[0].provider: provider "voice" is elevenlabs, which cannot serve chat (served by: openai, openai-compatible, anthropic, gemini)`,
         `  - ${file}:6:62 models[1].upstreams[0].provider: provider "claude" is anthropic, which cannot serve embeddings (served by: openai, openai-compatible, gemini)`,
-        // Speech has no adapter yet (its routes answer 501): not judged.
+        `  - ${file}:7:58 models[2].upstreams[0].provider: provider "claude" is anthropic, which cannot serve speech (served by: openai, openai-compatible, gemini, elevenlabs)`,
         '',
       ].join('\n'),
     );

@@ -1,0 +1,153 @@
+// Text to speech (spec 4.4): three families by provider (A OpenAI-format, B ElevenLabs, C Gemini),
+// the pronunciation dictionary applied before the text goes upstream (speech/pronunciation.ts),
+// audio streamed to the client as the upstream sends it. Synchronous requests that outlive
+// `jobs.sync_timeout_seconds` become the job that finishes them (524); `/v1/audio/speech/jobs`
+// submits one directly. Billed per 1,000 characters as spoken (aliases applied, tags not counted).
+import { Readable } from 'node:stream';
+import type { z } from 'zod';
+import type { SpeechRequest, SpeechWithTimestamps } from '../../contract/audio.ts';
+import type { GenerationTimeoutBody } from '../../contract/images.ts';
+import type { Job } from '../../contract/jobs.ts';
+import type { Principal } from '../auth/principal.ts';
+import { unitTokens } from '../billing/rules.ts';
+import { errors } from '../http/errors.ts';
+import { registerJobKind, type JobDone } from '../jobs/kinds.ts';
+import { newJobId, type JobOrigin } from '../jobs/service.ts';
+import type { SpeechAudio, SpeechInput, SpeechTimestamps } from '../providers/speech.ts';
+import type { FailoverOptions } from '../routing/failover.ts';
+import { route, type Target } from '../routing/targets.ts';
+import type { Services } from '../services.ts';
+import { applyPronunciation } from '../speech/pronunciation.ts';
+import { ELEVENLABS_MAX_CHARACTERS, FAMILY_FIELDS, familyOf, phonemeSupport, resolveVoice, voiceNames, type Family } from '../speech/voices.ts';
+import { gatewayHeaders, headerSafe } from './gateway-headers.ts';
+import { beginMetered, type Outcome } from './metered.ts';
+import { syncOrJob } from './sync-or-job.ts';
+import { exchange, type Exchanged } from './upstream-exchange.ts';
+
+type Body = z.infer<typeof SpeechRequest>;
+type JobObject = z.infer<typeof Job>;
+
+export const SPEECH_JOB = 'speech.generation';
+
+/** One upstream able to read the request: its family, the text and voice it is sent, what is spoken. */
+type Prepared = { target: Target<'speech'>; family: Family; input: SpeechInput; spoken: string; pronunciationWarnings: string[] };
+
+/**
+ * The model's upstreams that can read this request: the voice is one of their family's, and for
+ * ElevenLabs the text (tags included) is within its cap. None: 400 naming the valid voices, or the cap.
+ */
+function prepare(services: Services, body: Body): { model: NonNullable<ReturnType<Services['catalog']['model']>>; prepared: Prepared[] } {
+  const { model, targets } = route(services.catalog, body.model, 'speech');
+  const prepared: Prepared[] = [];
+  let refusal: ReturnType<typeof errors.invalid> | null = null;
+  for (const target of targets) {
+    const family = familyOf(target.provider.type)!;
+    const voice = resolveVoice(family, body.voice, target.provider);
+    if (!voice) {
+      refusal ??= errors.invalid(
+        `The voice '${body.voice}' is not a voice of the model '${model.id}' (family ${family}); use one of: ${voiceNames(family, target.provider).join(', ')}.`,
+        'voice',
+        'invalid_voice',
+      );
+      continue;
+    }
+    const p = applyPronunciation(body.input, body.pronunciation_dictionary ?? [], phonemeSupport(family, target.upstreamModel));
+    if (family === 'B' && p.text.length > ELEVENLABS_MAX_CHARACTERS) {
+      refusal ??= errors.invalid(
+        `The input is ${p.text.length} characters as sent (phoneme tags included); the model '${model.id}' takes at most ${ELEVENLABS_MAX_CHARACTERS}: split it into several requests.`,
+        'input',
+        'input_too_long',
+      );
+      continue;
+    }
+    prepared.push({ target, family, input: { body, text: p.text, voice }, spoken: p.spoken, pronunciationWarnings: p.warnings });
+  }
+  if (!prepared.length) throw refusal!;
+  return { model, prepared };
+}
+
+type Spoken = { ex: Exchanged<SpeechAudio | SpeechTimestamps, 'speech'>; p: Prepared };
+
+async function speak(services: Services, modelId: string, prepared: Prepared[], signal: AbortSignal, log?: FailoverOptions['log']): Promise<Spoken> {
+  const of = new Map(prepared.map((p) => [p.target, p]));
+  const ex = await exchange(
+    services,
+    modelId,
+    prepared.map((p) => p.target),
+    (t, call) => {
+      const p = of.get(t)!;
+      const ignored = Object.keys(FAMILY_FIELDS).filter((f) => (p.input.body as Record<string, unknown>)[f] !== undefined && FAMILY_FIELDS[f] !== p.family);
+      if (ignored.length) call.warn(`ignored by this model (family ${p.family}): ${ignored.join(', ')}`);
+      return t.adapter.run(p.input, { ...call, signal });
+    },
+    log,
+  );
+  return { ex, p: of.get(ex.target)! };
+}
+
+const billingOf = ({ ex, p }: Spoken): Outcome => ({
+  provider: ex.target.provider.id,
+  upstreamModel: ex.target.upstreamModel,
+  usage: null,
+  metered: { unit: 'character', quantity: p.spoken.length },
+  estimated: false,
+});
+
+const timestampsBody = (s: SpeechTimestamps, warnings: string[]): z.infer<typeof SpeechWithTimestamps> => ({ ...s.json, pronunciation_warnings: warnings });
+
+function jobDone(s: Spoken): JobDone {
+  const answer = s.ex.value;
+  const output =
+    answer.kind === 'audio'
+      ? { body: answer.body, contentType: answer.contentType }
+      : { body: Readable.from([Buffer.from(JSON.stringify(timestampsBody(answer, s.p.pronunciationWarnings)))]), contentType: 'application/json' };
+  return { type: 'done', output, billing: billingOf(s), warnings: s.ex.warnings, pronunciationWarnings: s.p.pronunciationWarnings };
+}
+
+registerJobKind({
+  kind: SPEECH_JOB,
+  object: 'audio.speech.job',
+  endpoint: 'speech',
+  downloadPath: (id) => `/v1/audio/speech/jobs/${id}/download`,
+  async run({ job, services, signal }) {
+    const { prepared } = prepare(services, job.request as Body);
+    return jobDone(await speak(services, job.model, prepared, signal));
+  },
+});
+
+const reserveTokens = (model: Parameters<typeof unitTokens>[0], prepared: Prepared[]) => unitTokens(model, 'character', Math.max(...prepared.map((p) => p.spoken.length)));
+
+export type SpeechCall = { principal: Principal; requestId: string; log?: FailoverOptions['log'] };
+
+export type SpeechAnswer =
+  | { status: 200; kind: 'audio'; body: Readable; contentType: string; length: number | null; headers: Record<string, string>; upstreamMs: number }
+  | { status: 200; kind: 'json'; body: z.infer<typeof SpeechWithTimestamps>; headers: Record<string, string>; upstreamMs: number }
+  | { status: 524; kind: 'json'; body: z.infer<typeof GenerationTimeoutBody>; headers: Record<string, string>; upstreamMs: number };
+
+const pronunciationHeader = (warnings: string[]): Record<string, string> => (warnings.length ? { 'x-service-pronunciation-warnings': headerSafe(warnings.join('; ')) } : {});
+
+export async function speech(services: Services, c: SpeechCall, body: Body): Promise<SpeechAnswer> {
+  const { model, prepared } = prepare(services, body);
+  const origin: JobOrigin = { id: newJobId(), principal: c.principal, kind: SPEECH_JOB, model: model.id, request: body };
+  const meter = await beginMetered(services, { requestId: origin.id, principal: c.principal, model: model.id, endpoint: 'speech', reserveTokens: reserveTokens(model, prepared), ttlMs: services.jobs.maxRunMs });
+  const abort = new AbortController();
+  const outcome = await syncOrJob(
+    services,
+    { origin, meter, abort, what: 'speech', pollPath: `/v1/audio/speech/jobs/${origin.id}/status`, show: (job) => job },
+    speak(services, model.id, prepared, abort.signal, c.log),
+    jobDone,
+  );
+  if ('timeout' in outcome) return { status: 524, kind: 'json', body: outcome.timeout, headers: meter.headers, upstreamMs: 0 };
+  const s = outcome.done;
+  // The upstream has started answering: the audio is made, and billed.
+  await meter.settle(billingOf(s));
+  const headers = { ...meter.headers, ...gatewayHeaders(s.ex.target.provider.id, s.ex.warnings), ...pronunciationHeader(s.p.pronunciationWarnings) };
+  const answer = s.ex.value;
+  if (answer.kind === 'timestamps') return { status: 200, kind: 'json', body: timestampsBody(answer, s.p.pronunciationWarnings), headers, upstreamMs: s.ex.upstreamMs };
+  return { status: 200, kind: 'audio', body: answer.body, contentType: answer.contentType, length: answer.length, headers, upstreamMs: s.ex.upstreamMs };
+}
+
+export async function submitSpeechJob(services: Services, principal: Principal, body: Body): Promise<JobObject> {
+  const { model, prepared } = prepare(services, body);
+  return services.jobs.submit({ principal, kind: SPEECH_JOB, model: model.id, request: body, reserveTokens: reserveTokens(model, prepared) });
+}

@@ -1,0 +1,31 @@
+// Gemini TTS, family C: `generateContent` with the AUDIO modality answers headerless 16-bit PCM
+// (`audio/L16;codec=pcm;rate=24000`); it is wrapped in a WAV header, its rate read from the type.
+import { Readable } from 'node:stream';
+import { wavHeader } from '../../speech/wav.ts';
+import { postJson } from '../http.ts';
+import type { SpeechAdapter } from '../speech.ts';
+import { UpstreamError } from '../upstream-errors.ts';
+import { vendorTarget } from '../vendor-client.ts';
+import { geminiClient, modelPath } from './client.ts';
+
+type Json = Record<string, any>;
+
+export const geminiSpeech: SpeechAdapter = {
+  async run({ text, voice }, call) {
+    const body = {
+      contents: [{ role: 'user', parts: [{ text }] }],
+      generationConfig: { responseModalities: ['AUDIO'], speechConfig: { voiceConfig: { prebuiltVoiceConfig: { voiceName: voice } } } },
+    };
+    const { json } = await call.waitOn(postJson({ ...vendorTarget(geminiClient, call.provider, modelPath(call.upstreamModel, 'generateContent')), body, signal: call.signal }));
+    const part: Json | undefined = (json.candidates?.[0]?.content?.parts ?? []).find((p: Json) => p.inlineData?.data);
+    if (!part) throw new UpstreamError(`provider '${call.provider.id}': answered without audio (finishReason ${json.candidates?.[0]?.finishReason ?? 'none'})`, 502, true, 'upstream_error');
+    const mime = String(part.inlineData.mimeType ?? '');
+    const pcm = Buffer.from(part.inlineData.data, 'base64');
+    // Newer models may answer a WAV already.
+    if (/^audio\/(wav|x-wav|wave)/.test(mime)) return { kind: 'audio', contentType: 'audio/wav', body: Readable.from([pcm]), length: pcm.length };
+    const rate = Number(/rate=(\d+)/.exec(mime)?.[1] ?? 24_000);
+    const channels = Number(/channels=(\d+)/.exec(mime)?.[1] ?? 1);
+    const wav = Buffer.concat([wavHeader({ sampleRate: rate, channels, bitsPerSample: 16, dataBytes: pcm.length }), pcm]);
+    return { kind: 'audio', contentType: 'audio/wav', body: Readable.from([wav]), length: wav.length };
+  },
+};
