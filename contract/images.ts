@@ -1,7 +1,5 @@
 import { z } from 'zod';
 import { httpsOrDataUrl, modelId } from './common.ts';
-import { ErrorObject } from './errors.ts';
-import { Job } from './jobs.ts';
 
 export const ImageResponseFormat = z
   .enum(['url', 'b64_json', 'base64', 'base64_json'])
@@ -58,19 +56,3 @@ export const ImagesResponse = z
       .describe('Token usage the upstream reported (GPT image models, Gemini): billed instead of the per-image rule.'),
   })
   .meta({ id: 'ImagesResponse' });
-
-/** A synchronous request that ran past `jobs.sync_timeout_seconds`: the work goes on as a job. */
-export const GenerationTimeoutBody = z
-  .object({
-    error: ErrorObject.extend({
-      code: z.literal('generation_timeout'),
-      job_id: z.string().describe('The job that will hold the result; poll GET /v1/images/generations/{job_id}.'),
-    }),
-    job: Job,
-  })
-  .meta({
-    id: 'GenerationTimeoutBody',
-    description:
-      '524 of a synchronous image request that outlived `jobs.sync_timeout_seconds`: the generation was not lost; it continues as the job named here ' +
-      '(same result, billed once). Other 524s (every upstream timed out) use the common error body with code upstream_timeout.',
-  });

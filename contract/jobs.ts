@@ -43,3 +43,19 @@ export const Job = z
   })
   .meta({ id: 'Job' });
 export type Job = z.infer<typeof Job>;
+
+/** A synchronous request that ran past `jobs.sync_timeout_seconds`: the work goes on as a job. */
+export const GenerationTimeoutBody = z
+  .object({
+    error: ErrorObject.extend({
+      code: z.literal('generation_timeout'),
+      job_id: z.string().describe('The job that will hold the result: poll it at the job endpoint of the capability.'),
+    }),
+    job: Job,
+  })
+  .meta({
+    id: 'GenerationTimeoutBody',
+    description:
+      '524 of a synchronous image or speech request that outlived `jobs.sync_timeout_seconds`: the work was not lost; it continues as the job named here ' +
+      '(same result, billed once). Other 524s (every upstream timed out) use the common error body with code upstream_timeout.',
+  });

@@ -5,8 +5,8 @@
 // request that outlives `jobs.sync_timeout_seconds` becomes the job that finishes it (billed once).
 import { Readable } from 'node:stream';
 import type { z } from 'zod';
-import type { GenerationTimeoutBody, ImageGenerationRequest, ImagesResponse } from '../../contract/images.ts';
-import type { Job } from '../../contract/jobs.ts';
+import type { ImageGenerationRequest, ImagesResponse } from '../../contract/images.ts';
+import type { GenerationTimeoutBody, Job } from '../../contract/jobs.ts';
 import type { Principal } from '../auth/principal.ts';
 import { unitTokens } from '../billing/rules.ts';
 import { GatewayError, errors } from '../http/errors.ts';

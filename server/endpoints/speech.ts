@@ -6,8 +6,7 @@
 import { Readable } from 'node:stream';
 import type { z } from 'zod';
 import type { SpeechRequest, SpeechWithTimestamps } from '../../contract/audio.ts';
-import type { GenerationTimeoutBody } from '../../contract/images.ts';
-import type { Job } from '../../contract/jobs.ts';
+import type { GenerationTimeoutBody, Job } from '../../contract/jobs.ts';
 import type { Principal } from '../auth/principal.ts';
 import { unitTokens } from '../billing/rules.ts';
 import { errors } from '../http/errors.ts';

@@ -3,8 +3,7 @@
 // and finished by the runner (JobRunner.adopt), billed once through the request's reservation.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { z } from 'zod';
-import type { GenerationTimeoutBody } from '../../contract/images.ts';
-import type { Job } from '../../contract/jobs.ts';
+import type { GenerationTimeoutBody, Job } from '../../contract/jobs.ts';
 import type { JobDone } from '../jobs/kinds.ts';
 import type { JobOrigin } from '../jobs/service.ts';
 import type { Services } from '../services.ts';

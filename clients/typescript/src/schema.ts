@@ -108,7 +108,7 @@ export type paths = {
         put?: never;
         /**
          * Text to speech
-         * @description Audio bytes (family A: the requested format; B: audio/mpeg; C: audio/wav), or JSON `SpeechWithTimestamps` for family B with `with-timestamps`. Skipped phoneme rules are named in the `X-Service-Pronunciation-Warnings` header.
+         * @description Audio bytes (family A: the requested format; B: audio/mpeg; C: audio/wav), streamed as the upstream sends them, or JSON `SpeechWithTimestamps` for family B with `with-timestamps`. The pronunciation dictionary is applied before the text goes upstream (docs/pronunciation.md); skipped phoneme rules are named in the `X-Service-Pronunciation-Warnings` header, fields of another family in `X-Gateway-Warnings`. A voice of another family is 400 `invalid_voice` naming the valid ones; family B input over 4096 characters as sent (tags included) is 400 `input_too_long`. A request not answered within `jobs.sync_timeout_seconds` is 524 `generation_timeout` naming the job that finishes it (billed once). Billed per 1,000 characters as spoken (aliases applied, tags not counted).
          */
         post: operations["speech"];
         delete?: never;
@@ -128,7 +128,7 @@ export type paths = {
         put?: never;
         /**
          * Submit an async speech job
-         * @description Same body as POST /v1/audio/speech; answers 202 with the job at once.
+         * @description Same body and checks as POST /v1/audio/speech; answers 202 with the job at once. Poll `…/status`: `pronunciation_warnings` lists skipped phoneme rules, `warnings` ignored fields, and once done `result` is `{content_type, bytes}`; `…/download` then streams the audio (or the with-timestamps JSON).
          */
         post: operations["speechJobCreate"];
         delete?: never;
@@ -163,7 +163,7 @@ export type paths = {
         };
         /**
          * Download the audio of a finished speech job
-         * @description 409 job_not_ready until the job is done.
+         * @description The audio with the content type of the model family (as POST /v1/audio/speech answers it), or the with-timestamps JSON. 409 job_not_ready until the job is done.
          */
         get: operations["speechJobDownload"];
         put?: never;
@@ -2024,7 +2024,7 @@ export type components = {
             warnings: string[];
             /** @description Speech jobs: why pronunciation rules were skipped (e.g. phoneme rules on a model without phoneme support). Empty otherwise. */
             pronunciation_warnings: string[];
-            /** @description Image and video jobs, once done: the images response (`{created, data[]}`, as a synchronous request answers; a video entry has the hosted MP4 `url`, `content_type` and `duration_seconds`). Speech and transcription jobs: null (use the download URL). */
+            /** @description Image and video jobs, once done: the images response (`{created, data[]}`, as a synchronous request answers; a video entry has the hosted MP4 `url`, `content_type` and `duration_seconds`). Speech and transcription jobs, once done: `{content_type, bytes}` of the output at `download_url`. */
             result?: unknown;
             /** @description Speech and transcription jobs: where to GET the output once done. */
             download_url: string | null;
@@ -2034,7 +2034,7 @@ export type components = {
          * @enum {string}
          */
         JobStatus: "queued" | "in_progress" | "done" | "failed" | "cancelled" | "expired";
-        /** @description 524 of a synchronous image request that outlived `jobs.sync_timeout_seconds`: the generation was not lost; it continues as the job named here (same result, billed once). Other 524s (every upstream timed out) use the common error body with code upstream_timeout. */
+        /** @description 524 of a synchronous image or speech request that outlived `jobs.sync_timeout_seconds`: the work was not lost; it continues as the job named here (same result, billed once). Other 524s (every upstream timed out) use the common error body with code upstream_timeout. */
         GenerationTimeoutBody: {
             error: {
                 /** @description Human-readable explanation. Never contains a stack trace or a secret. */
@@ -2044,7 +2044,7 @@ export type components = {
                 code: "generation_timeout";
                 /** @description The offending request field as a path, e.g. `messages[0].content`; null when no single field is at fault. */
                 param?: string | null;
-                /** @description The job that will hold the result; poll GET /v1/images/generations/{job_id}. */
+                /** @description The job that will hold the result: poll it at the job endpoint of the capability. */
                 job_id: string;
             };
             job: components["schemas"]["Job"];
@@ -3425,7 +3425,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["GenerationTimeoutBody"] | components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -3683,6 +3683,11 @@ export interface operations {
                 };
                 content: {
                     "audio/mpeg": string;
+                    "audio/opus": string;
+                    "audio/aac": string;
+                    "audio/flac": string;
+                    "audio/wav": string;
+                    "application/json": components["schemas"]["SpeechWithTimestamps"];
                 };
             };
             /** @description Invalid request */
