@@ -2,6 +2,7 @@
 // fake OpenAI, ElevenLabs and Gemini upstreams: the three families, voices, family fields,
 // pronunciation rules end to end, streaming, WAV, timestamps, the 4096 cap, jobs, 524, billing.
 import OpenAI from 'openai';
+import { execFileSync } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -95,6 +96,9 @@ describe('the three families through the openai client', () => {
     const wav = await toFile(res, 'c.wav');
     expect(parseWav(wav)).toEqual({ format: 1, channels: 1, rate: 24_000, byteRate: 48_000, blockAlign: 2, bits: 16, dataBytes: 48_000, seconds: 1 });
     expect(wav.subarray(44)).toEqual(pcmTone());
+    // And as a person would check it: sox reads the file as 1 s of 24 kHz mono 16-bit audio.
+    const sox = (flag: string) => execFileSync('sox', ['--i', flag, path.join(dir, 'c.wav')], { encoding: 'utf8' }).trim();
+    expect([sox('-r'), sox('-c'), sox('-b'), sox('-D'), sox('-e')]).toEqual(['24000', '1', '16', '1.000000', 'Signed Integer PCM']);
     expect(last().json).toEqual({
       contents: [{ role: 'user', parts: [{ text: 'Say hello.' }] }],
       generationConfig: { responseModalities: ['AUDIO'], speechConfig: { voiceConfig: { prebuiltVoiceConfig: { voiceName: 'Kore' } } } },
