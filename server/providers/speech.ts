@@ -19,3 +19,7 @@ export type SpeechAudio = { kind: 'audio'; contentType: string; body: Readable; 
 export type SpeechTimestamps = { kind: 'timestamps'; json: Omit<z.infer<typeof SpeechWithTimestamps>, 'pronunciation_warnings'> };
 
 export type SpeechAdapter = Adapter<SpeechInput, SpeechAudio | SpeechTimestamps>;
+
+/** The request fields the gateway reads itself; any other field is the client's to pass on (spec: unknown fields pass through). */
+const KNOWN = new Set(['model', 'input', 'voice', 'speed', 'response_format', 'stability', 'similarity_boost', 'with-timestamps', 'pronunciation_dictionary']);
+export const extraFields = (body: SpeechInput['body']): Record<string, unknown> => Object.fromEntries(Object.entries(body).filter(([k]) => !KNOWN.has(k)));

@@ -166,6 +166,19 @@ describe('request rules', () => {
     await res.arrayBuffer();
   });
 
+  it("other fields pass through to OpenAI and ElevenLabs (their own options), and are named when Gemini has no place for them", async () => {
+    let res = await post({ model: 'tts-1', voice: 'alloy', input: 'x', instructions: 'Speak cheerfully.', stream_format: 'sse' });
+    await res.arrayBuffer();
+    expect(last().json).toEqual({ instructions: 'Speak cheerfully.', model: 'tts-1', input: 'x', voice: 'alloy', response_format: 'mp3' });
+    expect(res.headers.get('x-gateway-warnings')).toBe('stream_format: the gateway streams the audio itself; dropped');
+    res = await post({ model: 'eleven_flash_v2', voice: 'aria', input: 'x', language_code: 'en', seed: 7 });
+    await res.arrayBuffer();
+    expect(last().json).toEqual({ language_code: 'en', seed: 7, text: 'x', model_id: 'eleven_flash_v2', voice_settings: { stability: 0.5, similarity_boost: 0.5 } });
+    res = await post({ model: 'gemini-2.5-flash-preview-tts', voice: 'Puck', input: 'x', seed: 7 });
+    await res.arrayBuffer();
+    expect(res.headers.get('x-gateway-warnings')).toBe("not supported by this model's provider, dropped: seed");
+  });
+
   it('family B: 4096 characters at most as sent, phoneme tags included', async () => {
     const rule = { string_to_replace: 'tomato', type: 'phoneme', phoneme: 'təˈmeɪtoʊ', alphabet: 'ipa' };
     const tag = '<phoneme alphabet="ipa" ph="təˈmeɪtoʊ">tomato</phoneme>';

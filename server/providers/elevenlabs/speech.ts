@@ -1,7 +1,7 @@
 // ElevenLabs text to speech, family B: `/text-to-speech/{voice_id}/stream` (MP3, streamed as it
 // comes), or `/with-timestamps` (JSON: the audio in base64 and per-character alignment).
 import { download, postJson } from '../http.ts';
-import type { SpeechAdapter } from '../speech.ts';
+import { extraFields, type SpeechAdapter } from '../speech.ts';
 import { vendorTarget } from '../vendor-client.ts';
 import { elevenlabsClient } from './client.ts';
 
@@ -9,7 +9,9 @@ const OUTPUT = 'mp3_44100_128';
 
 export const elevenLabsSpeech: SpeechAdapter = {
   async run({ body, text, voice }, call) {
+    // ElevenLabs' own fields (language_code, seed, previous_text, ...) pass through.
     const json = {
+      ...extraFields(body),
       text,
       model_id: call.upstreamModel,
       voice_settings: { stability: body.stability ?? 0.5, similarity_boost: body.similarity_boost ?? 0.5 },

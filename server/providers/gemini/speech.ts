@@ -3,7 +3,8 @@
 import { Readable } from 'node:stream';
 import { wavHeader } from '../../speech/wav.ts';
 import { postJson } from '../http.ts';
-import type { SpeechAdapter } from '../speech.ts';
+import { extraFields, type SpeechAdapter } from '../speech.ts';
+import { droppedFields } from '../adapter.ts';
 import { UpstreamError } from '../upstream-errors.ts';
 import { vendorTarget } from '../vendor-client.ts';
 import { geminiClient, modelPath } from './client.ts';
@@ -11,7 +12,9 @@ import { geminiClient, modelPath } from './client.ts';
 type Json = Record<string, any>;
 
 export const geminiSpeech: SpeechAdapter = {
-  async run({ text, voice }, call) {
+  async run({ body: request, text, voice }, call) {
+    const extra = Object.keys(extraFields(request));
+    if (extra.length) call.warn(droppedFields(extra));
     const body = {
       contents: [{ role: 'user', parts: [{ text }] }],
       generationConfig: { responseModalities: ['AUDIO'], speechConfig: { voiceConfig: { prebuiltVoiceConfig: { voiceName: voice } } } },
