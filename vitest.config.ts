@@ -7,6 +7,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 90_000,
     pool: 'forks',
+    // Memory tests call gc() to see what an upload leaves held, not what awaits collection.
+    execArgv: ['--expose-gc'],
     reporters: ['default', './test/helpers/summary-reporter.ts'],
   },
 });

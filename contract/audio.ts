@@ -95,5 +95,6 @@ export const TranscriptionVerbose = z
       .array(z.looseObject({ id: z.number().int(), start: z.number(), end: z.number(), text: z.string() }))
       .optional(),
     words: z.array(z.looseObject({ word: z.string(), start: z.number(), end: z.number() })).optional(),
+    timing: z.literal('estimated').optional().describe('Present when the upstream gave no timestamps and the segments were laid over the audio by the gateway.'),
   })
   .meta({ id: 'TranscriptionVerbose', description: 'response_format verbose_json.' });

@@ -22,7 +22,9 @@ export const ErrorObject = z
           'nesting_too_deep, invalid_url, malformed_request, uri_too_long, headers_too_large, ' +
           'model_not_found, invalid_api_key, model_requires_higher_plan, unauthorized_job_access, not_found, ' +
           'job_not_found, app_not_found, grant_not_found, user_not_found, key_not_found, job_not_ready, payload_too_large, unsupported_media_type, rate_limit_exceeded, daily_quota_exceeded, ' +
-          'too_many_active_jobs, upstream_error, all_upstreams_failed, upstream_timeout, not_implemented, internal_error, ' +
+          'too_many_active_jobs, upstream_error, all_upstreams_failed, upstream_timeout, upstream_invalid_request, content_policy_violation, ' +
+          'invalid_size, invalid_image_url, model_cannot_edit, too_many_images, invalid_voice, input_too_long, unsupported_audio_format, ' +
+          'model_not_supported, generation_timeout, internal_error, ' +
           'counter_store_unavailable, database_unavailable.',
       ),
     param: z
@@ -46,8 +48,8 @@ export const ErrorBody = z
       'Error body of every endpoint. 400 invalid_request_error; 401 authentication_error; 403 permission_error; ' +
       '404 invalid_request_error + code not_found/job_not_found; 409 invalid_request_error + code job_not_ready; ' +
       '413 invalid_request_error + code payload_too_large; 429 rate_limit_error (+ reset fields); 500 server_error; ' +
-      '501 server_error + not_implemented; 502/503 provider_error; 503 server_error + counter_store_unavailable (the rate-limit and quota ' +
-      'store is unreachable: the request was not forwarded) or database_unavailable, both with `Retry-After`; 524 server_error + upstream_timeout.',
+      '502/503 provider_error; 503 server_error + counter_store_unavailable (the rate-limit and quota ' +
+      'store is unreachable: the request was not forwarded) or database_unavailable, both with `Retry-After`; 524 server_error + upstream_timeout (or generation_timeout with the job that goes on).',
   });
 export type ErrorBody = z.infer<typeof ErrorBody>;
 
@@ -92,7 +94,7 @@ export const OAuthErrorBody = z
   })
   .meta({ id: 'OAuthErrorBody' });
 
-type Status = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 500 | 501 | 502 | 503 | 524;
+type Status = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 500 | 502 | 503 | 524;
 
 /** The error statuses an endpoint can return, each with the common error body (429 with its reset fields). */
 export function errorResponses<const S extends readonly Status[]>(...statuses: S) {
@@ -102,7 +104,7 @@ export function errorResponses<const S extends readonly Status[]>(...statuses: S
 }
 
 /** Statuses every authenticated inference endpoint can produce. */
-export const inferenceErrors = errorResponses(400, 401, 403, 413, 429, 500, 501, 502, 503, 524);
+export const inferenceErrors = errorResponses(400, 401, 403, 413, 429, 500, 502, 503, 524);
 
 /**
  * `/v1/messages` errors: the common error body plus Anthropic's top-level `"type": "error"`, so the

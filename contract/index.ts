@@ -46,7 +46,7 @@ export type RouteMeta = {
 };
 const meta = (m: RouteMeta) => ({ metadata: m });
 
-const jobErrors = errorResponses(401, 403, 404, 500, 501);
+const jobErrors = errorResponses(401, 403, 404, 500);
 
 const inference = c.router({
   chatCompletions: {
@@ -197,8 +197,17 @@ const inference = c.router({
       415: ErrorBody,
     },
     summary: 'Speech to text',
-    description: 'json and verbose_json answer JSON; text, srt and vtt answer text/plain (text/vtt for vtt).',
-    ...meta({ auth: 'bearer', tag: 'Audio', raw: { 200: { 'text/plain': 'text or srt', 'text/vtt': 'WebVTT' } } }),
+    description:
+      'Multipart form; the file (at most 25 MB: 413 `payload_too_large` as soon as that is crossed) is read as a stream and recognised by its bytes ' +
+      '(mp3, mp4, mpeg, mpga, m4a, wav, webm; anything else is 400 `unsupported_audio_format`). Every response format works for every model, rendered by the gateway: ' +
+      '`json` (default) and `verbose_json` (OpenAI’s shape; `words` only when the upstream timed them) answer JSON, `text` text/plain, `srt` application/x-subrip, ' +
+      '`vtt` text/vtt. Models whose upstream gives no timestamps get timing estimated from the audio’s real duration, said in `X-Gateway-Warnings` and as ' +
+      '`timing: "estimated"` in verbose_json (docs/transcription.md). Billed per audio minute (from the container), or by the tokens the upstream reports.',
+    ...meta({
+      auth: 'bearer',
+      tag: 'Audio',
+      raw: { 200: { 'text/plain': 'response_format text', 'application/x-subrip': 'response_format srt', 'text/vtt': 'response_format vtt (WebVTT)' } },
+    }),
   },
   transcriptionJobCreate: {
     method: 'POST',
@@ -207,6 +216,9 @@ const inference = c.router({
     body: audio.TranscriptionRequest,
     responses: { 202: Job, ...inferenceErrors, 415: ErrorBody },
     summary: 'Submit an async transcription job',
+    description:
+      'The same form and checks as POST /v1/audio/transcriptions; the upload is kept in the blob store and 202 answers the job at once. Poll `…/status` ' +
+      '(`result` is `{content_type, bytes}` once done, `warnings` says when timing was estimated); `…/download` answers the transcript in the requested format.',
     ...meta({ auth: 'bearer', tag: 'Audio' }),
   },
   transcriptionJobStatus: {
@@ -223,8 +235,13 @@ const inference = c.router({
     pathParams: JobIdParams,
     responses: { 200: audio.TranscriptionVerbose.or(audio.Transcription), 409: ErrorBody, ...jobErrors },
     summary: 'Download a finished transcription',
-    description: 'In the job’s response_format: JSON for json/verbose_json, text for text/srt/vtt. 409 job_not_ready until done.',
-    ...meta({ auth: 'bearer', tag: 'Audio', raw: { 200: { 'text/plain': 'text or srt', 'text/vtt': 'WebVTT' } }, notFound: { code: 'job_not_found', what: 'job' } }),
+    description: 'In the job’s response_format, with its content type (as the synchronous endpoint answers). 409 job_not_ready until done.',
+    ...meta({
+      auth: 'bearer',
+      tag: 'Audio',
+      raw: { 200: { 'text/plain': 'response_format text', 'application/x-subrip': 'response_format srt', 'text/vtt': 'response_format vtt (WebVTT)' } },
+      notFound: { code: 'job_not_found', what: 'job' },
+    }),
   },
   embeddings: {
     method: 'POST',

@@ -30,7 +30,6 @@ const statusText: Record<number, string> = {
   429: 'Rate limit, daily quota or job cap exceeded',
   431: 'Request headers too large (16 KiB in all)',
   500: 'Internal error',
-  501: 'Not implemented yet in this release',
   502: 'All upstream providers failed',
   503: 'Upstream providers unavailable, or a store the gateway needs (database, counter store) is unreachable: retry after Retry-After',
   524: 'A long generation outlived the connection',
@@ -159,8 +158,8 @@ export function buildOpenApiDocument(version = '0.1.0') {
       description:
         'Model Gateway is a self-hostable gateway that puts many model providers (OpenAI, Anthropic, Google Gemini, ElevenLabs, OpenRouter and any ' +
         'OpenAI-compatible server) behind one `/v1` API: chat completions, Messages and Responses for every text model, embeddings, moderation, ' +
-        'the model catalog with its health history, per-key usage, and an OAuth 2.0 provider with PKCE. Images and video, speech and ' +
-        'transcription are specified here but answer `501 not_implemented` in this release.\n\n' +
+        'images and video (sync and as jobs), speech with pronunciation dictionaries, transcription into every subtitle format, ' +
+        'the model catalog with its health history, per-key usage, and an OAuth 2.0 provider with PKCE.\n\n' +
         '**Authentication:** `Authorization: Bearer <API key>` (keys look like `mg-…`) or an OAuth access token; `/v1/messages` also takes ' +
         '`x-api-key`. **Errors** use the body `{"error": {"message", "type", "code", "param"}}` (`/v1/messages` adds `"type": "error"`; ' +
         'the OAuth protocol endpoints use `{"error", "error_description"}`). The user guide is `docs/api.md` in the repository.',

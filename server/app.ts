@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import cookie from '@fastify/cookie';
+import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import { webRoutes } from './web/routes.ts';
 import swaggerUi from '@fastify/swagger-ui';
@@ -258,6 +259,8 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   // The contract's routes in a child scope: its hooks apply to them alone.
   await app.register(async (scope) => {
     scope.addHook('onRequest', authHook(services));
+    // Multipart bodies (transcription uploads) are read by their route as a stream (transcription/upload.ts).
+    await scope.register(multipart);
     // A callback hook: no promise per request on the hot path.
     scope.addHook('onSend', (request, reply, payload, done) => {
       if (request.rawContentType && reply.statusCode < 300) reply.header('content-type', request.rawContentType);

@@ -1,10 +1,11 @@
 import { initServer } from '@ts-rest/fastify';
 import { contract } from '../../contract/index.ts';
 import type { Services } from '../services.ts';
-import { notImplementedHandler as todo } from './not-implemented.ts';
 import { authorizeEndpoint, issuerOf, metadataEndpoint, revokeEndpoint, tokenEndpoint, userinfoEndpoint } from '../oauth/endpoints.ts';
 import { generateMedia, imageJob } from './images.ts';
 import { SPEECH_JOB, speech, submitSpeechJob } from './speech.ts';
+import { TRANSCRIPTION_JOB, submitTranscriptionJob, transcription } from './transcriptions.ts';
+import { receiveUpload } from '../transcription/upload.ts';
 import { runText } from './text/engine.ts';
 import { embeddings } from './embeddings.ts';
 import { moderations } from './moderation.ts';
@@ -105,10 +106,30 @@ export function buildRouter(services: Services) {
         reply.headers({ 'content-type': out.contentType, 'content-length': String(out.size) });
         return { status: 200, body: out.body as never };
       },
-      transcriptions: todo,
-      transcriptionJobCreate: todo,
-      transcriptionJobStatus: todo,
-      transcriptionJobDownload: todo,
+      transcriptions: {
+        hooks: { preValidation: receiveUpload(services, 'file') },
+        handler: async ({ body, request, reply }) => {
+          const r = await transcription(services, { principal: request.principal!, requestId: request.id, upload: request.upload!, log: request.log }, body as never);
+          send(reply, r, 'transcriptions');
+          request.rawContentType = r.contentType;
+          return { status: 200, body: r.body } as never;
+        },
+      },
+      transcriptionJobCreate: {
+        hooks: { preValidation: receiveUpload(services, 'blob') },
+        handler: async ({ body, request }) => {
+          const job = await submitTranscriptionJob(services, request.principal!, request.upload!, body as never);
+          request.keepUpload?.();
+          return { status: 202, body: job };
+        },
+      },
+      transcriptionJobStatus: async ({ params, request }) => ({ status: 200, body: await services.jobs.status(request.principal!, params.id, [TRANSCRIPTION_JOB]) }),
+      transcriptionJobDownload: async ({ params, request, reply }) => {
+        const out = await services.jobs.download(request.principal!, params.id, [TRANSCRIPTION_JOB]);
+        request.rawContentType = out.contentType;
+        reply.headers({ 'content-type': out.contentType, 'content-length': String(out.size) });
+        return { status: 200, body: out.body as never };
+      },
       embeddings: async ({ body, request, reply }) => send(reply, await embeddings(services, request.principal!, request.id, body, request.log), 'embeddings'),
       moderations: async ({ body, request, reply }) => send(reply, await moderations(services, request.principal!, request.id, body, request.log), 'moderations'),
     },

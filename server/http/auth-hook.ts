@@ -2,7 +2,6 @@ import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fast
 import type { RouteMeta } from '../../contract/index.ts';
 import type { Principal } from '../auth/principal.ts';
 import { constantTimeEqual } from '../auth/secrets.ts';
-import { notImplementedBeforeBody } from '../endpoints/not-implemented.ts';
 import { isAccessToken } from '../oauth/service.ts';
 import type { Services } from '../services.ts';
 import { GatewayError, errors } from './errors.ts';
@@ -81,7 +80,6 @@ export function authHook(services: Services) {
       if (!principal) throw invalidKey();
       admit(request, meta, principal);
     }
-    notImplementedBeforeBody(request);
   }
 
   return function authenticate(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
@@ -95,11 +93,9 @@ export function authHook(services: Services) {
         if (known === null) throw invalidKey();
         if (known) {
           admit(request, meta, known);
-          notImplementedBeforeBody(request);
           return done();
         }
       } else if (meta.auth !== 'admin') {
-        notImplementedBeforeBody(request);
         return done();
       }
       slow(request, meta, key).then(() => done(), done);

@@ -40,8 +40,6 @@ export const errors = {
   conflict: (message: string, code: string, param: string | null = null) => new GatewayError(409, 'invalid_request_error', code, message, param),
   tooLarge: (message: string) => new GatewayError(413, 'invalid_request_error', 'payload_too_large', message),
   unsupportedMediaType: (message: string) => new GatewayError(415, 'invalid_request_error', 'unsupported_media_type', message),
-  notImplemented: (what: string) =>
-    new GatewayError(501, 'server_error', 'not_implemented', `${what}: not implemented in this release of the gateway.`),
   /** Redis (limits and quotas) is down or stalled: the request was not admitted, nothing was billed. */
   counterStoreUnavailable: () =>
     new GatewayError(

@@ -6,7 +6,6 @@
 import type { z } from 'zod';
 import { ModelEndpoint } from '../../contract/models.ts';
 import type { ProviderType } from '../config/schema.ts';
-import type { Adapter } from './adapter.ts';
 import { anthropicMessages } from './anthropic/messages.ts';
 import type { EmbeddingsAdapter } from './embeddings.ts';
 import { geminiEmbeddings } from './gemini/embeddings.ts';
@@ -19,6 +18,9 @@ import { openAiResponses } from './openai/responses.ts';
 import type { TextAdapter } from './types.ts';
 import type { ImageAdapter, VideoAdapter } from './media.ts';
 import type { SpeechAdapter } from './speech.ts';
+import type { TranscriptionAdapter } from './transcription.ts';
+import { openAiTranscription } from './openai/transcription.ts';
+import { elevenLabsTranscription } from './elevenlabs/transcription.ts';
 import { openAiSpeech } from './openai/speech.ts';
 import { elevenLabsSpeech } from './elevenlabs/speech.ts';
 import { geminiSpeech } from './gemini/speech.ts';
@@ -45,7 +47,7 @@ export type CapabilityAdapters = {
   images: ImageAdapter;
   video: VideoAdapter;
   speech: SpeechAdapter;
-  transcription: Adapter<unknown, unknown>;
+  transcription: TranscriptionAdapter;
 };
 
 export const TEXT_CAPABILITIES: ReadonlySet<Capability> = new Set(['chat', 'messages', 'responses']);
@@ -58,13 +60,13 @@ const chatText = (a: TextAdapter) => ({ chat: a, messages: a, responses: a });
 export const registry: Record<ProviderType, Row> = {
   // OpenAI serves the Responses format natively; chat and Messages go through chat completions.
   // No video adapter: OpenAI's video API (Sora) was shut down on 2026-09-24.
-  openai: { chat: openAiChat, messages: openAiChat, responses: openAiResponses, embeddings: openAiEmbeddings, moderation: openAiModeration, images: openAiImages, speech: openAiSpeech },
+  openai: { chat: openAiChat, messages: openAiChat, responses: openAiResponses, embeddings: openAiEmbeddings, moderation: openAiModeration, images: openAiImages, speech: openAiSpeech, transcription: openAiTranscription },
   // Images through chat `modalities` and video through `/videos`, as OpenRouter serves them.
-  'openai-compatible': { ...chatText(openAiChat), embeddings: openAiEmbeddings, moderation: openAiModeration, images: openRouterImages, video: openRouterVideo, speech: openAiSpeech },
+  'openai-compatible': { ...chatText(openAiChat), embeddings: openAiEmbeddings, moderation: openAiModeration, images: openRouterImages, video: openRouterVideo, speech: openAiSpeech, transcription: openAiTranscription },
   anthropic: { ...chatText(anthropicMessages) },
   // Imagen's `:predict` is shut down on the Gemini API: images come from the Gemini image models, video from Veo.
   gemini: { ...chatText(geminiGenerateContent), embeddings: geminiEmbeddings, images: geminiImages, video: geminiVideo, speech: geminiSpeech },
-  elevenlabs: { speech: elevenLabsSpeech },
+  elevenlabs: { speech: elevenLabsSpeech, transcription: elevenLabsTranscription },
 };
 
 /** The adapter serving `capability` on providers of `type`, or undefined: it cannot. */
@@ -76,7 +78,7 @@ export function adapterFor<C extends Capability>(type: ProviderType, capability:
 export const servesCapability = (endpoint: Capability, capability: Capability) =>
   endpoint === capability || (TEXT_CAPABILITIES.has(endpoint) && TEXT_CAPABILITIES.has(capability));
 
-/** Capabilities some provider type serves. The others are not built yet (their routes answer 501): no upstream of theirs is judged. */
+/** Capabilities some provider type serves (all, today); a capability no type serves would have no upstream judged. */
 export const builtCapabilities = (): Capability[] => ModelEndpoint.options.filter((c) => Object.values(registry).some((row) => row[c] !== undefined));
 
 /** The provider types that can serve `capability`, or null for a capability not built yet. */

@@ -1,5 +1,5 @@
 // The async job system (issue 17) through HTTP, driven by a job kind only these tests register
-// (the real job endpoints answer 501 until their capability lands): lifecycle, access rules, the
+// (so every path of the runner can be steered): lifecycle, access rules, the
 // concurrent-job cap, billing settled once, a dead instance's job picked up, expiry.
 import type { FastifyInstance } from 'fastify';
 import { setTimeout as sleep } from 'node:timers/promises';

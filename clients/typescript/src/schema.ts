@@ -185,7 +185,7 @@ export type paths = {
         put?: never;
         /**
          * Speech to text
-         * @description json and verbose_json answer JSON; text, srt and vtt answer text/plain (text/vtt for vtt).
+         * @description Multipart form; the file (at most 25 MB: 413 `payload_too_large` as soon as that is crossed) is read as a stream and recognised by its bytes (mp3, mp4, mpeg, mpga, m4a, wav, webm; anything else is 400 `unsupported_audio_format`). Every response format works for every model, rendered by the gateway: `json` (default) and `verbose_json` (OpenAI’s shape; `words` only when the upstream timed them) answer JSON, `text` text/plain, `srt` application/x-subrip, `vtt` text/vtt. Models whose upstream gives no timestamps get timing estimated from the audio’s real duration, said in `X-Gateway-Warnings` and as `timing: "estimated"` in verbose_json (docs/transcription.md). Billed per audio minute (from the container), or by the tokens the upstream reports.
          */
         post: operations["transcriptions"];
         delete?: never;
@@ -203,7 +203,10 @@ export type paths = {
         };
         get?: never;
         put?: never;
-        /** Submit an async transcription job */
+        /**
+         * Submit an async transcription job
+         * @description The same form and checks as POST /v1/audio/transcriptions; the upload is kept in the blob store and 202 answers the job at once. Poll `…/status` (`result` is `{content_type, bytes}` once done, `warnings` says when timing was estimated); `…/download` answers the transcript in the requested format.
+         */
         post: operations["transcriptionJobCreate"];
         delete?: never;
         options?: never;
@@ -237,7 +240,7 @@ export type paths = {
         };
         /**
          * Download a finished transcription
-         * @description In the job’s response_format: JSON for json/verbose_json, text for text/srt/vtt. 409 job_not_ready until done.
+         * @description In the job’s response_format, with its content type (as the synchronous endpoint answers). 409 job_not_ready until done.
          */
         get: operations["transcriptionJobDownload"];
         put?: never;
@@ -802,7 +805,7 @@ export type components = {
         } & {
             [key: string]: unknown;
         };
-        /** @description Error body of every endpoint. 400 invalid_request_error; 401 authentication_error; 403 permission_error; 404 invalid_request_error + code not_found/job_not_found; 409 invalid_request_error + code job_not_ready; 413 invalid_request_error + code payload_too_large; 429 rate_limit_error (+ reset fields); 500 server_error; 501 server_error + not_implemented; 502/503 provider_error; 503 server_error + counter_store_unavailable (the rate-limit and quota store is unreachable: the request was not forwarded) or database_unavailable, both with `Retry-After`; 524 server_error + upstream_timeout. */
+        /** @description Error body of every endpoint. 400 invalid_request_error; 401 authentication_error; 403 permission_error; 404 invalid_request_error + code not_found/job_not_found; 409 invalid_request_error + code job_not_ready; 413 invalid_request_error + code payload_too_large; 429 rate_limit_error (+ reset fields); 500 server_error; 502/503 provider_error; 503 server_error + counter_store_unavailable (the rate-limit and quota store is unreachable: the request was not forwarded) or database_unavailable, both with `Retry-After`; 524 server_error + upstream_timeout (or generation_timeout with the job that goes on). */
         ErrorBody: {
             error: components["schemas"]["ErrorObject"];
         };
@@ -810,7 +813,7 @@ export type components = {
             /** @description Human-readable explanation. Never contains a stack trace or a secret. */
             message: string;
             type: components["schemas"]["ErrorType"];
-            /** @description Machine-readable code. Values in use: missing_required_parameter, invalid_parameter, invalid_json, nesting_too_deep, invalid_url, malformed_request, uri_too_long, headers_too_large, model_not_found, invalid_api_key, model_requires_higher_plan, unauthorized_job_access, not_found, job_not_found, app_not_found, grant_not_found, user_not_found, key_not_found, job_not_ready, payload_too_large, unsupported_media_type, rate_limit_exceeded, daily_quota_exceeded, too_many_active_jobs, upstream_error, all_upstreams_failed, upstream_timeout, not_implemented, internal_error, counter_store_unavailable, database_unavailable. */
+            /** @description Machine-readable code. Values in use: missing_required_parameter, invalid_parameter, invalid_json, nesting_too_deep, invalid_url, malformed_request, uri_too_long, headers_too_large, model_not_found, invalid_api_key, model_requires_higher_plan, unauthorized_job_access, not_found, job_not_found, app_not_found, grant_not_found, user_not_found, key_not_found, job_not_ready, payload_too_large, unsupported_media_type, rate_limit_exceeded, daily_quota_exceeded, too_many_active_jobs, upstream_error, all_upstreams_failed, upstream_timeout, upstream_invalid_request, content_policy_violation, invalid_size, invalid_image_url, model_cannot_edit, too_many_images, invalid_voice, input_too_long, unsupported_audio_format, model_not_supported, generation_timeout, internal_error, counter_store_unavailable, database_unavailable. */
             code: string;
             /** @description The offending request field as a path, e.g. `messages[0].content`; null when no single field is at fault. */
             param?: string | null;
@@ -2015,7 +2018,7 @@ export type components = {
                 /** @description Human-readable explanation. Never contains a stack trace or a secret. */
                 message: string;
                 type: components["schemas"]["ErrorType"];
-                /** @description Machine-readable code. Values in use: missing_required_parameter, invalid_parameter, invalid_json, nesting_too_deep, invalid_url, malformed_request, uri_too_long, headers_too_large, model_not_found, invalid_api_key, model_requires_higher_plan, unauthorized_job_access, not_found, job_not_found, app_not_found, grant_not_found, user_not_found, key_not_found, job_not_ready, payload_too_large, unsupported_media_type, rate_limit_exceeded, daily_quota_exceeded, too_many_active_jobs, upstream_error, all_upstreams_failed, upstream_timeout, not_implemented, internal_error, counter_store_unavailable, database_unavailable. */
+                /** @description Machine-readable code. Values in use: missing_required_parameter, invalid_parameter, invalid_json, nesting_too_deep, invalid_url, malformed_request, uri_too_long, headers_too_large, model_not_found, invalid_api_key, model_requires_higher_plan, unauthorized_job_access, not_found, job_not_found, app_not_found, grant_not_found, user_not_found, key_not_found, job_not_ready, payload_too_large, unsupported_media_type, rate_limit_exceeded, daily_quota_exceeded, too_many_active_jobs, upstream_error, all_upstreams_failed, upstream_timeout, upstream_invalid_request, content_policy_violation, invalid_size, invalid_image_url, model_cannot_edit, too_many_images, invalid_voice, input_too_long, unsupported_audio_format, model_not_supported, generation_timeout, internal_error, counter_store_unavailable, database_unavailable. */
                 code: string;
                 /** @description The offending request field as a path, e.g. `messages[0].content`; null when no single field is at fault. */
                 param?: string | null;
@@ -2165,6 +2168,11 @@ export type components = {
             } & {
                 [key: string]: unknown;
             })[];
+            /**
+             * @description Present when the upstream gave no timestamps and the segments were laid over the audio by the gateway.
+             * @enum {string}
+             */
+            timing?: "estimated";
         } & {
             [key: string]: unknown;
         };
@@ -2742,15 +2750,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not implemented yet in this release */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
             /** @description All upstream providers failed */
             502: {
                 headers: {
@@ -2878,15 +2877,6 @@ export interface operations {
                     "application/json": components["schemas"]["MessagesErrorBody"];
                 };
             };
-            /** @description Not implemented yet in this release */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MessagesErrorBody"];
-                };
-            };
             /** @description All upstream providers failed */
             502: {
                 headers: {
@@ -3004,15 +2994,6 @@ export interface operations {
             };
             /** @description Internal error */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description Not implemented yet in this release */
-            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3152,15 +3133,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not implemented yet in this release */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
             /** @description All upstream providers failed */
             502: {
                 headers: {
@@ -3273,15 +3245,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not implemented yet in this release */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
             /** @description Upstream providers unavailable, or a store the gateway needs (database, counter store) is unreachable: retry after Retry-After */
             503: {
                 headers: {
@@ -3385,15 +3348,6 @@ export interface operations {
             };
             /** @description Internal error */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description Not implemented yet in this release */
-            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3524,15 +3478,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not implemented yet in this release */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
             /** @description All upstream providers failed */
             502: {
                 headers: {
@@ -3638,15 +3583,6 @@ export interface operations {
             };
             /** @description Internal error */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description Not implemented yet in this release */
-            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3762,15 +3698,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not implemented yet in this release */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
             /** @description Upstream providers unavailable, or a store the gateway needs (database, counter store) is unreachable: retry after Retry-After */
             503: {
                 headers: {
@@ -3802,6 +3729,7 @@ export interface operations {
                 };
                 content: {
                     "text/plain": string;
+                    "application/x-subrip": string;
                     "text/vtt": string;
                     "application/json": components["schemas"]["TranscriptionVerbose"] | components["schemas"]["Transcription"];
                 };
@@ -3871,15 +3799,6 @@ export interface operations {
             };
             /** @description Internal error */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description Not implemented yet in this release */
-            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4010,15 +3929,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not implemented yet in this release */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
             /** @description All upstream providers failed */
             502: {
                 headers: {
@@ -4131,15 +4041,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not implemented yet in this release */
-            501: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
             /** @description Upstream providers unavailable, or a store the gateway needs (database, counter store) is unreachable: retry after Retry-After */
             503: {
                 headers: {
@@ -4169,6 +4070,7 @@ export interface operations {
                 };
                 content: {
                     "text/plain": string;
+                    "application/x-subrip": string;
                     "text/vtt": string;
                     "application/json": components["schemas"]["TranscriptionVerbose"] | components["schemas"]["Transcription"];
                 };
@@ -4238,15 +4140,6 @@ export interface operations {
             };
             /** @description Internal error */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description Not implemented yet in this release */
-            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4352,15 +4245,6 @@ export interface operations {
             };
             /** @description Internal error */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description Not implemented yet in this release */
-            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4484,15 +4368,6 @@ export interface operations {
             };
             /** @description Internal error */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description Not implemented yet in this release */
-            501: {
                 headers: {
                     [name: string]: unknown;
                 };

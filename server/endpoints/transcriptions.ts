@@ -1,0 +1,125 @@
+// Speech to text (spec 4.4): the upload stored as it streams in (transcription/upload.ts), sent to
+// the model's first upstream that answers, and every response format rendered by the gateway from
+// the richest timing that upstream gives (transcription/render.ts). Async jobs keep the upload in
+// the blob store and the rendered transcript as their download.
+import { Readable } from 'node:stream';
+import type { z } from 'zod';
+import type { TranscriptionRequest } from '../../contract/audio.ts';
+import type { Job } from '../../contract/jobs.ts';
+import type { Principal } from '../auth/principal.ts';
+import { unitTokens } from '../billing/rules.ts';
+import { errors } from '../http/errors.ts';
+import { registerJobKind, type JobDone } from '../jobs/kinds.ts';
+import type { TranscriptionOutput } from '../providers/transcription.ts';
+import type { FailoverOptions } from '../routing/failover.ts';
+import { route } from '../routing/targets.ts';
+import type { Services } from '../services.ts';
+import { audioDuration } from '../transcription/duration.ts';
+import { render, type Granularity, type ResponseFormat } from '../transcription/render.ts';
+import { openUpload, type Upload } from '../transcription/upload.ts';
+import { gatewayHeaders } from './gateway-headers.ts';
+import { metered, type Outcome } from './metered.ts';
+import { exchange } from './upstream-exchange.ts';
+
+type Body = z.infer<typeof TranscriptionRequest>;
+type JobObject = z.infer<typeof Job>;
+
+export const TRANSCRIPTION_JOB = 'transcription.generation';
+
+/** What a transcription needs besides the audio: the checked options. */
+type Options = { model: string; format: ResponseFormat; granularities: Granularity[]; language: string | null; prompt: string | null; temperature: number | null };
+
+export const ESTIMATED_WARNING = "timing estimated: the upstream gives no timestamps, so sentences are laid over the audio's duration by their length";
+
+function options(body: Body): Options {
+  const format = body.response_format ?? 'json';
+  if (body.timestamp_granularities?.length && format !== 'verbose_json') {
+    throw errors.invalid('timestamp_granularities needs response_format verbose_json.', 'timestamp_granularities');
+  }
+  return {
+    model: body.model,
+    format,
+    granularities: body.timestamp_granularities?.length ? [...new Set(body.timestamp_granularities)] : ['segment'],
+    language: body.language ?? null,
+    prompt: body.prompt ?? null,
+    temperature: body.temperature ?? null,
+  };
+}
+
+/** Seconds of audio, from the container; when it does not say, from the size at 32 kbit/s (low for speech: a generous reservation). */
+async function measure(services: Services, u: Upload): Promise<{ seconds: number | null; reserveSeconds: number }> {
+  const seconds = await audioDuration(openUpload(services, u)(), u.mediaType, u.size);
+  return { seconds, reserveSeconds: seconds ?? u.size / 4000 };
+}
+
+type Done = { out: TranscriptionOutput; provider: string; upstreamModel: string; warnings: string[]; upstreamMs: number; rendered: ReturnType<typeof render>; seconds: number };
+
+async function transcribeUpload(services: Services, o: Options, u: Upload, containerSeconds: number | null, signal?: AbortSignal, log?: FailoverOptions['log']): Promise<Done> {
+  const { targets } = route(services.catalog, o.model, 'transcription');
+  const file = { open: openUpload(services, u), size: u.size, filename: u.filename, mediaType: u.mediaType };
+  const ex = await exchange(services, o.model, targets, (t, call) => t.adapter.run({ file, language: o.language, prompt: o.prompt, temperature: o.temperature }, { ...call, signal }), log);
+  const out = ex.value;
+  const words = out.transcript.words;
+  // The audio's length: what the upstream says, else the container, else the last word's end.
+  const seconds = out.reportedSeconds ?? containerSeconds ?? (words?.length ? words[words.length - 1]!.end : 0);
+  const transcript = { ...out.transcript, duration: out.transcript.duration || seconds };
+  const rendered = render(transcript, o.format, o.granularities, out.usageBody);
+  const warnings = [...ex.warnings];
+  if (rendered.estimated) warnings.push(ESTIMATED_WARNING);
+  if (o.format === 'verbose_json' && o.granularities.includes('word') && !words?.length) warnings.push('word timestamps: this model gives none, so verbose_json has no words');
+  return { out, provider: ex.target.provider.id, upstreamModel: ex.target.upstreamModel, warnings, upstreamMs: ex.upstreamMs, rendered, seconds };
+}
+
+/** Reported tokens win; otherwise the audio minutes. */
+const billingOf = (d: Done): Outcome => ({
+  provider: d.provider,
+  upstreamModel: d.upstreamModel,
+  usage: d.out.usage,
+  metered: { unit: 'audio_minute', quantity: Math.round((d.seconds / 60) * 10_000) / 10_000 },
+  estimated: false,
+});
+
+function reserve(services: Services, model: string, seconds: number): number {
+  const m = services.catalog.model(model);
+  if (!m) throw errors.modelNotFound(model);
+  return unitTokens(m, 'audio_minute', Math.max(seconds, 1) / 60);
+}
+
+export type TranscriptionCall = { principal: Principal; requestId: string; upload: Upload; log?: FailoverOptions['log'] };
+
+export async function transcription(services: Services, c: TranscriptionCall, body: Body): Promise<{ body: string; contentType: string; headers: Record<string, string>; upstreamMs: number }> {
+  const o = options(body);
+  route(services.catalog, o.model, 'transcription'); // the model is one, before anything is reserved
+  const { seconds, reserveSeconds } = await measure(services, c.upload);
+  const r = await metered(services, { requestId: c.requestId, principal: c.principal, model: o.model, endpoint: 'transcriptions', reserveTokens: reserve(services, o.model, reserveSeconds) }, async () => {
+    const d = await transcribeUpload(services, o, c.upload, seconds, undefined, c.log);
+    return { value: d, outcome: billingOf(d) };
+  });
+  const d = r.value;
+  return { body: d.rendered.body, contentType: d.rendered.contentType, headers: { ...r.headers, ...gatewayHeaders(d.provider, d.warnings) }, upstreamMs: d.upstreamMs };
+}
+
+type Stored = { options: Options; upload: Upload; seconds: number | null };
+
+registerJobKind({
+  kind: TRANSCRIPTION_JOB,
+  object: 'audio.transcription.job',
+  endpoint: 'transcriptions',
+  downloadPath: (id) => `/v1/audio/transcriptions/jobs/${id}/download`,
+  async run({ job, services, signal }): Promise<JobDone> {
+    const s = job.request as Stored;
+    const d = await transcribeUpload(services, s.options, s.upload, s.seconds, signal);
+    // The transcript is kept; the audio is not needed any more.
+    if ('blob' in s.upload.where) await services.jobs.blobs.delete(s.upload.where.blob).catch(() => {});
+    return { type: 'done', output: { body: Readable.from([Buffer.from(d.rendered.body)]), contentType: d.rendered.contentType }, billing: billingOf(d), warnings: d.warnings };
+  },
+});
+
+export async function submitTranscriptionJob(services: Services, principal: Principal, upload: Upload, body: Body): Promise<JobObject> {
+  const o = options(body);
+  route(services.catalog, o.model, 'transcription');
+  const { seconds, reserveSeconds } = await measure(services, upload);
+  const stored: Stored = { options: o, upload, seconds };
+  return services.jobs.submit({ principal, kind: TRANSCRIPTION_JOB, model: o.model, request: stored, reserveTokens: reserve(services, o.model, reserveSeconds) });
+}
+
