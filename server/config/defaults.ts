@@ -78,6 +78,7 @@ export const builtinProviders: Builtin[] = [
       { id: 'eleven_flash_v2', endpoint: 'speech' },
       { id: 'eleven_turbo_v2', endpoint: 'speech' },
       { id: 'scribe_v2', endpoint: 'transcription' },
+      { id: 'scribe_v1', endpoint: 'transcription' },
     ],
   },
   {

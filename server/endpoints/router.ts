@@ -1,4 +1,5 @@
 import { initServer } from '@ts-rest/fastify';
+import type { FastifyRequest } from 'fastify';
 import { contract } from '../../contract/index.ts';
 import type { Services } from '../services.ts';
 import { authorizeEndpoint, issuerOf, metadataEndpoint, revokeEndpoint, tokenEndpoint, userinfoEndpoint } from '../oauth/endpoints.ts';
@@ -33,6 +34,16 @@ export function buildRouter(services: Services) {
     keys.invalidateAll();
     return value;
   };
+
+  /** A finished job's output, streamed with its own content type. */
+  const jobDownload =
+    (kind: string) =>
+    async ({ params, request, reply }: { params: { id: string }; request: FastifyRequest; reply: { headers(h: Record<string, string>): unknown } }) => {
+      const out = await services.jobs.download(request.principal!, params.id, [kind]);
+      request.rawContentType = out.contentType;
+      reply.headers({ 'content-type': out.contentType, 'content-length': String(out.size) });
+      return { status: 200 as const, body: out.body as never };
+    };
 
   return s.router(contract, {
     inference: {
@@ -100,12 +111,7 @@ export function buildRouter(services: Services) {
       },
       speechJobCreate: async ({ body, request }) => ({ status: 202, body: await submitSpeechJob(services, request.principal!, body) }),
       speechJobStatus: async ({ params, request }) => ({ status: 200, body: await services.jobs.status(request.principal!, params.id, [SPEECH_JOB]) }),
-      speechJobDownload: async ({ params, request, reply }) => {
-        const out = await services.jobs.download(request.principal!, params.id, [SPEECH_JOB]);
-        request.rawContentType = out.contentType;
-        reply.headers({ 'content-type': out.contentType, 'content-length': String(out.size) });
-        return { status: 200, body: out.body as never };
-      },
+      speechJobDownload: jobDownload(SPEECH_JOB),
       transcriptions: {
         hooks: { preValidation: receiveUpload(services, 'file') },
         handler: async ({ body, request, reply }) => {
@@ -124,12 +130,7 @@ export function buildRouter(services: Services) {
         },
       },
       transcriptionJobStatus: async ({ params, request }) => ({ status: 200, body: await services.jobs.status(request.principal!, params.id, [TRANSCRIPTION_JOB]) }),
-      transcriptionJobDownload: async ({ params, request, reply }) => {
-        const out = await services.jobs.download(request.principal!, params.id, [TRANSCRIPTION_JOB]);
-        request.rawContentType = out.contentType;
-        reply.headers({ 'content-type': out.contentType, 'content-length': String(out.size) });
-        return { status: 200, body: out.body as never };
-      },
+      transcriptionJobDownload: jobDownload(TRANSCRIPTION_JOB),
       embeddings: async ({ body, request, reply }) => send(reply, await embeddings(services, request.principal!, request.id, body, request.log), 'embeddings'),
       moderations: async ({ body, request, reply }) => send(reply, await moderations(services, request.principal!, request.id, body, request.log), 'moderations'),
     },

@@ -96,3 +96,21 @@ export async function errorBody(res: Response) {
   const body = (await res.json()) as { error: { message: string; type: string; code: string; param?: string | null } };
   return body.error;
 }
+
+/** Today's quota counter of a key: settled and still reserved tokens. */
+export async function quotaOf(gw: TestGateway, key: string): Promise<{ settled: number; reserved: number }> {
+  const now = Date.now();
+  const id = (await gw.services.keys.authenticate(key))!.keyId;
+  const q = await gw.services.counters.reserved(`{${id}}:quota:${new Date(now).toISOString().slice(0, 10)}`, now);
+  return { settled: q.settled, reserved: q.reserved };
+}
+
+/** Polls a job at `path` until it is done or failed (or `ms` pass), and returns its object. */
+export async function pollJob(gw: TestGateway, path: string, key: string, ms = 10_000): Promise<any> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const job: any = await (await gw.fetch(path, { key })).json();
+    if (job.status === 'done' || job.status === 'failed' || Date.now() > end) return job;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

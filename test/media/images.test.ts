@@ -4,9 +4,8 @@
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateImage } from 'ai';
 import OpenAI from 'openai';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { errorBody, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { errorBody, pollJob, quotaOf, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { MP4, MP4_SILENT, PNG, PNG_REF, mediaConfig, startFakeMedia, type FakeMedia } from './fake-media.ts';
 
 let fake: FakeMedia;
@@ -31,12 +30,7 @@ beforeEach(() => {
 
 const post = (json: unknown, k = key) => gw.fetch('/v1/images/generations', { method: 'POST', key: k, json });
 const last = (path: string) => [...fake.requests].reverse().find((r) => r.path === path)!;
-const keyIdOf = async (k: string) => (await gw.services.keys.authenticate(k))!.keyId;
-const quota = async (k: string) => {
-  const now = Date.now();
-  const q = await gw.services.counters.reserved(`{${await keyIdOf(k)}}:quota:${new Date(now).toISOString().slice(0, 10)}`, now);
-  return { settled: q.settled, reserved: q.reserved };
-};
+const quota = (k: string) => quotaOf(gw, k);
 const ledger = async (id: string) => {
   await gw.services.ledger.flush();
   const rows = await gw.services.db.prisma.usageRecord.findMany({ where: { requestId: id } });
@@ -46,14 +40,7 @@ const bytesOf = async (url: string) => {
   const res = await fetch(url);
   return { status: res.status, type: res.headers.get('content-type'), bytes: Buffer.from(await res.arrayBuffer()) };
 };
-const poll = async (id: string, k = key, ms = 10_000): Promise<any> => {
-  const end = Date.now() + ms;
-  for (;;) {
-    const job: any = await (await gw.fetch(`/v1/images/generations/${id}`, { key: k })).json();
-    if (job.status === 'done' || job.status === 'failed' || Date.now() > end) return job;
-    await sleep(25);
-  }
-};
+const poll = (id: string, k = key) => pollJob(gw, `/v1/images/generations/${id}`, k);
 const idOf = (url: string) => new URL(url).pathname;
 const hosted = expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/v1\/files\/[A-Za-z0-9_-]+\.\d+\.[A-Za-z0-9_-]{22}$/);
 

@@ -8,9 +8,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { errorBody, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { errorBody, pollJob, quotaOf, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { audioBytes, pcmTone, speechConfig, startFakeSpeech, type FakeSpeech } from './fake-speech.ts';
 
 let fake: FakeSpeech;
@@ -38,12 +37,7 @@ beforeEach(() => {
 
 const post = (json: unknown, k = key, p = '/v1/audio/speech') => gw.fetch(p, { method: 'POST', key: k, json });
 const last = () => fake.requests[fake.requests.length - 1]!;
-const quota = async (k: string) => {
-  const now = Date.now();
-  const id = (await gw.services.keys.authenticate(k))!.keyId;
-  const q = await gw.services.counters.reserved(`{${id}}:quota:${new Date(now).toISOString().slice(0, 10)}`, now);
-  return { settled: q.settled, reserved: q.reserved };
-};
+const quota = (k: string) => quotaOf(gw, k);
 /** The client's way: the SDK's response body streamed to a file. */
 async function toFile(res: Response, name: string): Promise<Buffer> {
   const file = path.join(dir, name);
@@ -267,14 +261,7 @@ describe('pronunciation dictionaries end to end', () => {
 });
 
 describe('async speech jobs', () => {
-  const poll = async (id: string, k = key): Promise<any> => {
-    const end = Date.now() + 10_000;
-    for (;;) {
-      const job: any = await (await gw.fetch(`/v1/audio/speech/jobs/${id}/status`, { key: k })).json();
-      if (job.status === 'done' || job.status === 'failed' || Date.now() > end) return job;
-      await sleep(25);
-    }
-  };
+  const poll = (id: string, k = key) => pollJob(gw, `/v1/audio/speech/jobs/${id}/status`, k);
 
   it('submit → status (409 before done, pronunciation warnings, content type and size) → download; another key 403', async () => {
     fake.chunkDelayMs = 300;

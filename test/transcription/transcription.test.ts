@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import SrtParser from 'srt-parser-2';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { WebVTTParser } from 'webvtt-parser';
-import { errorBody, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { errorBody, pollJob, quotaOf, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { scribeAnswer, sttConfig, startFakeStt, whisperAnswer, type FakeStt } from './fake-stt.ts';
 
 let fake: FakeStt;
@@ -40,20 +40,8 @@ const form = (fields: Record<string, string | string[]>, file: Buffer | null = W
   return f;
 };
 const post = (f: FormData, k = key, p = '/v1/audio/transcriptions') => gw.fetch(p, { method: 'POST', key: k, body: f });
-const poll = async (id: string, k = key): Promise<any> => {
-  const end = Date.now() + 10_000;
-  for (;;) {
-    const job: any = await (await gw.fetch(`/v1/audio/transcriptions/jobs/${id}/status`, { key: k })).json();
-    if (job.status === 'done' || job.status === 'failed' || Date.now() > end) return job;
-    await sleep(25);
-  }
-};
-const quota = async (k: string) => {
-  const now = Date.now();
-  const id = (await gw.services.keys.authenticate(k))!.keyId;
-  const q = await gw.services.counters.reserved(`{${id}}:quota:${new Date(now).toISOString().slice(0, 10)}`, now);
-  return { settled: q.settled, reserved: q.reserved };
-};
+const poll = (id: string, k = key) => pollJob(gw, `/v1/audio/transcriptions/jobs/${id}/status`, k);
+const quota = (k: string) => quotaOf(gw, k);
 
 describe('every format for every model, through the openai client', () => {
   it('whisper-1: the upstream asked for words and segments; json, text, verbose_json as asked', async () => {
