@@ -11,7 +11,7 @@ import type { Principal } from '../auth/principal.ts';
 import { unitTokens } from '../billing/rules.ts';
 import { GatewayError, errors } from '../http/errors.ts';
 import { registerJobKind, type JobDone, type JobRecheck, type JobRecord } from '../jobs/kinds.ts';
-import { newJobId, type JobOrigin } from '../jobs/service.ts';
+import { jobOutputKey, newJobId, type JobOrigin } from '../jobs/service.ts';
 import { mp4Duration } from '../media/mp4-duration.ts';
 import { loadReferences } from '../media/references.ts';
 import { parseMediaRequest, type MediaRequest } from '../media/request.ts';
@@ -44,8 +44,6 @@ type VideoState = { provider: string; upstreamModel: string; operation: string; 
 
 /** Consecutive failed checks of a running video (network, 5xx) before the job fails. */
 const MAX_POLL_FAILURES = 5;
-
-const outputKey = (jobId: string) => `jobs/${jobId}/output`;
 
 /** The model's upstreams able to take `references` reference images; 400 naming the model when none can. */
 function mediaTargets<C extends Media>(services: Services, modelId: string, capability: C, references: number): Target<C>[] {
@@ -82,7 +80,7 @@ const mediaType = (given: string | null | undefined, kind: 'image' | 'video', fa
 };
 
 async function hostImage(services: Services, jobId: string, image: GeneratedImage) {
-  const key = outputKey(jobId);
+  const key = jobOutputKey(jobId);
   await services.jobs.blobs.put(key, Readable.from([image.data]), image.contentType);
   return { key, url: hostedUrl(services, key) };
 }
@@ -141,7 +139,7 @@ async function videoStep(services: Services, job: JobRecord, signal: AbortSignal
   const adapter = provider && adapterFor(provider.type, 'video');
   if (!provider || !adapter) throw new GatewayError(502, 'provider_error', 'upstream_error', `The provider '${state.provider}' running this video is no longer configured for video.`);
   const call: AdapterCall = { provider, upstreamModel: state.upstreamModel, warn: () => {}, waitOn: (p) => p, signal };
-  const key = outputKey(job.id);
+  const key = jobOutputKey(job.id);
   let contentType: string;
   try {
     const poll = await adapter.poll(state.operation, call);

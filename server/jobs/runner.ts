@@ -11,7 +11,7 @@ import { NOTHING, type Outcome } from '../endpoints/metered.ts';
 import { GatewayError, errors } from '../http/errors.ts';
 import type { Services } from '../services.ts';
 import { jobKind, type JobDone, type JobKind, type JobRecheck, type JobRecord } from './kinds.ts';
-import type { JobService } from './service.ts';
+import { jobOutputKey, type JobService } from './service.ts';
 import { databaseQueue, type JobQueue } from './queue.ts';
 
 /** Claims of one job that ended without an outcome (its instance died) before it is given up. */
@@ -160,7 +160,7 @@ export class JobRunner {
       let outputKey: string | null = outcome.outputKey ?? null;
       let result = outcome.result ?? null;
       if (outcome.output) {
-        outputKey = `jobs/${job.id}/output`;
+        outputKey = jobOutputKey(job.id);
         const stored = await this.jobs.blobs.put(outputKey, outcome.output.body, outcome.output.contentType);
         // A job whose answer is its download says what it is and how large.
         result ??= { content_type: outcome.output.contentType, bytes: stored.size };

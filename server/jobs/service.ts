@@ -25,6 +25,9 @@ const seconds = (d: Date | null) => (d ? Math.floor(d.getTime() / 1000) : null);
 
 export const newJobId = () => `job_${randomToken(24)}`;
 
+/** Where a job's output (its download, or the hosted file its result links to) is kept; swept with the job. */
+export const jobOutputKey = (jobId: string) => `jobs/${jobId}/output`;
+
 /** A synchronous request's work, kept as a job: its id (the request's billing id), owner and what it ran. */
 export type JobOrigin = { id: string; principal: Principal; kind: string; model: string; request: unknown };
 
@@ -60,19 +63,7 @@ export class JobService {
       meter = await beginMetered(s, { requestId: id, principal: p.principal, model: p.model, endpoint: kind.endpoint, reserveTokens: p.reserveTokens, ttlMs: this.maxRunMs });
       reservation = meter.reservation;
       const row = await s.db.prisma.job.create({
-        data: {
-          id,
-          kind: p.kind,
-          apiKeyId: p.principal.keyId,
-          userId: p.principal.userId,
-          model: p.model,
-          status: 'queued',
-          request: p.request as never,
-          reservation: reservation as never,
-          runAt: new Date(now),
-          createdAt: new Date(now),
-          expiresAt: new Date(now + s.config.jobs.retention_hours * 3_600_000),
-        },
+        data: { ...this.rowOf({ id, principal: p.principal, kind: p.kind, model: p.model, request: p.request }, now), status: 'queued', reservation: reservation as never },
       });
       await s.jobRunner.notify(id);
       return this.toObject(row);

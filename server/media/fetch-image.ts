@@ -8,6 +8,10 @@ import { GatewayError } from '../http/errors.ts';
 
 export type ImageFetchOptions = { allowPrivate: boolean; maxBytes: number; timeoutMs: number };
 
+/** An image a client referenced: at most 20 MB (OpenAI's limit for a referenced image), within 15 s. */
+export const MAX_IMAGE_BYTES = 20 * 1024 * 1024;
+export const imageFetchOptions = (config: { allowPrivateImageUrls: boolean }): ImageFetchOptions => ({ allowPrivate: config.allowPrivateImageUrls, maxBytes: MAX_IMAGE_BYTES, timeoutMs: 15_000 });
+
 export function isPublicAddress(address: string): boolean {
   try {
     let ip = ipaddr.parse(address);

@@ -3,12 +3,10 @@
 // sends the same bytes again without fetching them again.
 import { GatewayError, errors } from '../http/errors.ts';
 import type { Services } from '../services.ts';
-import { fetchImage } from './fetch-image.ts';
+import { MAX_IMAGE_BYTES, fetchImage, imageFetchOptions } from './fetch-image.ts';
 
 export type ReferenceImage = { mediaType: string; data: Buffer };
 
-/** Per reference image: what OpenAI's JSON edit accepts (20 MB). */
-export const MAX_REFERENCE_BYTES = 20 * 1024 * 1024;
 
 const DATA_URI = /^data:(image\/[a-z0-9.+-]+)(;[a-z0-9-]+=[^;,]*)*;base64,([A-Za-z0-9+/=\s]*)$/i;
 
@@ -17,12 +15,12 @@ function decodeDataUri(uri: string, param: string): ReferenceImage {
   if (!m) throw errors.invalid(`${param} is a data: URI that is not a base64-encoded image (data:image/<type>;base64,...).`, param, 'invalid_image_url');
   const data = Buffer.from(m[3]!, 'base64');
   if (!data.length) throw errors.invalid(`${param} is an empty image.`, param, 'invalid_image_url');
-  if (data.length > MAX_REFERENCE_BYTES) throw errors.invalid(`${param} is larger than ${MAX_REFERENCE_BYTES} bytes.`, param, 'invalid_image_url');
+  if (data.length > MAX_IMAGE_BYTES) throw errors.invalid(`${param} is larger than ${MAX_IMAGE_BYTES} bytes.`, param, 'invalid_image_url');
   return { mediaType: m[1]!.toLowerCase(), data };
 }
 
 export async function loadReferences(services: Services, urls: readonly string[]): Promise<ReferenceImage[]> {
-  const opts = { allowPrivate: services.config.allowPrivateImageUrls, maxBytes: MAX_REFERENCE_BYTES, timeoutMs: 15_000 };
+  const opts = imageFetchOptions(services.config);
   return Promise.all(
     urls.map(async (url, i) => {
       const param = urls.length > 1 ? `image_url[${i}]` : 'image_url';

@@ -1,11 +1,11 @@
 // For upstreams that read only image bytes (TextAdapter.needsInlineImages): image URLs are
 // downloaded (SSRF-guarded) and inlined.
-import { fetchImage } from '../../media/fetch-image.ts';
+import { fetchImage, imageFetchOptions } from '../../media/fetch-image.ts';
 import type { Services } from '../../services.ts';
 import type * as C from '../../translate/canonical.ts';
 
 export async function inlineImages(req: C.Request, services: Services): Promise<C.Request> {
-  const opts = { allowPrivate: services.config.allowPrivateImageUrls, maxBytes: 20 * 1024 * 1024, timeoutMs: 15_000 };
+  const opts = imageFetchOptions(services.config);
   const fix = async (p: C.Part): Promise<C.Part> => {
     if (p.type === 'image' && p.source.kind === 'url') {
       const { mediaType, data } = await fetchImage(p.source.url, opts);
