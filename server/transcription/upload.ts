@@ -71,6 +71,11 @@ async function sniffed(file: Readable): Promise<{ format: AudioFormat; stream: R
   return { format, stream: rest };
 }
 
+function stopReading(request: FastifyRequest) {
+  request.raw.unpipe();
+  request.raw.pause();
+}
+
 /**
  * preValidation hook of the transcription routes: the fields into `request.body`, the file stored
  * (`to: 'file'` for a synchronous request, `'blob'` for a job) and described in `request.upload`.
@@ -103,7 +108,11 @@ export function receiveUpload(services: Services, to: 'file' | 'blob') {
         );
         stream.once('error', (err) => counted.destroy(err));
         // At the limit the upload is refused there and then; what follows is never read.
-        part.file.once('limit', () => counted.destroy(tooLarge()));
+        part.file.once('limit', () => {
+          // busboy would go on reading to find further parts: the request stops being read here.
+          stopReading(request);
+          counted.destroy(tooLarge());
+        });
         const filename = part.filename || `audio.${format}`;
         if (to === 'file') {
           const dir = await mkdtemp(path.join(tmpdir(), 'mg-upload-'));
@@ -122,6 +131,7 @@ export function receiveUpload(services: Services, to: 'file' | 'blob') {
       }
     } catch (err) {
       // The rest of an upload refused part-way is not read: the connection closes after the answer.
+      stopReading(request);
       reply.header('connection', 'close');
       const code = (err as { code?: string }).code;
       if (code === 'FST_REQ_FILE_TOO_LARGE') throw tooLarge();

@@ -173,11 +173,17 @@ describe('the upload', () => {
       expect(r.body.error).toMatchObject({ code: 'payload_too_large', message: 'The audio file is larger than 25 MB.' });
     }
     expect(r.pulled, `MiB the client was asked for: ${r.pulled}`).toBeLessThan(40); // 25 MiB read, a few more in socket buffers, the rest never sent
-    await sleep(200);
-    global.gc!();
-    const grew = process.memoryUsage().arrayBuffers - before.arrayBuffers;
-    // The 25 MiB read went to a temporary file (removed), not to memory.
-    expect(grew, `array buffers grew by ${grew} bytes`).toBeLessThan(4 * 1024 * 1024);
+    // Closing the connection and removing the temporary file finish shortly after the answer (on
+    // a loaded machine, a while after): what counts is what stays held, so measure until settled.
+    let grew = Infinity;
+    for (let i = 0; i < 30 && grew >= 8 * 1024 * 1024; i++) {
+      await sleep(100);
+      global.gc!();
+      grew = process.memoryUsage().arrayBuffers - before.arrayBuffers;
+    }
+    // The 25 MiB read went to a temporary file (removed), not to memory (the bound leaves room for
+    // what other work in this process holds at that moment, far below the upload).
+    expect(grew, `array buffers grew by ${grew} bytes`).toBeLessThan(8 * 1024 * 1024);
     expect(fake.requests).toEqual([]);
   });
 
