@@ -3,6 +3,7 @@
 // without esbuild it falls back to the sources through tsx's loader.
 import { setFlagsFromString } from 'node:v8';
 import { ensureBundle } from '../scripts/bundle.mjs';
+import { ensureWebBuild } from '../scripts/build-web.mjs';
 
 // The embedded database (PGlite) and Prisma's query compiler are WebAssembly. V8 compiles it
 // first with its baseline compiler, then recompiles hot functions with its optimising one; the
@@ -21,6 +22,9 @@ setFlagsFromString(`--heap-growing-percent=${Number(process.env.GATEWAY_HEAP_GRO
 process.setSourceMapsEnabled(true);
 
 const bundle = process.env.MODEL_GATEWAY_FROM_SOURCE === '1' ? null : await ensureBundle();
+// The dashboard's assets, rebuilt when web/ changed (a failed build leaves the API serving and the
+// dashboard's pages saying how to build it).
+if (process.argv[2] === 'serve') await ensureWebBuild().catch((err) => console.error(`dashboard build failed: ${err.message}`));
 let runCli;
 if (bundle) {
   ({ runCli } = await import(bundle));

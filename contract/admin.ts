@@ -9,6 +9,7 @@ export const AdminUser = z
     plan: z.string(),
     created_at: z.string(),
     disabled: z.boolean(),
+    role: z.enum(['user', 'admin']),
   })
   .meta({ id: 'AdminUser' });
 
@@ -35,7 +36,6 @@ export const CreateUserBody = z.object({
   plan: storedText(64).min(1).optional().describe('Plan id; default: the configured default plan.'),
 });
 
-export const SetPlanBody = z.object({ plan: storedText(64).min(1) });
 
 export const CreateKeyBody = z.object({
   user: storedText(320).min(1).describe('User id or email.'),

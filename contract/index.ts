@@ -4,6 +4,7 @@
 import { initContract } from '@ts-rest/core';
 import { z } from 'zod';
 import * as admin from './admin.ts';
+import * as dashboard from './dashboard.ts';
 import * as audio from './audio.ts';
 import { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from './chat.ts';
 import { EmbeddingsRequest, EmbeddingsResponse, ModerationRequest, ModerationResponse } from './embeddings.ts';
@@ -21,7 +22,7 @@ export * from './errors.ts';
 
 const c = initContract();
 
-export type AuthScheme = 'none' | 'bearer' | 'bearer-or-x-api-key' | 'admin' | 'oauth-client' | 'oauth-token';
+export type AuthScheme = 'none' | 'bearer' | 'bearer-or-x-api-key' | 'admin' | 'oauth-client' | 'oauth-token' | 'session';
 
 /** Route facts the OpenAPI generator and the server both read. */
 export type RouteMeta = {
@@ -43,6 +44,12 @@ export type RouteMeta = {
    * may call it; credentials issued to an app (access tokens, a grant's api_key) get 403.
    */
   access?: 'account';
+  /**
+   * The dashboard's session cookie is accepted too (instead of the bearer credential; for admin
+   * routes, a session of a user with the admin role). POST, PATCH and DELETE with it need the
+   * session's `X-CSRF-Token`.
+   */
+  session?: true;
 };
 const meta = (m: RouteMeta) => ({ metadata: m });
 
@@ -112,7 +119,7 @@ const inference = c.router({
     pathParams: JobIdParams,
     responses: { 200: Job, ...jobErrors },
     summary: 'Poll an image or video job',
-    ...meta({ auth: 'bearer', tag: 'Images', notFound: { code: 'job_not_found', what: 'job' } }),
+    ...meta({ session: true, auth: 'bearer', tag: 'Images', notFound: { code: 'job_not_found', what: 'job' } }),
   },
   speech: {
     method: 'POST',
@@ -161,7 +168,7 @@ const inference = c.router({
     pathParams: JobIdParams,
     responses: { 200: Job, ...jobErrors },
     summary: 'Poll an async speech job',
-    ...meta({ auth: 'bearer', tag: 'Audio', notFound: { code: 'job_not_found', what: 'job' } }),
+    ...meta({ session: true, auth: 'bearer', tag: 'Audio', notFound: { code: 'job_not_found', what: 'job' } }),
   },
   speechJobDownload: {
     method: 'GET',
@@ -219,7 +226,7 @@ const inference = c.router({
     description:
       'The same form and checks as POST /v1/audio/transcriptions; the upload is kept in the blob store and 202 answers the job at once. Poll `…/status` ' +
       '(`result` is `{content_type, bytes}` once done, `warnings` says when timing was estimated); `…/download` answers the transcript in the requested format.',
-    ...meta({ auth: 'bearer', tag: 'Audio' }),
+    ...meta({ session: true, auth: 'bearer', tag: 'Audio' }),
   },
   transcriptionJobStatus: {
     method: 'GET',
@@ -227,7 +234,7 @@ const inference = c.router({
     pathParams: JobIdParams,
     responses: { 200: Job, ...jobErrors },
     summary: 'Poll an async transcription job',
-    ...meta({ auth: 'bearer', tag: 'Audio', notFound: { code: 'job_not_found', what: 'job' } }),
+    ...meta({ session: true, auth: 'bearer', tag: 'Audio', notFound: { code: 'job_not_found', what: 'job' } }),
   },
   transcriptionJobDownload: {
     method: 'GET',
@@ -252,7 +259,7 @@ const inference = c.router({
     description:
       'OpenAI’s shape for every upstream (Gemini’s vectors are encoded as OpenAI encodes them). Response headers: `X-Gateway-Upstream`, `X-RateLimit-*`, ' +
       '`X-Gateway-Overhead-Ms`, and `X-Gateway-Warnings` (`; `-separated) naming request fields the chosen upstream has no place for, which were dropped.',
-    ...meta({ auth: 'bearer', tag: 'Embeddings and moderation' }),
+    ...meta({ session: true, auth: 'bearer', tag: 'Embeddings and moderation' }),
   },
   moderations: {
     method: 'POST',
@@ -287,12 +294,13 @@ const metadataRoutes = c.router({
     method: 'GET',
     path: '/v1/usage',
     query: UsageQuery,
-    responses: { 200: UsageReport, ...errorResponses(400, 401, 500) },
+    responses: { 200: UsageReport, ...errorResponses(400, 401, 404, 500) },
     summary: 'Usage statistics and limit state',
     description:
       'The calling key’s plan, its live counters with exact reset times (daily tokens reset at 00:00 UTC; the minute window starts at its first request), ' +
-      'and a per-model and per-day breakdown of the usage ledger for `start`..`end` (UTC days, inclusive; default the last 7 days, at most 366).',
-    ...meta({ auth: 'bearer', tag: 'Usage' }),
+      'and a per-model and per-day breakdown of the usage ledger for `start`..`end` (UTC days, inclusive; default the last 7 days, at most 366). ' +
+      'With the dashboard session it covers all your keys (or the one named by `key`).',
+    ...meta({ session: true, auth: 'bearer', tag: 'Usage' }),
   },
   hostedFile: {
     method: 'GET',
@@ -310,6 +318,52 @@ const metadataRoutes = c.router({
       '(at most the job retention); any instance serves them, with the stored content type and length, so they work in an `<img>`. ' +
       'An expired, altered or unknown link is 404 file_not_found.',
     ...meta({ auth: 'none', tag: 'Models', raw: { 200: { 'image/png': 'the stored bytes, with their own content type' } }, notFound: { code: 'file_not_found', what: 'file' } }),
+  },
+});
+
+const dashboardRoutes = c.router({
+  session: {
+    method: 'GET',
+    path: '/v1/session',
+    responses: { 200: dashboard.DashboardSession, ...errorResponses(401, 500) },
+    summary: 'The signed-in user of the dashboard session, and its CSRF token',
+    description: 'Authenticated by the session cookie `mg_session` (set by signing in at /signin). 401 `not_signed_in` without a valid session.',
+    ...meta({ auth: 'session', tag: 'Dashboard' }),
+  },
+  listApiKeys: {
+    method: 'GET',
+    path: '/v1/keys',
+    responses: { 200: z.object({ object: z.literal('list'), data: z.array(dashboard.ApiKey) }), ...errorResponses(401, 403, 500) },
+    summary: 'Your API keys, newest first, with their live counters',
+    ...meta({ session: true, auth: 'bearer', tag: 'Dashboard', access: 'account' }),
+  },
+  createApiKey: {
+    method: 'POST',
+    path: '/v1/keys',
+    body: dashboard.CreateApiKeyBody,
+    responses: { 201: dashboard.CreatedApiKey, ...errorResponses(400, 401, 403, 500) },
+    summary: 'Create an API key (the key is in this response only)',
+    description: 'At most 50 active keys per user (403 too_many_keys).',
+    ...meta({ session: true, auth: 'bearer', tag: 'Dashboard', access: 'account' }),
+  },
+  revokeApiKey: {
+    method: 'POST',
+    path: '/v1/keys/:id/revoke',
+    pathParams: dashboard.ApiKeyIdParams,
+    body: c.noBody(),
+    responses: { 200: dashboard.ApiKey, ...errorResponses(401, 403, 404, 500) },
+    summary: 'Revoke one of your API keys',
+    description: 'Every instance refuses it within the key-cache TTL (5 s by default); this one at once. Revoking a revoked key answers it unchanged.',
+    ...meta({ session: true, auth: 'bearer', tag: 'Dashboard', access: 'account', notFound: { code: 'key_not_found', what: 'API key' } }),
+  },
+  listJobs: {
+    method: 'GET',
+    path: '/v1/jobs',
+    query: dashboard.JobListQuery,
+    responses: { 200: dashboard.JobList, ...errorResponses(400, 401, 403, 500) },
+    summary: 'Your recent async jobs (images, video, speech, transcription), newest first',
+    description: 'With an API key: the jobs of that key; with the dashboard session: the jobs of all your keys.',
+    ...meta({ session: true, auth: 'bearer', tag: 'Dashboard', access: 'account' }),
   },
 });
 
@@ -378,7 +432,7 @@ const oauthRoutes = c.router({
     responses: { 200: z.object({ data: z.array(oauth.App) }), ...errorResponses(401, 403, 500) },
     summary: 'Your OAuth apps',
     description: 'App management for developers, authenticated by your API key (the dashboard at /apps does the same in a browser).',
-    ...meta({ auth: 'bearer', tag: 'OAuth apps', access: 'account' }),
+    ...meta({ session: true, auth: 'bearer', tag: 'OAuth apps', access: 'account' }),
   },
   createApp: {
     method: 'POST',
@@ -387,7 +441,7 @@ const oauthRoutes = c.router({
     responses: { 201: oauth.AppWithSecret, ...errorResponses(400, 401, 403, 500) },
     summary: 'Register an OAuth app',
     description: 'At most 5 apps per user (403 too_many_apps). The client secret is in this response only.',
-    ...meta({ auth: 'bearer', tag: 'OAuth apps', access: 'account' }),
+    ...meta({ session: true, auth: 'bearer', tag: 'OAuth apps', access: 'account' }),
   },
   rotateAppSecret: {
     method: 'POST',
@@ -397,7 +451,7 @@ const oauthRoutes = c.router({
     responses: { 200: oauth.AppWithSecret, ...errorResponses(401, 403, 404, 500) },
     summary: 'Rotate an app’s client secret',
     description: 'The old secret stops working at once.',
-    ...meta({ auth: 'bearer', tag: 'OAuth apps', access: 'account', notFound: { code: 'app_not_found', what: 'app' } }),
+    ...meta({ session: true, auth: 'bearer', tag: 'OAuth apps', access: 'account', notFound: { code: 'app_not_found', what: 'app' } }),
   },
   deleteApp: {
     method: 'DELETE',
@@ -406,14 +460,14 @@ const oauthRoutes = c.router({
     body: c.noBody(),
     responses: { 204: c.noBody(), ...errorResponses(401, 403, 404, 500) },
     summary: 'Delete an OAuth app (and every grant and token of it)',
-    ...meta({ auth: 'bearer', tag: 'OAuth apps', access: 'account', notFound: { code: 'app_not_found', what: 'app' } }),
+    ...meta({ session: true, auth: 'bearer', tag: 'OAuth apps', access: 'account', notFound: { code: 'app_not_found', what: 'app' } }),
   },
   listConnectedApps: {
     method: 'GET',
     path: '/v1/connected-apps',
     responses: { 200: z.object({ data: z.array(oauth.ConnectedApp) }), ...errorResponses(401, 403, 500) },
     summary: 'Apps you granted access',
-    ...meta({ auth: 'bearer', tag: 'OAuth apps', access: 'account' }),
+    ...meta({ session: true, auth: 'bearer', tag: 'OAuth apps', access: 'account' }),
   },
   revokeConnectedApp: {
     method: 'DELETE',
@@ -422,18 +476,20 @@ const oauthRoutes = c.router({
     body: c.noBody(),
     responses: { 204: c.noBody(), ...errorResponses(401, 403, 404, 500) },
     summary: 'Revoke an app’s access (its access and refresh tokens die at once)',
-    ...meta({ auth: 'bearer', tag: 'OAuth apps', access: 'account', notFound: { code: 'grant_not_found', what: 'connected app' } }),
+    ...meta({ session: true, auth: 'bearer', tag: 'OAuth apps', access: 'account', notFound: { code: 'grant_not_found', what: 'connected app' } }),
   },
 });
 
-const adminErrors = errorResponses(400, 401, 404, 500);
+// 403: a signed-in user without the admin role, or a change without the session's CSRF token.
+const adminErrors = errorResponses(400, 401, 403, 404, 500);
 const adminRoutes = c.router({
   listUsers: {
     method: 'GET',
     path: '/admin/v1/users',
+    query: dashboard.UserListQuery,
     responses: { 200: z.object({ data: z.array(admin.AdminUser) }), ...adminErrors },
-    summary: 'List users',
-    ...meta({ auth: 'admin', tag: 'Admin' }),
+    summary: 'List or search users (oldest first)',
+    ...meta({ session: true, auth: 'admin', tag: 'Admin' }),
   },
   createUser: {
     method: 'POST',
@@ -441,16 +497,17 @@ const adminRoutes = c.router({
     body: admin.CreateUserBody,
     responses: { 201: admin.AdminUser, 409: ErrorBody, ...adminErrors },
     summary: 'Create a user',
-    ...meta({ auth: 'admin', tag: 'Admin' }),
+    ...meta({ session: true, auth: 'admin', tag: 'Admin' }),
   },
-  setUserPlan: {
+  updateUser: {
     method: 'PATCH',
     path: '/admin/v1/users/:user',
     pathParams: admin.UserRef,
-    body: admin.SetPlanBody,
+    body: dashboard.UpdateUserBody,
     responses: { 200: admin.AdminUser, ...adminErrors },
-    summary: "Change a user's plan",
-    ...meta({ auth: 'admin', tag: 'Admin', notFound: { code: 'user_not_found', what: 'user' } }),
+    summary: "Change a user's plan or role, or disable or enable the user",
+    description: 'Running gateways apply a plan change or a disabling within the key-cache TTL (5 s by default). An admin cannot disable or demote themselves.',
+    ...meta({ session: true, auth: 'admin', tag: 'Admin', notFound: { code: 'user_not_found', what: 'user' } }),
   },
   listKeys: {
     method: 'GET',
@@ -458,7 +515,7 @@ const adminRoutes = c.router({
     query: admin.KeyListQuery,
     responses: { 200: z.object({ data: z.array(admin.AdminApiKey) }), ...adminErrors },
     summary: 'List API keys (never the keys themselves)',
-    ...meta({ auth: 'admin', tag: 'Admin' }),
+    ...meta({ session: true, auth: 'admin', tag: 'Admin' }),
   },
   createKey: {
     method: 'POST',
@@ -466,7 +523,7 @@ const adminRoutes = c.router({
     body: admin.CreateKeyBody,
     responses: { 201: admin.AdminCreatedApiKey, ...adminErrors },
     summary: 'Create an API key (plaintext returned once)',
-    ...meta({ auth: 'admin', tag: 'Admin' }),
+    ...meta({ session: true, auth: 'admin', tag: 'Admin' }),
   },
   revokeKey: {
     method: 'POST',
@@ -476,7 +533,22 @@ const adminRoutes = c.router({
     responses: { 200: admin.AdminApiKey, ...adminErrors },
     summary: 'Revoke an API key',
     description: 'Running gateways stop accepting it within the key-cache TTL (5 s by default).',
-    ...meta({ auth: 'admin', tag: 'Admin', notFound: { code: 'key_not_found', what: 'API key' } }),
+    ...meta({ session: true, auth: 'admin', tag: 'Admin', notFound: { code: 'key_not_found', what: 'API key' } }),
+  },
+  listPlans: {
+    method: 'GET',
+    path: '/admin/v1/plans',
+    responses: { 200: z.object({ data: z.array(dashboard.Plan) }), ...adminErrors },
+    summary: 'The configured plans, lowest rank first',
+    ...meta({ session: true, auth: 'admin', tag: 'Admin' }),
+  },
+  adminUsage: {
+    method: 'GET',
+    path: '/admin/v1/usage',
+    query: dashboard.AdminUsageQuery,
+    responses: { 200: dashboard.AdminUsageReport, ...adminErrors },
+    summary: 'Usage across users: top users and models, per-day totals',
+    ...meta({ session: true, auth: 'admin', tag: 'Admin' }),
   },
 });
 
@@ -509,6 +581,7 @@ export const contract = c.router({
   inference,
   metadata: metadataRoutes,
   oauth: oauthRoutes,
+  dashboard: dashboardRoutes,
   admin: adminRoutes,
   operator: operatorRoutes,
 });

@@ -93,6 +93,13 @@ const securitySchemes = {
   admin: { type: 'http', scheme: 'bearer', description: 'Admin token (GATEWAY_ADMIN_TOKEN or DATA_DIR/admin-token).' },
   oauthClient: { type: 'http', scheme: 'basic', description: 'OAuth client id and secret (or body fields).' },
   oauthAccessToken: { type: 'http', scheme: 'bearer', description: 'OAuth access token.' },
+  session: { type: 'apiKey', in: 'cookie', name: 'mg_session', description: 'The dashboard’s sign-in session (HTTP-only, SameSite=Lax), set by /signin.' },
+  csrf: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-CSRF-Token',
+    description: 'With the session cookie, POST, PATCH and DELETE need the session’s CSRF token (`csrf_token` of GET /v1/session); without it they answer 403 `csrf_token_invalid`.',
+  },
 } as const;
 
 const securityFor: Record<RouteMeta['auth'], Record<string, string[]>[]> = {
@@ -102,7 +109,14 @@ const securityFor: Record<RouteMeta['auth'], Record<string, string[]>[]> = {
   admin: [{ admin: [] }],
   'oauth-client': [{ oauthClient: [] }, {}],
   'oauth-token': [{ oauthAccessToken: [] }],
+  session: [{ session: [] }],
 };
+
+/** The route's own schemes, and the session (with its CSRF token on unsafe methods) where it is accepted too. */
+function securityOf(m: RouteMeta, method: string): Record<string, string[]>[] {
+  if (!m.session) return securityFor[m.auth];
+  return [...securityFor[m.auth], method === 'GET' ? { session: [] } : { session: [], csrf: [] }];
+}
 
 const accountOnly =
   'Only the user’s own API keys may call this: credentials issued to an app (OAuth access tokens and the `api_key` of a grant) get 403 `app_credential_not_allowed`.';
@@ -145,7 +159,7 @@ export function buildOpenApiDocument(version = '0.1.0') {
       summary: route.summary,
       description: m.access === 'account' ? [route.description, accountOnly].filter(Boolean).join(' ') : route.description,
       tags: [m.tag],
-      security: securityFor[m.auth],
+      security: securityOf(m, route.method),
       request,
       responses,
     });
@@ -166,7 +180,7 @@ export function buildOpenApiDocument(version = '0.1.0') {
       // No licence: the project is private and states none (package.json), so none is claimed here.
     },
     servers: [{ url: '/', description: 'This gateway (the server that serves this document)' }],
-    tags: ['Text', 'Images', 'Audio', 'Embeddings and moderation', 'Models', 'Usage', 'OAuth', 'OAuth apps', 'Admin', 'Operations'].map((name) => ({ name })),
+    tags: ['Text', 'Images', 'Audio', 'Embeddings and moderation', 'Models', 'Usage', 'OAuth', 'OAuth apps', 'Dashboard', 'Admin', 'Operations'].map((name) => ({ name })),
   });
   doc.components = { ...doc.components, securitySchemes: securitySchemes as never };
   return nullableRefs(doc);

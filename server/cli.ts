@@ -14,7 +14,7 @@ import { GatewayError } from './http/errors.ts';
 import { serve, version } from './main.ts';
 import { acquireEmbeddedLock, adminToken, dataDirOf, embeddedLockHolder, readServerInfo } from './runtime/data-dir.ts';
 
-type Admin = Pick<AccountService, 'listUsers' | 'createUser' | 'setPlan' | 'listKeys' | 'createKey' | 'revokeKey'> & {
+type Admin = Pick<AccountService, 'listUsers' | 'createUser' | 'updateUser' | 'listKeys' | 'createKey' | 'revokeKey'> & {
   via: string;
   close(): Promise<void>;
 };
@@ -31,9 +31,9 @@ function apiBackend(baseUrl: string, token: string | null): Admin {
   };
   return {
     via: `admin API at ${baseUrl}`,
-    listUsers: async () => ok<{ data: never }>(await client.listUsers(), 200).data,
+    listUsers: async (query) => ok<{ data: never }>(await client.listUsers({ query: { q: query?.q, limit: query?.limit ?? 500 } }), 200).data,
     createUser: async (body) => ok(await client.createUser({ body }), 201),
-    setPlan: async (user, plan) => ok(await client.setUserPlan({ params: { user }, body: { plan } }), 200),
+    updateUser: async (user, body) => ok(await client.updateUser({ params: { user }, body }), 200),
     listKeys: async (user) => ok<{ data: never }>(await client.listKeys({ query: { user } }), 200).data,
     createKey: async (body) => ok(await client.createKey({ body }), 201),
     revokeKey: async (id) => ok(await client.revokeKey({ params: { id } }), 200),
@@ -52,7 +52,7 @@ async function directBackend(env: NodeJS.ProcessEnv): Promise<Admin> {
       via: `database ${db.location}`,
       listUsers: () => svc.listUsers(),
       createUser: (b) => svc.createUser(b),
-      setPlan: (u, p) => svc.setPlan(u, p),
+      updateUser: (u, c) => svc.updateUser(u, c),
       listKeys: (u) => svc.listKeys(u),
       createKey: (b) => svc.createKey(b),
       revokeKey: (id) => svc.revokeKey(id),
@@ -174,7 +174,7 @@ Environment:
     .action(async (_o, cmd: Command) =>
       withAdmin(cmd, async (a, out) => {
         const list = await a.listUsers();
-        print(out, list, () => table(list, ['id', 'email', 'name', 'plan', 'created_at']));
+        print(out, list, () => table(list, ['id', 'email', 'name', 'plan', 'role', 'disabled', 'created_at']));
       }),
     );
   users
@@ -184,10 +184,34 @@ Environment:
     .argument('<plan>', 'plan id')
     .action(async (user: string, plan: string, _o, cmd: Command) =>
       withAdmin(cmd, async (a, out) => {
-        const u = await a.setPlan(user, plan);
+        const u = await a.updateUser(user, { plan });
         print(out, u, () => `user ${u.id} is now on plan ${u.plan} (running gateways apply it within seconds)`);
       }),
     );
+  users
+    .command('set-role')
+    .description("grant or take the admin role (admins see the operator view of the dashboard)")
+    .argument('<user>', 'user id or email')
+    .argument('<role>', 'admin or user')
+    .action(async (user: string, role: string, _o, cmd: Command) =>
+      withAdmin(cmd, async (a, out) => {
+        if (role !== 'admin' && role !== 'user') throw new CliError(`role must be admin or user, not '${role}'`);
+        const u = await a.updateUser(user, { role });
+        print(out, u, () => `user ${u.id} now has the ${u.role} role`);
+      }),
+    );
+  for (const [name, disabled] of [['disable', true], ['enable', false]] as const) {
+    users
+      .command(name)
+      .description(disabled ? 'disable a user: no sign-in, every key refused (within seconds on running gateways)' : 'enable a disabled user again')
+      .argument('<user>', 'user id or email')
+      .action(async (user: string, _o, cmd: Command) =>
+        withAdmin(cmd, async (a, out) => {
+          const u = await a.updateUser(user, { disabled });
+          print(out, u, () => `user ${u.id} is ${u.disabled ? 'disabled' : 'enabled'}`);
+        }),
+      );
+  }
 
   const keys = program.command('keys').description('manage API keys');
   keys

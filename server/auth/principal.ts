@@ -1,6 +1,7 @@
 /** Who a request acts for: the key it is billed to, its user and plan. */
 export type Principal = {
-  kind: 'api_key' | 'oauth';
+  /** `session`: the dashboard's signed-in user; no key (`keyId` is empty), on the routes that accept it only. */
+  kind: 'api_key' | 'oauth' | 'session';
   keyId: string;
   userId: string;
   planId: string;
@@ -10,3 +11,6 @@ export type Principal = {
    */
   appId?: string;
 };
+
+/** The dashboard's session acts for the user across all their keys. */
+export const isSession = (p: Principal) => p.kind === 'session';

@@ -127,7 +127,9 @@ export class QuotaBilling implements Billing {
       const billed = this.billedTokens(report, res.multiplier);
       // The ledger first: a counter store that fails here (Redis down) must not lose the record.
       // The settlement is then retried until the store takes it, exactly once (settle-retry.ts).
-      if (billed > 0 || report.status < 400) {
+      // Failed requests are recorded too (billed 0 unless they produced something): usage reports
+      // count them as requests with errors.
+      {
         this.ledger.write({
           requestId: report.requestId,
           apiKeyId: res.keyId,

@@ -1,18 +1,18 @@
 // GET /v1/usage: the key's plan, live counters with exact reset times, and a breakdown from the ledger.
 import type { z } from 'zod';
 import type { UsageQuery, UsageReport } from '../../contract/usage.ts';
-import type { Principal } from '../auth/principal.ts';
+import { isSession, type Principal } from '../auth/principal.ts';
 import { errors } from '../http/errors.ts';
 import type { Services } from '../services.ts';
 import type { MeteredUnit } from './rules.ts';
-import { jobsKey, nextUtcMidnight, planOf, quotaKey, rpmKey, utcDay } from './plans.ts';
+import { jobsKey, nextUtcMidnight, planOf, quotaKey, rankOf, rpmKey, utcDay } from './plans.ts';
 
 type Report = z.infer<typeof UsageReport>;
 type Totals = Report['totals'];
 const DAY = 86_400_000;
-const zero = (): Totals => ({ requests: 0, prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, billed_tokens: 0 });
+const zero = (): Totals => ({ requests: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, billed_tokens: 0 });
 
-function period(q: z.infer<typeof UsageQuery>, now: number): { start: string; end: string } {
+export function period(q: Pick<z.infer<typeof UsageQuery>, "start" | "end">, now: number): { start: string; end: string } {
   const calendarDate = (name: 'start' | 'end', v: string) => {
     if (Number.isNaN(Date.parse(v)) || utcDay(Date.parse(v)) !== v) throw errors.invalid(`'${name}' is not a calendar date.`, name);
     return v;
@@ -25,73 +25,149 @@ function period(q: z.infer<typeof UsageQuery>, now: number): { start: string; en
   return { start, end };
 }
 
+type KeyLimits = Report['limits'];
+
+/** One key's live counters, against the plan's limits. */
+export async function keyLimits(services: Services, keyId: string, planId: string, now = services.clock.now()): Promise<KeyLimits> {
+  const plan = planOf(services.config, planId);
+  const [rpm, quota, jobs] = await Promise.all([
+    services.counters.peekWindow(rpmKey(keyId), now),
+    services.counters.reserved(quotaKey(keyId, now), now),
+    services.counters.reserved(jobsKey(keyId), now),
+  ]);
+  const usedTokens = quota.settled + quota.reserved;
+  const rpmUsed = rpm?.value ?? 0;
+  return {
+    daily_tokens: { limit: plan.daily_tokens, used: usedTokens, remaining: Math.max(0, plan.daily_tokens - usedTokens), reset_at: new Date(nextUtcMidnight(now)).toISOString() },
+    requests_per_minute: {
+      limit: plan.requests_per_minute,
+      used: rpmUsed,
+      remaining: Math.max(0, plan.requests_per_minute - rpmUsed),
+      // No open window: the next request starts one that ends a minute later.
+      reset_at: new Date(rpm?.resetAt ?? now + 60_000).toISOString(),
+    },
+    concurrent_jobs: { limit: plan.max_concurrent_jobs, active: jobs.holders, remaining: Math.max(0, plan.max_concurrent_jobs - jobs.holders) },
+  };
+}
+
+/** Several keys' counters as one allowance: limits and use add up; the earliest reset is named. */
+function summed(all: KeyLimits[], fallback: KeyLimits): KeyLimits {
+  if (!all.length) return fallback;
+  const add = (pick: (l: KeyLimits) => Report['limits']['daily_tokens']) => ({
+    limit: all.reduce((n, l) => n + pick(l).limit, 0),
+    used: all.reduce((n, l) => n + pick(l).used, 0),
+    remaining: all.reduce((n, l) => n + pick(l).remaining, 0),
+    reset_at: all.map((l) => pick(l).reset_at).sort()[0]!,
+  });
+  return {
+    daily_tokens: add((l) => l.daily_tokens),
+    requests_per_minute: add((l) => l.requests_per_minute),
+    concurrent_jobs: {
+      limit: all.reduce((n, l) => n + l.concurrent_jobs.limit, 0),
+      active: all.reduce((n, l) => n + l.concurrent_jobs.active, 0),
+      remaining: all.reduce((n, l) => n + l.concurrent_jobs.remaining, 0),
+    },
+  };
+}
+
+/** Requests with an error status are counted apart; the ledger records every billed request's status. */
+type DayRow = { day: string; model: string; requests: number; errors: number; prompt: bigint; completion: bigint; cached: bigint; reasoning: bigint; billed: bigint };
+
+/**
+ * The report for an API key (its own counters and ledger), or for the dashboard's session: every
+ * key of the user (or the one named by `key`), counters summed.
+ */
 export async function usageReport(services: Services, principal: Principal, query: z.infer<typeof UsageQuery>): Promise<Report> {
   const now = services.clock.now();
   const plan = planOf(services.config, principal.planId);
   const { start, end } = period(query, now);
-  const [rpm, quota, jobs] = await Promise.all([
-    services.counters.peekWindow(rpmKey(principal.keyId), now),
-    services.counters.reserved(quotaKey(principal.keyId, now), now),
-    services.counters.reserved(jobsKey(principal.keyId), now),
-  ]);
+  const session = isSession(principal);
+  if (query.key !== undefined && !session && query.key !== principal.keyId) throw errors.notFound(`No API key '${query.key}'.`, 'key_not_found', 'key');
+  let keyIds: string[];
+  let limits: KeyLimits;
+  if (!session) {
+    keyIds = [principal.keyId];
+    limits = await keyLimits(services, principal.keyId, principal.planId, now);
+  } else {
+    const own = await services.accounts.userKeys(principal.userId);
+    const chosen = query.key === undefined ? own : own.filter((k) => k.id === query.key);
+    if (query.key !== undefined && !chosen.length) throw errors.notFound(`No API key '${query.key}'.`, 'key_not_found', 'key');
+    keyIds = chosen.map((k) => k.id);
+    const active = chosen.filter((k) => !k.revokedAt);
+    // No active key: no allowance at all.
+    const zeroed: KeyLimits = {
+      daily_tokens: { limit: 0, used: 0, remaining: 0, reset_at: new Date(nextUtcMidnight(now)).toISOString() },
+      requests_per_minute: { limit: 0, used: 0, remaining: 0, reset_at: new Date(now + 60_000).toISOString() },
+      concurrent_jobs: { limit: 0, active: 0, remaining: 0 },
+    };
+    limits = summed(await Promise.all(active.map((k) => keyLimits(services, k.id, principal.planId, now))), zeroed);
+  }
   // This instance's pending records first, so the breakdown includes the latest requests. A flush
   // that just failed for want of the database says the report cannot be made: 503 now rather
   // than another timeout on the queries below.
   await services.ledger.flush();
   if (services.ledger.databaseUnavailable) throw errors.databaseUnavailable();
-  const where = { apiKeyId: principal.keyId, createdAt: { gte: new Date(`${start}T00:00:00Z`), lt: new Date(Date.parse(end) + DAY) } };
-  const sums = { promptTokens: true, completionTokens: true, cachedTokens: true, reasoningTokens: true, billedTokens: true } as const;
-  const rows = await services.db.prisma.usageRecord.groupBy({ by: ['model'], where, _sum: sums, _count: { _all: true }, orderBy: { model: 'asc' } });
-  const units = await services.db.prisma.usageRecord.groupBy({ by: ['model', 'meteredUnit'], where: { ...where, meteredUnit: { not: null } }, _sum: { meteredQuantity: true } });
+  const from = new Date(`${start}T00:00:00Z`);
+  const to = new Date(Date.parse(end) + DAY);
+  const where = { apiKeyId: { in: keyIds }, createdAt: { gte: from, lt: to } };
+  const units = keyIds.length
+    ? await services.db.prisma.usageRecord.groupBy({ by: ['model', 'meteredUnit'], where: { ...where, meteredUnit: { not: null } }, _sum: { meteredQuantity: true } })
+    : [];
   const meteredOf = new Map(units.map((u) => [u.model, { unit: u.meteredUnit as MeteredUnit, quantity: u._sum.meteredQuantity ?? 0 }]));
-  const days = await services.db.prisma.$queryRaw<{ day: string; requests: number; prompt: bigint; completion: bigint; cached: bigint; reasoning: bigint; billed: bigint }[]>`
-    SELECT to_char(date_trunc('day', created_at), 'YYYY-MM-DD') AS day, count(*)::int AS requests,
+  const rows = keyIds.length
+    ? await services.db.prisma.$queryRaw<DayRow[]>`
+    SELECT to_char(date_trunc('day', created_at), 'YYYY-MM-DD') AS day, model, count(*)::int AS requests, count(*) FILTER (WHERE status >= 400)::int AS errors,
            sum(prompt_tokens)::bigint AS prompt, sum(completion_tokens)::bigint AS completion, sum(cached_tokens)::bigint AS cached,
            sum(reasoning_tokens)::bigint AS reasoning, sum(billed_tokens)::bigint AS billed
-    FROM usage_records WHERE api_key_id = ${principal.keyId} AND created_at >= ${where.createdAt.gte} AND created_at < ${where.createdAt.lt}
-    GROUP BY 1 ORDER BY 1`;
+    FROM usage_records WHERE api_key_id = ANY(${keyIds}) AND created_at >= ${from} AND created_at < ${to}
+    GROUP BY 1, 2 ORDER BY 1, 2`
+    : [];
 
-  const totals = zero();
-  const byModel = rows.map((r) => {
-    const t: Totals = {
-      requests: r._count._all,
-      prompt_tokens: r._sum.promptTokens ?? 0,
-      completion_tokens: r._sum.completionTokens ?? 0,
-      cached_tokens: r._sum.cachedTokens ?? 0,
-      reasoning_tokens: r._sum.reasoningTokens ?? 0,
-      billed_tokens: Number(r._sum.billedTokens ?? 0n),
-    };
-    for (const k of Object.keys(totals) as (keyof Totals)[]) totals[k] += t[k];
-    return { model: r.model, ...t, metered: meteredOf.get(r.model) ?? null };
+  const totalsOf = (r: DayRow): Totals => ({
+    requests: r.requests,
+    errors: r.errors,
+    prompt_tokens: Number(r.prompt),
+    completion_tokens: Number(r.completion),
+    cached_tokens: Number(r.cached),
+    reasoning_tokens: Number(r.reasoning),
+    billed_tokens: Number(r.billed),
   });
-  const perDay = new Map(days.map((d) => [d.day, d]));
+  const add = (into: Totals, t: Totals) => {
+    for (const k of Object.keys(into) as (keyof Totals)[]) into[k] += t[k];
+  };
+  const totals = zero();
+  const perModel = new Map<string, Totals>();
+  const perDay = new Map<string, { totals: Totals; models: { model: string; requests: number; billed_tokens: number }[] }>();
+  for (const r of rows) {
+    const t = totalsOf(r);
+    add(totals, t);
+    if (!perModel.has(r.model)) perModel.set(r.model, zero());
+    add(perModel.get(r.model)!, t);
+    if (!perDay.has(r.day)) perDay.set(r.day, { totals: zero(), models: [] });
+    const day = perDay.get(r.day)!;
+    add(day.totals, t);
+    day.models.push({ model: r.model, requests: t.requests, billed_tokens: t.billed_tokens });
+  }
+  const byModel = [...perModel].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([model, t]) => ({ model, ...t, metered: meteredOf.get(model) ?? null }));
   const byDay: Report['by_day'] = [];
   for (let d = Date.parse(start); d <= Date.parse(end); d += DAY) {
-    const day = utcDay(d);
-    const r = perDay.get(day);
-    byDay.push({
-      date: day,
-      ...(r
-        ? { requests: r.requests, prompt_tokens: Number(r.prompt), completion_tokens: Number(r.completion), cached_tokens: Number(r.cached), reasoning_tokens: Number(r.reasoning), billed_tokens: Number(r.billed) }
-        : zero()),
-    });
+    const date = utcDay(d);
+    const day = perDay.get(date);
+    byDay.push({ date, ...(day?.totals ?? zero()), models: day?.models ?? [] });
   }
-  const usedTokens = quota.settled + quota.reserved;
-  const rpmUsed = rpm?.value ?? 0;
   return {
     object: 'usage',
-    plan: { id: plan.id, rank: plan.rank, daily_tokens: plan.daily_tokens, requests_per_minute: plan.requests_per_minute, max_concurrent_jobs: plan.max_concurrent_jobs },
-    limits: {
-      daily_tokens: { limit: plan.daily_tokens, used: usedTokens, remaining: Math.max(0, plan.daily_tokens - usedTokens), reset_at: new Date(nextUtcMidnight(now)).toISOString() },
-      requests_per_minute: {
-        limit: plan.requests_per_minute,
-        used: rpmUsed,
-        remaining: Math.max(0, plan.requests_per_minute - rpmUsed),
-        // No open window: the next request starts one that ends a minute later.
-        reset_at: new Date(rpm?.resetAt ?? now + 60_000).toISOString(),
-      },
-      concurrent_jobs: { limit: plan.max_concurrent_jobs, active: jobs.holders, remaining: Math.max(0, plan.max_concurrent_jobs - jobs.holders) },
+    plan: {
+      id: plan.id,
+      rank: plan.rank,
+      daily_tokens: plan.daily_tokens,
+      requests_per_minute: plan.requests_per_minute,
+      max_concurrent_jobs: plan.max_concurrent_jobs,
+      premium_models: services.catalog.entries
+        .filter((e) => e.premium)
+        .map((e) => ({ model: e.id, required_plan: e.required_plan, allowed: plan.rank >= rankOf(services.config, e.required_plan) })),
     },
+    limits,
     period: { start, end },
     totals,
     by_model: byModel,

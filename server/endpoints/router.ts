@@ -12,6 +12,8 @@ import { embeddings } from './embeddings.ts';
 import { moderations } from './moderation.ts';
 import { modelStatus } from '../catalog/health-report.ts';
 import { usageReport } from '../billing/usage-report.ts';
+import { adminUsageReport } from '../billing/admin-usage.ts';
+import { createKey, listJobs, listKeys, revokeKey, sessionInfo } from './dashboard.ts';
 import { hostedFile } from '../blobs/hosted.ts';
 import { chatFormat, messagesFormat, responsesFormat } from './text/formats.ts';
 import { responsesToCanonical } from '../translate/responses.ts';
@@ -32,6 +34,10 @@ export function buildRouter(services: Services) {
   // Admin changes invalidate this instance's key cache at once; others follow within the TTL.
   const changed = <T>(value: T): T => {
     keys.invalidateAll();
+    return value;
+  };
+  const audited = <T>(request: FastifyRequest, action: string, target: string, value: T, change?: object): T => {
+    request.log.info({ audit: { actor: request.adminActor, action, target, ...(change && { change }) } }, `admin ${action}`);
     return value;
   };
 
@@ -165,13 +171,45 @@ export function buildRouter(services: Services) {
         return { status: 204, body: undefined };
       },
     },
+    dashboard: {
+      session: async ({ request, reply }) => ({ status: 200, body: await sessionInfo(services, request, reply as never) }),
+      listApiKeys: async ({ request }) => ({ status: 200, body: await listKeys(services, request.principal!) }),
+      createApiKey: async ({ request, body }) => {
+        const created = await createKey(services, request.principal!, body.name);
+        request.log.info({ audit: { actor: request.principal!.userId, action: 'key.create', target: created.id } }, 'key.create');
+        return { status: 201, body: created };
+      },
+      revokeApiKey: async ({ request, params }) => {
+        const revoked = await revokeKey(services, request.principal!, params.id);
+        request.log.info({ audit: { actor: request.principal!.userId, action: 'key.revoke', target: params.id } }, 'key.revoke');
+        return { status: 200, body: revoked };
+      },
+      listJobs: async ({ request, query }) => ({ status: 200, body: { object: 'list', data: await listJobs(services, request.principal!, query.limit, issuerOf(services, request)) } }),
+    },
+    // Every change through the admin API is logged with who made it (the admin token or an admin's session).
     admin: {
-      listUsers: async () => ({ status: 200, body: { data: await accounts.listUsers() } }),
-      createUser: async ({ body }) => ({ status: 201, body: changed(await accounts.createUser(body)) }),
-      setUserPlan: async ({ params, body }) => ({ status: 200, body: changed(await accounts.setPlan(params.user, body.plan)) }),
+      listUsers: async ({ query }) => ({ status: 200, body: { data: await accounts.listUsers(query) } }),
+      createUser: async ({ body, request }) => ({ status: 201, body: audited(request, 'user.create', body.email, changed(await accounts.createUser(body))) }),
+      updateUser: async ({ params, body, request }) => ({
+        status: 200,
+        body: audited(request, 'user.update', params.user, changed(await accounts.updateUser(params.user, body, request.principal?.userId)), body),
+      }),
       listKeys: async ({ query }) => ({ status: 200, body: { data: await accounts.listKeys(query.user) } }),
-      createKey: async ({ body }) => ({ status: 201, body: await accounts.createKey(body) }),
-      revokeKey: async ({ params }) => ({ status: 200, body: changed(await accounts.revokeKey(params.id)) }),
+      createKey: async ({ body, request }) => {
+        const created = await accounts.createKey(body);
+        audited(request, 'key.create', body.user, { id: created.id });
+        return { status: 201, body: created };
+      },
+      revokeKey: async ({ params, request }) => ({ status: 200, body: audited(request, 'key.revoke', params.id, changed(await accounts.revokeKey(params.id))) }),
+      listPlans: async () => ({
+        status: 200,
+        body: {
+          data: [...services.config.plans]
+            .sort((a, b) => a.rank - b.rank)
+            .map((p) => ({ id: p.id, rank: p.rank, daily_tokens: p.daily_tokens, requests_per_minute: p.requests_per_minute, max_concurrent_jobs: p.max_concurrent_jobs, default: p.id === services.config.defaultPlan })),
+        },
+      }),
+      adminUsage: async ({ query }) => ({ status: 200, body: await adminUsageReport(services, query) }),
     },
     operator: {
       healthz: async () => ({ status: 200, body: { status: 'ok' } }),

@@ -9,8 +9,12 @@ import { GatewayError, errors } from './errors.ts';
 declare module 'fastify' {
   interface FastifyRequest {
     principal?: Principal;
+    /** Who called an admin route: `admin-token`, or the admin user of the session. */
+    adminActor?: string;
   }
 }
+
+const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 export function routeMeta(request: FastifyRequest): RouteMeta | undefined {
   const config = request.routeOptions.config as { tsRestRoute?: { metadata?: RouteMeta } };
@@ -64,12 +68,33 @@ export function authHook(services: Services) {
     request.principal = principal;
   }
 
-  async function slow(request: FastifyRequest, meta: RouteMeta, key: string | null): Promise<void> {
+  /**
+   * The dashboard's session: the cookie's user, with the session's CSRF token on unsafe methods
+   * (the cookie is SameSite=Lax, which alone does not stop a same-site page posting).
+   */
+  async function session(request: FastifyRequest, meta: RouteMeta): Promise<void> {
+    const user = await services.sessions.user(request);
+    if (!user) throw errors.unauthenticated('Not signed in, or the session has ended: sign in at /signin.', 'not_signed_in');
+    if (UNSAFE.has(request.method) && !services.sessions.checkCsrf(request, request.headers['x-csrf-token'])) {
+      throw errors.forbidden('csrf_token_invalid', 'Missing or wrong X-CSRF-Token header: send the csrf_token of GET /v1/session with requests made with the session cookie.');
+    }
     if (meta.auth === 'admin') {
+      if (user.role !== 'admin') throw errors.forbidden('admin_role_required', 'This needs the admin role (granted with the CLI: users set-role <user> admin).');
+      request.adminActor = user.id;
+    }
+    request.principal = { kind: 'session', keyId: '', userId: user.id, planId: user.planId };
+  }
+
+  async function slow(request: FastifyRequest, meta: RouteMeta, key: string | null): Promise<void> {
+    if (meta.auth === 'session') {
+      await session(request, meta);
+    } else if (meta.auth === 'admin') {
       const token = bearer(request);
+      if (token === undefined && meta.session && services.sessions.has(request)) return session(request, meta);
       if (!token || !constantTimeEqual(token, services.adminToken)) {
         throw new GatewayError(401, 'authentication_error', 'invalid_admin_token', 'Missing or invalid admin token.');
       }
+      request.adminActor = 'admin-token';
     } else if (key !== null && isAccessToken(key)) {
       const principal = await services.oauthAuth.authenticate(key);
       if (!principal) throw errors.unauthenticated('Invalid, expired or revoked access token.');
@@ -88,6 +113,11 @@ export function authHook(services: Services) {
       const meta = routeMeta(request);
       if (!meta) return done();
       if (meta.auth === 'bearer' || meta.auth === 'bearer-or-x-api-key') {
+        // No credential but the dashboard's cookie, on a route that takes it: the session.
+        if (meta.session && request.headers.authorization === undefined && services.sessions.has(request)) {
+          session(request, meta).then(() => done(), done);
+          return;
+        }
         key = presentedKey(request, meta.auth);
         const known = isAccessToken(key) ? undefined : services.keys.cached(key);
         if (known === null) throw invalidKey();
@@ -95,7 +125,7 @@ export function authHook(services: Services) {
           admit(request, meta, known);
           return done();
         }
-      } else if (meta.auth !== 'admin') {
+      } else if (meta.auth !== 'admin' && meta.auth !== 'session') {
         return done();
       }
       slow(request, meta, key).then(() => done(), done);

@@ -32,8 +32,8 @@ export const errors = {
     new GatewayError(400, 'invalid_request_error', 'missing_required_parameter', `Missing required parameter: '${param}'.`, param),
   modelNotFound: (model: string) =>
     new GatewayError(400, 'invalid_request_error', 'model_not_found', `The model '${model}' does not exist or is not served by this gateway.`, 'model'),
-  unauthenticated: (message = 'Missing or invalid API key. Send it as `Authorization: Bearer <API_KEY>`.') =>
-    new GatewayError(401, 'authentication_error', 'invalid_api_key', message),
+  unauthenticated: (message = 'Missing or invalid API key. Send it as `Authorization: Bearer <API_KEY>`.', code = 'invalid_api_key') =>
+    new GatewayError(401, 'authentication_error', code, message),
   forbidden: (code: string, message: string, param: string | null = null) => new GatewayError(403, 'permission_error', code, message, param),
   notFound: (message: string, code = 'not_found', param: string | null = null) =>
     new GatewayError(404, 'invalid_request_error', code, message, param),

@@ -8,7 +8,7 @@
 import type { Readable } from 'node:stream';
 import type { z } from 'zod';
 import type { Job } from '../../contract/jobs.ts';
-import type { Principal } from '../auth/principal.ts';
+import { isSession, type Principal } from '../auth/principal.ts';
 import { randomToken } from '../auth/secrets.ts';
 import { acquireJobSlot, releaseJobSlot } from '../billing/job-slots.ts';
 import type { Reservation } from '../billing/hooks.ts';
@@ -133,8 +133,20 @@ export class JobService {
     if (!row || row.status === 'expired' || row.expiresAt.getTime() <= this.s.clock.now() || (kinds && !kinds.includes(row.kind))) {
       throw errors.notFound(`No job with id '${id}' (jobs are deleted ${this.s.config.jobs.retention_hours} h after submission).`, 'job_not_found', 'id');
     }
-    if (row.apiKeyId !== principal.keyId) throw errors.forbidden('unauthorized_job_access', 'This job was created with another API key; only that key may see it.', 'id');
+    // The dashboard's session sees every job of the user's keys.
+    const mine = isSession(principal) ? row.userId === principal.userId : row.apiKeyId === principal.keyId;
+    if (!mine) throw errors.forbidden('unauthorized_job_access', 'This job was created with another API key; only that key may see it.', 'id');
     return row;
+  }
+
+  /** Recent jobs of the key (or, for the session, of every key of the user), newest first; expired ones left out. */
+  async list(principal: Principal, limit: number): Promise<JobObject[]> {
+    const rows = await this.s.db.prisma.job.findMany({
+      where: { ...(isSession(principal) ? { userId: principal.userId } : { apiKeyId: principal.keyId }), status: { not: 'expired' }, expiresAt: { gt: new Date(this.s.clock.now()) } },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: limit,
+    });
+    return rows.map((r) => this.toObject(r));
   }
 
   async status(principal: Principal, id: string, kinds?: readonly string[]): Promise<JobObject> {

@@ -53,7 +53,7 @@ export function page(title: string, body: Markup, user?: { email: string | null;
 <body>
 <header><strong>Model Gateway</strong><nav>${
     user
-      ? html`<span>${user.username ?? user.email}</span><a href="/apps">Your apps</a><a href="/connected">Connected apps</a>`
+      ? html`<span>${user.username ?? user.email}</span><a href="/dashboard">Dashboard</a><a href="/connected">Connected apps</a>`
       : html`<a href="/signin">Sign in</a>`
   }</nav></header>
 <main>

@@ -1,8 +1,7 @@
-// The gateway's own pages: sign-in (local accounts and external identity providers), OAuth app
-// management, connected apps, and the consent decision. Forms carry CSRF tokens; pages send
-// frame-busting headers.
+// The gateway's own pages: sign-in (local accounts and external identity providers), the consent
+// decision, and the dashboard's paths (the dashboard itself is a client of the API: dashboard.ts).
+// Forms carry CSRF tokens; pages send frame-busting headers.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError } from '../http/errors.ts';
 import { checkAuthorizeRequest, redirectWith, type AuthorizeParams } from '../oauth/authorize.ts';
 import { errorPage, issuerOf } from '../oauth/endpoints.ts';
 import type { Services } from '../services.ts';
@@ -10,6 +9,7 @@ import { html, page, pageHeaders, type Markup } from './html.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, normalizeEmail, passwordProblem, validEmail } from './credentials.ts';
 import type { SessionUser } from './sessions.ts';
 import { SignInThrottle, type Refused } from './throttle.ts';
+import { dashboardRoutes } from './dashboard.ts';
 
 type Form = Record<string, string | undefined>;
 const IDP_COOKIE = 'mg_idp';
@@ -17,14 +17,16 @@ const IDP_COOKIE = 'mg_idp';
 // Failed sign-ins say the same whether or not the account exists.
 const WRONG_CREDENTIALS = 'Wrong email or password.';
 
+const HOME = '/dashboard';
+
 /**
- * `next` when it is a path on this origin, else /apps. Control characters and backslashes are
+ * `next` when it is a path on this origin, else the dashboard. Control characters and backslashes are
  * refused outright: browsers drop or reinterpret them (`/\t/host` becomes `//host`).
  */
 function safeNext(next: unknown, origin: string): string {
-  if (typeof next !== 'string' || !next.startsWith('/') || /[\u0000-\u001f\u007f\\]/.test(next)) return '/apps';
+  if (typeof next !== 'string' || !next.startsWith('/') || /[\u0000-\u001f\u007f\\]/.test(next)) return HOME;
   const url = new URL(next, origin);
-  return url.origin === origin ? url.pathname + url.search + url.hash : '/apps';
+  return url.origin === origin ? url.pathname + url.search + url.hash : HOME;
 }
 
 export async function webRoutes(app: FastifyInstance, services: Services) {
@@ -32,18 +34,13 @@ export async function webRoutes(app: FastifyInstance, services: Services) {
   const show = (reply: FastifyReply, title: string, body: Markup, user?: SessionUser | null, status = 200) =>
     reply.status(status).headers(pageHeaders).send(page(title, body, user));
   const redirect = (reply: FastifyReply, to: string) => reply.status(303).header('location', to).header('cache-control', 'no-store').send();
-  const requireUser = async (request: FastifyRequest, reply: FastifyReply) => {
-    const user = await sessions.user(request);
-    if (!user) redirect(reply, `/signin?next=${encodeURIComponent(request.url)}`);
-    return user;
-  };
   const csrfOk = (request: FastifyRequest, reply: FastifyReply) => {
     if (sessions.checkCsrf(request, (request.body as Form | undefined)?.csrf)) return true;
     show(reply, 'Expired form', html`<h1>This form expired</h1><p class="error">Go back, reload the page and try again.</p>`, null, 403);
     return false;
   };
 
-  app.get('/', async (request, reply) => redirect(reply, (await sessions.user(request)) ? '/apps' : '/signin'));
+  app.get('/', async (request, reply) => redirect(reply, (await sessions.user(request)) ? HOME : '/signin'));
 
   const throttle = new SignInThrottle(services.counters, () => services.clock.now(), config.auth.local.throttle);
   const nextOf = (request: FastifyRequest, next: unknown) => safeNext(next, new URL(issuerOf(services, request)).origin);
@@ -56,7 +53,7 @@ export async function webRoutes(app: FastifyInstance, services: Services) {
   };
   const tooManySignIns = (reply: FastifyReply, refused: Refused) => tooMany(reply, 'Too many sign-in attempts.', refused);
 
-  function signinPage(request: FastifyRequest, reply: FastifyReply, next: string, error?: string, status = error ? 401 : 200) {
+  function signinPage(request: FastifyRequest, reply: FastifyReply, next: string, error?: string, status = error ? 401 : 200, email = '') {
     const csrf = sessions.csrf(request, reply);
     const local = config.auth.local;
     const body = html`<h1>Sign in</h1>
@@ -65,8 +62,8 @@ ${identityProviders.list().map((p) => html`<p><a class="button" href="/signin/${
 ${local.enabled
   ? html`<form method="post" action="/signin">
 <input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="next" value="${next}">
-<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required>
-<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
+<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${email}" ${email ? '' : html`autofocus`}>
+<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required ${email ? html`autofocus` : ''}>
 <button type="submit" id="signin">Sign in</button>
 </form>${local.allow_signup ? html`<p>No account? <a href="/signup?next=${encodeURIComponent(next)}">Create one</a>.</p>` : ''}`
   : ''}`;
@@ -81,8 +78,8 @@ ${local.enabled
     if (!config.auth.local.enabled) return signinPage(request, reply, next, 'Password sign-in is disabled.');
     const email = f.email ?? '';
     const signedIn = await throttle.guard(email, request.ip, () => directory.signIn(email, f.password ?? ''));
-    if ('retryAt' in signedIn) return signinPage(request, reply, next, tooManySignIns(reply, signedIn), 429);
-    if (!signedIn.result) return signinPage(request, reply, next, WRONG_CREDENTIALS);
+    if ('retryAt' in signedIn) return signinPage(request, reply, next, tooManySignIns(reply, signedIn), 429, email);
+    if (!signedIn.result) return signinPage(request, reply, next, WRONG_CREDENTIALS, 401, email);
     await sessions.start(request, reply, signedIn.result.id);
     return redirect(reply, next);
   });
@@ -152,7 +149,7 @@ ${error ? html`<p class="error">${error}</p>` : ''}
     const unsigned = raw ? request.unsignCookie(raw) : null;
     const saved = unsigned?.valid && unsigned.value ? (JSON.parse(unsigned.value) as { provider: string; state: string; verifier: string; nonce: string; next: string }) : null;
     reply.clearCookie(IDP_COOKIE, { path: '/signin' });
-    if (!saved || saved.provider !== provider) return signinPage(request, reply, '/apps', 'The sign-in took too long or was started elsewhere; try again.');
+    if (!saved || saved.provider !== provider) return signinPage(request, reply, HOME, 'The sign-in took too long or was started elsewhere; try again.');
     try {
       const profile = await identityProviders.finish(provider, new URL(request.url, issuerOf(services, request)), saved);
       const user = await directory.external(provider, profile);
@@ -180,90 +177,10 @@ ${error ? html`<p class="error">${error}</p>` : ''}
     return redirect(reply, redirectWith(params.redirect_uri, { code, state: params.state, iss: issuer }));
   });
 
-  // ---- apps dashboard ------------------------------------------------------------------------
-  const appsPage = async (request: FastifyRequest, reply: FastifyReply, user: SessionUser, notice?: Markup, error?: string) => {
-    const csrf = sessions.csrf(request, reply);
-    const apps = await oauth.listApps(user.id);
-    return show(reply, 'Your apps', html`<h1>Your OAuth apps</h1>
-${notice ?? ''}${error ? html`<p class="error">${error}</p>` : ''}
-<table><tr><th>App</th><th>Client id</th><th></th></tr>${apps.map(
-      (a) => html`<tr><td><strong>${a.name}</strong><br><small>${a.redirect_uris.join(', ')}</small></td><td><code>${a.client_id}</code>${a.public_client ? html`<br><small>public (PKCE)</small>` : ''}</td>
-<td><form method="post" action="/apps/${a.id}/rotate"><input type="hidden" name="csrf" value="${csrf}"><button class="secondary" ${a.public_client ? 'disabled' : ''}>Rotate secret</button></form>
-<form method="post" action="/apps/${a.id}/delete"><input type="hidden" name="csrf" value="${csrf}"><button class="danger">Delete</button></form></td></tr>`,
-    )}</table>
-<h2>Register an app</h2>
-<form method="post" action="/apps"><input type="hidden" name="csrf" value="${csrf}">
-<label for="name">Name</label><input id="name" name="name" required maxlength="100">
-<label for="description">Description</label><textarea id="description" name="description" maxlength="1000"></textarea>
-<label for="redirect_uris">Redirect URIs (one per line; exact match)</label><textarea id="redirect_uris" name="redirect_uris" required></textarea>
-<label for="homepage_url">Homepage URL</label><input id="homepage_url" name="homepage_url" type="url">
-<label for="logo_url">Logo URL</label><input id="logo_url" name="logo_url" type="url">
-<label><input type="checkbox" name="public_client" value="1" style="width:auto"> Public client (no secret; PKCE only)</label>
-<button type="submit" id="create-app">Register</button></form>
-<form method="post" action="/signout"><input type="hidden" name="csrf" value="${csrf}"><button class="secondary">Sign out</button></form>`, user, error ? 400 : 200);
-  };
-
-  const secretNotice = (clientId: string, secret: string | null) =>
-    html`<div class="notice"><p>Client id: <code id="client-id">${clientId}</code></p>${secret ? html`<p>Client secret: <code id="client-secret">${secret}</code></p><p><strong>Copy the secret now: it is shown once.</strong></p>` : ''}</div>`;
-
-  app.get('/apps', async (request, reply) => {
-    const user = await requireUser(request, reply);
-    if (user) return appsPage(request, reply, user);
-  });
-  app.post('/apps', async (request, reply) => {
-    if (!csrfOk(request, reply)) return;
-    const user = await requireUser(request, reply);
-    if (!user) return;
-    const f = request.body as Form;
-    try {
-      const created = await oauth.createApp(user.id, {
-        name: (f.name ?? '').trim(),
-        description: f.description?.trim(),
-        redirect_uris: (f.redirect_uris ?? '').split(/\s+/).filter(Boolean),
-        homepage_url: f.homepage_url || null,
-        logo_url: f.logo_url || null,
-        public_client: f.public_client === '1',
-      });
-      return appsPage(request, reply, user, secretNotice(created.client_id, created.client_secret));
-    } catch (err) {
-      if (err instanceof GatewayError) return appsPage(request, reply, user, undefined, err.message);
-      throw err;
-    }
-  });
-  app.post('/apps/:id/rotate', async (request, reply) => {
-    if (!csrfOk(request, reply)) return;
-    const user = await requireUser(request, reply);
-    if (!user) return;
-    const rotated = await oauth.rotateSecret(user.id, (request.params as { id: string }).id);
-    return appsPage(request, reply, user, secretNotice(rotated.client_id, rotated.client_secret));
-  });
-  app.post('/apps/:id/delete', async (request, reply) => {
-    if (!csrfOk(request, reply)) return;
-    const user = await requireUser(request, reply);
-    if (!user) return;
-    await oauth.deleteApp(user.id, (request.params as { id: string }).id);
-    return redirect(reply, '/apps');
-  });
-
-  // ---- connected apps -----------------------------------------------------------------------
-  app.get('/connected', async (request, reply) => {
-    const user = await requireUser(request, reply);
-    if (!user) return;
-    const csrf = sessions.csrf(request, reply);
-    const grants = await oauth.connectedApps(user.id);
-    return show(reply, 'Connected apps', html`<h1>Connected apps</h1>
-${grants.length ? '' : html`<p>No app has access to your account.</p>`}
-<table>${grants.map(
-      (g) => html`<tr><td><strong>${g.app.name}</strong><br><small>${g.scopes.join(', ')} · last used ${g.last_used_at ?? 'never'}</small>
-${g.api_key ? html`<br><small>API key <code>${g.api_key.prefix}…</code> · created ${g.api_key.created_at} · last used ${g.api_key.last_used_at ?? 'never'}</small>` : ''}</td>
-<td><form method="post" action="/connected/${g.id}/revoke"><input type="hidden" name="csrf" value="${csrf}"><button class="danger" id="revoke-${g.id}">Revoke</button></form></td></tr>`,
-    )}</table>`, user);
-  });
-  app.post('/connected/:id/revoke', async (request, reply) => {
-    if (!csrfOk(request, reply)) return;
-    const user = await requireUser(request, reply);
-    if (!user) return;
-    await oauth.revokeConnectedApp(user.id, (request.params as { id: string }).id);
-    return redirect(reply, '/connected');
-  });
+  // ---- the dashboard (a client of the API, built from web/) ------------------------------------
+  await dashboardRoutes(app, services, async (request, reply) => {
+    const user = await sessions.user(request);
+    if (!user) redirect(reply, `/signin?next=${encodeURIComponent(request.url)}`);
+    return user;
+  }, pageHeaders);
 }

@@ -11,7 +11,7 @@ import type { Clock } from '../runtime/clock.ts';
 export const SESSION_COOKIE = 'mg_session';
 const PRE_COOKIE = 'mg_pre';
 
-export type SessionUser = { id: string; email: string | null; username: string | null; name: string | null; avatarUrl: string | null; planId: string };
+export type SessionUser = { id: string; email: string | null; username: string | null; name: string | null; avatarUrl: string | null; planId: string; role: 'user' | 'admin'; expiresAt: Date };
 
 export class Sessions {
   constructor(
@@ -39,7 +39,7 @@ export class Sessions {
     const s = await this.prisma.webSession.findUnique({ where: { tokenHash: hashSecret(token) }, include: { user: true } });
     if (!s || s.expiresAt.getTime() <= this.clock.now() || s.user.disabledAt) return null;
     const u = s.user;
-    return { id: u.id, email: u.email, username: u.username, name: u.name, avatarUrl: u.avatarUrl, planId: u.planId };
+    return { id: u.id, email: u.email, username: u.username, name: u.name, avatarUrl: u.avatarUrl, planId: u.planId, role: u.role === 'admin' ? 'admin' : 'user', expiresAt: s.expiresAt };
   }
 
   async end(request: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -57,6 +57,11 @@ export class Sessions {
       request.cookies[PRE_COOKIE] = base;
     }
     return createHmac('sha256', this.secret).update(`csrf:${base}`).digest('base64url');
+  }
+
+  /** Whether the request carries a session cookie at all (valid or not). */
+  has(request: FastifyRequest): boolean {
+    return !!request.cookies[SESSION_COOKIE];
   }
 
   checkCsrf(request: FastifyRequest, token: unknown): boolean {

@@ -69,13 +69,15 @@ describe.each(stores)('%s counters', (_name, env) => {
     expect(res.headers.get('x-ratelimit-reset-tokens')).toMatch(/T00:00:00\.000Z$/);
   });
 
-  it('a request that fails before any output is not billed and releases its reservation', async () => {
+  it('a request that fails before any output is not billed, releases its reservation, and is recorded as an error', async () => {
     const key = await b.gw.newKey();
     const res = await chat(key, { ...EXACT_BODY, model: 'broken' });
     expect(res.status).toBe(502);
     const usage: any = await (await b.gw.fetch('/v1/usage', { key })).json();
     expect(usage.limits.daily_tokens.used).toBe(0);
-    expect(await ledgerSum(key)).toEqual({ tokens: 0, count: 0 });
+    // In the ledger as a request with an error status, billed nothing (usage reports count its error).
+    expect(await ledgerSum(key)).toEqual({ tokens: 0, count: 1 });
+    expect(usage.totals).toMatchObject({ requests: 1, errors: 1, billed_tokens: 0 });
   });
 
   it('streams bill what the upstream reported, with the multiplier, also when the client leaves', async () => {
@@ -167,7 +169,7 @@ describe('GET /v1/usage', () => {
     expect(res.status).toBe(200);
     const u: any = await res.json();
     expect(u.period).toEqual({ start: '2026-04-09', end: '2026-04-12' });
-    expect(u.totals).toEqual({ requests: 3, prompt_tokens: 30, completion_tokens: 60, cached_tokens: 0, reasoning_tokens: 0, billed_tokens: 3 * COST });
+    expect(u.totals).toEqual({ requests: 3, errors: 0, prompt_tokens: 30, completion_tokens: 60, cached_tokens: 0, reasoning_tokens: 0, billed_tokens: 3 * COST });
     expect(u.by_model.map((m: any) => [m.model, m.requests, m.billed_tokens])).toEqual([
       ['exact', 2, 2 * COST],
       ['exact-anthropic', 1, COST],

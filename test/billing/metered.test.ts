@@ -94,7 +94,7 @@ describe.each([
     const [row] = await ledger(requestId);
     expect(row).toMatchObject({ endpoint: 'images', meteredUnit: 'image', meteredQuantity: 3, promptTokens: 0, completionTokens: 0, multiplier: 2, billedTokens: 6000n, status: 200 });
     const usage: any = await (await gw.fetch('/v1/usage', { key })).json();
-    expect(usage.by_model).toEqual([{ model: 'image-model', requests: 1, prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, billed_tokens: 6000, metered: { unit: 'image', quantity: 3 } }]);
+    expect(usage.by_model).toEqual([{ model: 'image-model', requests: 1, errors: 0, prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, billed_tokens: 6000, metered: { unit: 'image', quantity: 3 } }]);
   });
 
   it('reported token usage wins over the unit rule', async () => {
@@ -114,7 +114,7 @@ describe.each([
     expect(await quota(principal.keyId)).toEqual({ settled: 0, reserved: 2000 });
     await meter.fail(errors.invalid('nope', 'input'));
     expect(await quota(principal.keyId)).toEqual({ settled: 0, reserved: 0 });
-    expect(await ledger(requestId)).toEqual([]);
+    expect((await ledger(requestId)).map((r) => [Number(r.billedTokens), r.status, r.errorCode])).toEqual([[0, 400, 'invalid_parameter']]);
   });
 
   it('a reservation kept as data settles once, however many instances resume it', async () => {

@@ -79,7 +79,7 @@ describe('without a server: straight to the database', () => {
     expect(keys[0]).toMatchObject({ id: key.id, prefix: key.key.slice(0, 9), name: 'laptop', revoked_at: null });
     expect(JSON.stringify(keys)).not.toContain(key.key);
     const human = await cli('users', 'list');
-    expect(human.stdout).toMatch(/^id\s+email\s+name\s+plan\s+created_at\n/);
+    expect(human.stdout).toMatch(/^id\s+email\s+name\s+plan\s+role\s+disabled\s+created_at\n/);
     expect(human.stdout).toContain('ops@example.com');
   });
 

@@ -44,6 +44,19 @@ export class Browser {
     return this.post(action, { ...form, ...fields });
   }
 
+  /** A call to the API with the session cookie and, for changes, the session's CSRF token (as the dashboard makes it). */
+  async api(method: string, path: string, json?: unknown): Promise<Response> {
+    const headers: Record<string, string> = {};
+    if (method !== 'GET') headers['x-csrf-token'] = ((await (await this.get('/v1/session')).json()) as { csrf_token: string }).csrf_token;
+    if (json !== undefined) headers['content-type'] = 'application/json';
+    return this.request(path, { method, headers, body: json === undefined ? undefined : JSON.stringify(json) });
+  }
+
+  /** The signed-in user's connected apps, through the API with the session. */
+  async connectedApps(): Promise<{ id: string; app: { name: string }; api_key: { prefix: string } | null }[]> {
+    return ((await (await this.api('GET', '/v1/connected-apps')).json()) as { data: never[] }).data;
+  }
+
   signIn(email: string, password: string, extra: Record<string, string> = {}): Promise<Response> {
     return this.submit('/signin', '/signin', { email, password, ...extra });
   }

@@ -5,10 +5,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../../server/db/client.ts';
+// @ts-expect-error: a plain ES module without types
+import { ensureWebBuild } from '../../scripts/build-web.mjs';
 
 let dir: string;
 
 export async function setup(project: TestProject) {
+  // The dashboard's pages are served from its build.
+  await ensureWebBuild();
   dir = mkdtempSync(path.join(tmpdir(), 'mg-template-'));
   const db = await openDatabase({ dataDir: dir });
   await db.close();

@@ -57,7 +57,7 @@ it('a plan change reaches cached principals within the TTL', async () => {
   await chat(a, key);
   const principal = await a.services.keys.authenticate(key);
   expect(principal!.planId).toBe('free');
-  await b.services.accounts.setPlan(principal!.userId, 'pro');
+  await b.services.accounts.updateUser(principal!.userId, { plan: 'pro' });
   await new Promise((r) => setTimeout(r, a.services.config.keyCacheTtlMs + 50));
   expect((await a.services.keys.authenticate(key))!.planId).toBe('pro');
 });

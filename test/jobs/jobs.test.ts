@@ -102,7 +102,8 @@ describe('lifecycle', () => {
     expect(failed).toMatchObject({ status: 'failed', error: { type: 'provider_error', code: 'upstream_error', message: "provider 'openai': the image was refused" } });
     expect((await get(key, `/test/jobs/${job.id}/download`)).status).toBe(409);
     expect(await counters(keyId)).toEqual({ settled: 0, reserved: 0, activeJobs: 0 });
-    expect(await ledger(job.id)).toEqual([]);
+    // Recorded as a failed request, billed nothing.
+    expect((await ledger(job.id)).map((r) => [Number(r.billedTokens), r.status, r.errorCode])).toEqual([[0, 502, 'upstream_error']]);
   });
 
   it('a long upstream operation is re-checked later with its saved state, holding no worker meanwhile', async () => {
@@ -153,7 +154,7 @@ describe('a dead instance', () => {
     const failed = await finished(key, job.id);
     expect(failed).toMatchObject({ status: 'failed', error: { type: 'server_error', code: 'job_interrupted' } });
     expect(await counters(keyId)).toEqual({ settled: 0, reserved: 0, activeJobs: 0 });
-    expect(await ledger(job.id)).toEqual([]);
+    expect((await ledger(job.id)).map((r) => [Number(r.billedTokens), r.status, r.errorCode])).toEqual([[0, 500, 'job_interrupted']]);
   });
 });
 

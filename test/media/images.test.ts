@@ -353,7 +353,9 @@ describe('video', () => {
     const broken = await poll(((await (await post({ model: 'veo', prompt: 'broken' }, k)).json()) as any).id, k);
     expect(broken).toMatchObject({ status: 'failed', error: { type: 'provider_error', code: 'upstream_error', message: "provider 'gemini': the video failed: Internal error while generating the video (code 13)" } });
     expect(await quota(k)).toEqual({ settled: 0, reserved: 0 });
-    expect(await ledger(filtered.id)).toEqual([]);
+    // Both recorded as failed requests, billed nothing.
+    expect((await ledger(filtered.id)).map((r) => [r.billed, r.status, r.code])).toEqual([[0, 400, 'content_policy_violation']]);
+    expect((await ledger(broken.id)).map((r) => [r.billed, r.status, r.code])).toEqual([[0, 502, 'upstream_error']]);
   });
 
   it('Veo: a failed check on the way is retried at the next one', async () => {

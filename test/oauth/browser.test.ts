@@ -213,7 +213,7 @@ describe('after sign-in Chromium stays on the gateway, whatever `next` says', ()
     await signUpInPage(page, 'erin@example.com', offsite());
     await page.waitForLoadState('load');
     expect(new URL(page.url()).origin).toBe(gatewayOrigin());
-    expect(new URL(page.url()).pathname).toBe('/apps');
+    expect(new URL(page.url()).pathname).toBe('/dashboard');
     await context.close();
   }, 60_000);
 
@@ -228,7 +228,7 @@ describe('after sign-in Chromium stays on the gateway, whatever `next` says', ()
     await page.waitForURL((u) => !u.href.startsWith(idp.url));
     await page.waitForLoadState('load');
     expect(new URL(page.url()).origin).toBe(gatewayOrigin());
-    expect(new URL(page.url()).pathname).toBe('/apps');
+    expect(new URL(page.url()).pathname).toBe('/dashboard');
     await context.close();
   }, 60_000);
 });

@@ -134,14 +134,12 @@ describe('confidential client', () => {
     expect(unknown.status).toBe(200);
   });
 
-  it('the user revokes the app on the connected-apps page', async () => {
+  it('the user revokes the app in the dashboard (the API with the session)', async () => {
     const { params, verifier } = await t.authorize(app, user);
     const tokens = await t.exchange(app, params, verifier);
-    const page = await (await user.get('/connected')).text();
-    expect(page).toContain('Test App');
-    const grantId = /action="\/connected\/([^/]+)\/revoke"/.exec(page)![1]!;
-    const res = await user.post(`/connected/${grantId}/revoke`, Browser.fields(page));
-    expect(res.status).toBe(303);
+    const grant = (await user.connectedApps()).find((g) => g.app.name === 'Test App')!;
+    const res = await user.api('DELETE', `/v1/connected-apps/${grant.id}`);
+    expect(res.status).toBe(204);
     expect((await t.gw.fetch('/v1/oauth/me', { headers: { authorization: `Bearer ${tokens.access_token}` } })).status).toBe(401);
     const chat = await t.gw.fetch('/v1/chat/completions', { method: 'POST', key: tokens.access_token, json: { model: 'openai-text', messages: [{ role: 'user', content: 'hi' }] } });
     expect(chat.status).toBe(401);

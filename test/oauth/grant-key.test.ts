@@ -88,12 +88,11 @@ describe('the api_key dies with the grant', () => {
     await dead(apiKey!, tokens.access_token);
   });
 
-  it('when the user removes the connected app on the page', async () => {
+  it('when the user removes the connected app in the dashboard (the API with the session)', async () => {
     const { user, app } = await setup();
     const { tokens, apiKey } = await connect(app, user);
-    const page = await (await user.get('/connected')).text();
-    const grantId = /action="\/connected\/([^/]+)\/revoke"/.exec(page)![1]!;
-    expect((await user.post(`/connected/${grantId}/revoke`, Browser.fields(page))).status).toBe(303);
+    const [grant] = await user.connectedApps();
+    expect((await user.api('DELETE', `/v1/connected-apps/${grant!.id}`)).status).toBe(204);
     await dead(apiKey!, tokens.access_token);
   });
 
@@ -162,9 +161,10 @@ it('Connected apps show the key’s prefix, created and last-used times, never t
   const [grant] = await connectedApps(ownKey);
   expect(grant.api_key).toMatchObject({ prefix: apiKey!.slice(0, 9), created_at: expect.any(String), last_used_at: expect.any(String) });
   expect(JSON.stringify(grant)).not.toContain(apiKey);
-  const page = await (await user.get('/connected')).text();
-  expect(page).toContain(apiKey!.slice(0, 9));
-  expect(page).not.toContain(apiKey);
+  // What the dashboard's connected-apps page shows: the prefix, never the key.
+  const seen = JSON.stringify(await user.connectedApps());
+  expect(seen).toContain(apiKey!.slice(0, 9));
+  expect(seen).not.toContain(apiKey);
 });
 
 it('403 insufficient_scope carries WWW-Authenticate: Bearer error="insufficient_scope", scope="inference"', async () => {

@@ -37,24 +37,24 @@ describe('on one gateway with the default per-account limit', () => {
       expect(new URL(location!, gw.url).origin).toBe(new URL(gw.url).origin);
     };
 
-    it.each(offsite)('sign-in with next=%j lands on /apps', async (next) => {
+    it.each(offsite)('sign-in with next=%j lands on /dashboard', async (next) => {
       const res = await signIn(new Browser(gw.url), 'sam@example.com', PASSWORD, next);
       expect(res.status).toBe(303);
       sameOrigin(res.headers.get('location'));
-      expect(res.headers.get('location')).toBe('/apps');
+      expect(res.headers.get('location')).toBe('/dashboard');
     });
 
-    it.each(offsite)('sign-up with next=%j lands on /apps', async (next) => {
+    it.each(offsite)('sign-up with next=%j lands on /dashboard', async (next) => {
       const res = await signUp(new Browser(gw.url), `next${offsite.indexOf(next)}@example.com`, PASSWORD, next);
       expect(res.status).toBe(303);
-      expect(res.headers.get('location')).toBe('/apps');
+      expect(res.headers.get('location')).toBe('/dashboard');
     });
 
     it('the sign-in page never carries an off-site next, whatever the query says', async () => {
       for (const next of offsite) {
         const page = await new Browser(gw.url).get(`/signin?next=${encodeURIComponent(next)}`);
         expect(page.status).toBe(200);
-        expect(Browser.fields(await page.text()).next).toBe('/apps');
+        expect(Browser.fields(await page.text()).next).toBe('/dashboard');
       }
     });
 
@@ -134,7 +134,7 @@ describe('on one gateway with the default per-account limit', () => {
       const browser = new Browser(gw.url);
       const again = await signUp(browser, 'sam@example.com', PASSWORD);
       expect(again.status).toBe(303);
-      expect((await browser.get('/apps')).status).toBe(200);
+      expect((await browser.get('/dashboard')).status).toBe(200);
       const wrong = await signUp(new Browser(gw.url), 'sam@example.com', 'another good passphrase');
       const failedSignIn = await signIn(new Browser(gw.url), 'sam@example.com', 'another good passphrase');
       expect(wrong.status).toBe(failedSignIn.status);

@@ -13,15 +13,34 @@ export type GatewayClientOptions = Omit<ClientOptions, 'baseUrl'> & {
   baseUrl: string;
   /** An API key (`mg-…`) or OAuth access token, sent as `Authorization: Bearer …`. */
   apiKey?: string;
+  /**
+   * In a browser page on the gateway's own origin, without `apiKey`: the dashboard's session cookie
+   * authenticates, and this CSRF token (`csrf_token` of `GET /v1/session`, or a function returning
+   * the current one) is sent as `X-CSRF-Token` on POST, PUT, PATCH and DELETE.
+   */
+  csrfToken?: string | (() => string | undefined);
 };
 
-export function createGatewayClient({ baseUrl, apiKey, headers, ...rest }: GatewayClientOptions): GatewayClient {
+const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+export function createGatewayClient({ baseUrl, apiKey, csrfToken, headers, ...rest }: GatewayClientOptions): GatewayClient {
   const auth: Record<string, string> = apiKey ? { authorization: `Bearer ${apiKey}` } : {};
-  return createClient<paths>({
+  const client = createClient<paths>({
     baseUrl: baseUrl.replace(/\/+$/, ''),
     headers: { ...auth, ...(headers as Record<string, string> | undefined) },
+    ...(csrfToken !== undefined && { credentials: 'same-origin' as const }),
     ...rest,
   });
+  if (csrfToken !== undefined) {
+    client.use({
+      onRequest({ request }) {
+        const token = typeof csrfToken === 'function' ? csrfToken() : csrfToken;
+        if (token && UNSAFE.has(request.method)) request.headers.set('x-csrf-token', token);
+        return request;
+      },
+    });
+  }
+  return client;
 }
 
 /** The part-7 error body, for narrowing `error` results. */

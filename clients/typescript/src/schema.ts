@@ -340,7 +340,7 @@ export type paths = {
         };
         /**
          * Usage statistics and limit state
-         * @description The calling key’s plan, its live counters with exact reset times (daily tokens reset at 00:00 UTC; the minute window starts at its first request), and a per-model and per-day breakdown of the usage ledger for `start`..`end` (UTC days, inclusive; default the last 7 days, at most 366).
+         * @description The calling key’s plan, its live counters with exact reset times (daily tokens reset at 00:00 UTC; the minute window starts at its first request), and a per-model and per-day breakdown of the usage ledger for `start`..`end` (UTC days, inclusive; default the last 7 days, at most 366). With the dashboard session it covers all your keys (or the one named by `key`).
          */
         get: operations["usage"];
         put?: never;
@@ -575,6 +575,90 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed-in user of the dashboard session, and its CSRF token
+         * @description Authenticated by the session cookie `mg_session` (set by signing in at /signin). 401 `not_signed_in` without a valid session.
+         */
+        get: operations["session"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your API keys, newest first, with their live counters
+         * @description Only the user’s own API keys may call this: credentials issued to an app (OAuth access tokens and the `api_key` of a grant) get 403 `app_credential_not_allowed`.
+         */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Create an API key (the key is in this response only)
+         * @description At most 50 active keys per user (403 too_many_keys). Only the user’s own API keys may call this: credentials issued to an app (OAuth access tokens and the `api_key` of a grant) get 403 `app_credential_not_allowed`.
+         */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/keys/{id}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke one of your API keys
+         * @description Every instance refuses it within the key-cache TTL (5 s by default); this one at once. Revoking a revoked key answers it unchanged. Only the user’s own API keys may call this: credentials issued to an app (OAuth access tokens and the `api_key` of a grant) get 403 `app_credential_not_allowed`.
+         */
+        post: operations["revokeApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your recent async jobs (images, video, speech, transcription), newest first
+         * @description With an API key: the jobs of that key; with the dashboard session: the jobs of all your keys. Only the user’s own API keys may call this: credentials issued to an app (OAuth access tokens and the `api_key` of a grant) get 403 `app_credential_not_allowed`.
+         */
+        get: operations["listJobs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/users": {
         parameters: {
             query?: never;
@@ -582,7 +666,7 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** List users */
+        /** List or search users (oldest first) */
         get: operations["listUsers"];
         put?: never;
         /** Create a user */
@@ -606,8 +690,11 @@ export type paths = {
         delete?: never;
         options?: never;
         head?: never;
-        /** Change a user's plan */
-        patch: operations["setUserPlan"];
+        /**
+         * Change a user's plan or role, or disable or enable the user
+         * @description Running gateways apply a plan change or a disabling within the key-cache TTL (5 s by default). An admin cannot disable or demote themselves.
+         */
+        patch: operations["updateUser"];
         trace?: never;
     };
     "/admin/v1/keys": {
@@ -642,6 +729,40 @@ export type paths = {
          * @description Running gateways stop accepting it within the key-cache TTL (5 s by default).
          */
         post: operations["revokeKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/plans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The configured plans, lowest rank first */
+        get: operations["listPlans"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Usage across users: top users and models, per-day totals */
+        get: operations["adminUsage"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2410,7 +2531,14 @@ export type components = {
                 daily_tokens: number;
                 requests_per_minute: number;
                 max_concurrent_jobs: number;
+                /** @description The premium models of the catalog, and whether this plan may use them (its rank is at least the required plan’s). */
+                premium_models: {
+                    model: string;
+                    required_plan: string;
+                    allowed: boolean;
+                }[];
             };
+            /** @description The calling key’s counters. With the dashboard session and no `key`: the sums over your active keys (each key has the plan’s limits, so `limit` is the plan’s × their number); `reset_at` is the earliest. */
             limits: {
                 /** @description Billed tokens today (UTC), including reservations of requests in flight. */
                 daily_tokens: {
@@ -2440,6 +2568,8 @@ export type components = {
             };
             totals: {
                 requests: number;
+                /** @description Requests that ended in an error (status 400 or above) among `requests`. */
+                errors: number;
                 prompt_tokens: number;
                 completion_tokens: number;
                 cached_tokens: number;
@@ -2449,6 +2579,8 @@ export type components = {
             };
             by_model: {
                 requests: number;
+                /** @description Requests that ended in an error (status 400 or above) among `requests`. */
+                errors: number;
                 prompt_tokens: number;
                 completion_tokens: number;
                 cached_tokens: number;
@@ -2466,6 +2598,8 @@ export type components = {
             }[];
             by_day: {
                 requests: number;
+                /** @description Requests that ended in an error (status 400 or above) among `requests`. */
+                errors: number;
                 prompt_tokens: number;
                 completion_tokens: number;
                 cached_tokens: number;
@@ -2473,6 +2607,12 @@ export type components = {
                 /** @description After token_multiplier and surcharges: what counts against the quota. */
                 billed_tokens: number;
                 date: string;
+                /** @description The day per model (models with requests that day). */
+                models: {
+                    model: string;
+                    requests: number;
+                    billed_tokens: number;
+                }[];
             }[];
         };
         OAuthTokenResponse: {
@@ -2606,6 +2746,107 @@ export type components = {
                 last_used_at: string | null;
             } | null;
         };
+        /** @description The signed-in user of the session cookie (`mg_session`, set by /signin). */
+        DashboardSession: {
+            user: {
+                id: string;
+                email: string | null;
+                name: string | null;
+                username: string | null;
+                avatar_url: string | null;
+                plan: string;
+                role: components["schemas"]["Role"];
+            };
+            /** @description Send as `X-CSRF-Token` on every POST, PATCH and DELETE made with the session cookie. */
+            csrf_token: string;
+            /** @description When the session ends (ISO 8601). */
+            expires_at: string;
+        };
+        /**
+         * @description `admin`: the operator view of the dashboard, and the admin API with the session. Granted with the CLI (`users set-role`).
+         * @enum {string}
+         */
+        Role: "user" | "admin";
+        /** @description One of your API keys. Keys an app received through OAuth are listed under connected apps instead. */
+        ApiKey: {
+            id: string;
+            name: string | null;
+            /** @description The first characters of the key, for recognising it; never the key. */
+            prefix: string;
+            created_at: string;
+            /** @description Updated at most every 30 s. */
+            last_used_at: string | null;
+            revoked_at: string | null;
+            /** @description The key’s live counters (each key has the plan’s limits); null once revoked. */
+            limits: {
+                /** @description Billed tokens today (UTC), including reservations of requests in flight. */
+                daily_tokens: {
+                    limit: number;
+                    used: number;
+                    remaining: number;
+                    /** @description ISO 8601 UTC time when this counter resets. */
+                    reset_at: string;
+                };
+                /** @description Requests in the current 60-second window, which starts at the first request in it. */
+                requests_per_minute: {
+                    limit: number;
+                    used: number;
+                    remaining: number;
+                    /** @description ISO 8601 UTC time when this counter resets. */
+                    reset_at: string;
+                };
+                concurrent_jobs: {
+                    limit: number;
+                    active: number;
+                    remaining: number;
+                };
+            } | null;
+        };
+        CreatedApiKey: {
+            id: string;
+            name: string | null;
+            /** @description The first characters of the key, for recognising it; never the key. */
+            prefix: string;
+            created_at: string;
+            /** @description Updated at most every 30 s. */
+            last_used_at: string | null;
+            revoked_at: string | null;
+            /** @description The key’s live counters (each key has the plan’s limits); null once revoked. */
+            limits: {
+                /** @description Billed tokens today (UTC), including reservations of requests in flight. */
+                daily_tokens: {
+                    limit: number;
+                    used: number;
+                    remaining: number;
+                    /** @description ISO 8601 UTC time when this counter resets. */
+                    reset_at: string;
+                };
+                /** @description Requests in the current 60-second window, which starts at the first request in it. */
+                requests_per_minute: {
+                    limit: number;
+                    used: number;
+                    remaining: number;
+                    /** @description ISO 8601 UTC time when this counter resets. */
+                    reset_at: string;
+                };
+                concurrent_jobs: {
+                    limit: number;
+                    active: number;
+                    remaining: number;
+                };
+            } | null;
+            /** @description The plaintext key: in this response only; only its hash is stored. */
+            key: string;
+        };
+        CreateApiKeyBody: {
+            /** @description A label, e.g. where the key is used. */
+            name: string;
+        };
+        JobList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["Job"][];
+        };
         AdminUser: {
             id: string;
             email: string | null;
@@ -2613,6 +2854,14 @@ export type components = {
             plan: string;
             created_at: string;
             disabled: boolean;
+            /** @enum {string} */
+            role: "user" | "admin";
+        };
+        UpdateUserBody: {
+            plan?: string;
+            /** @description true: the user can no longer sign in, and every key of theirs is refused (within the key-cache TTL). */
+            disabled?: boolean;
+            role?: components["schemas"]["Role"];
         };
         AdminApiKey: {
             id: string;
@@ -2645,6 +2894,58 @@ export type components = {
             revoked_at: string | null;
             /** @description The plaintext key. Shown once; only its hash is stored. */
             key: string;
+        };
+        Plan: {
+            id: string;
+            rank: number;
+            daily_tokens: number;
+            requests_per_minute: number;
+            max_concurrent_jobs: number;
+            /** @description The plan of new users. */
+            default: boolean;
+        };
+        /** @description Usage across every user, from the ledger. */
+        AdminUsageReport: {
+            /** @enum {string} */
+            object: "admin.usage";
+            period: {
+                start: string;
+                end: string;
+            };
+            totals: {
+                requests: number;
+                /** @description Requests that ended in an error (status 400 or above) among `requests`. */
+                errors: number;
+                prompt_tokens: number;
+                completion_tokens: number;
+                cached_tokens: number;
+                reasoning_tokens: number;
+                /** @description After token_multiplier and surcharges: what counts against the quota. */
+                billed_tokens: number;
+            };
+            /** @description By billed tokens, most first. */
+            top_users: {
+                requests: number;
+                errors: number;
+                billed_tokens: number;
+                user_id: string;
+                email: string | null;
+            }[];
+            /** @description By billed tokens, most first. */
+            top_models: {
+                requests: number;
+                errors: number;
+                billed_tokens: number;
+                model: string;
+            }[];
+            by_day: {
+                requests: number;
+                errors: number;
+                billed_tokens: number;
+                date: string;
+                /** @description Distinct users with requests that day. */
+                users: number;
+            }[];
         };
     };
     responses: never;
@@ -4510,6 +4811,8 @@ export interface operations {
                 start?: string;
                 /** @description Last UTC day of the breakdown, inclusive (default: today). */
                 end?: string;
+                /** @description With the dashboard session: only this key of yours (default: all of them). With an API key: only that key itself may be named. */
+                key?: string;
             };
             header?: never;
             path?: never;
@@ -4537,6 +4840,15 @@ export interface operations {
             };
             /** @description Missing or invalid credentials */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5535,9 +5847,415 @@ export interface operations {
             };
         };
     };
-    listUsers: {
+    session: {
         parameters: {
             query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardSession"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request headers too large (16 KiB in all) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Upstream providers unavailable, or a store the gateway needs (database, counter store) is unreachable: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "list";
+                        data: components["schemas"]["ApiKey"][];
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request headers too large (16 KiB in all) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Upstream providers unavailable, or a store the gateway needs (database, counter store) is unreachable: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateApiKeyBody"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedApiKey"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request headers too large (16 KiB in all) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Upstream providers unavailable, or a store the gateway needs (database, counter store) is unreachable: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description `key_` and letters and digits. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A path segment is longer than any id (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request headers too large (16 KiB in all) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Upstream providers unavailable, or a store the gateway needs (database, counter store) is unreachable: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listJobs: {
+        parameters: {
+            query?: {
+                /** @description How many, newest first. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobList"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request headers too large (16 KiB in all) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Upstream providers unavailable, or a store the gateway needs (database, counter store) is unreachable: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listUsers: {
+        parameters: {
+            query?: {
+                /** @description Only users whose id, email or name contains this (case-insensitive). */
+                q?: string;
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -5566,6 +6284,15 @@ export interface operations {
             };
             /** @description Missing or invalid credentials */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5657,6 +6384,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Not found */
             404: {
                 headers: {
@@ -5713,7 +6449,7 @@ export interface operations {
             };
         };
     };
-    setUserPlan: {
+    updateUser: {
         parameters: {
             query?: never;
             header?: never;
@@ -5725,9 +6461,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    plan: string;
-                };
+                "application/json": components["schemas"]["UpdateUserBody"];
             };
         };
         responses: {
@@ -5751,6 +6485,15 @@ export interface operations {
             };
             /** @description Missing or invalid credentials */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5855,6 +6598,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Not found */
             404: {
                 headers: {
@@ -5930,6 +6682,15 @@ export interface operations {
             };
             /** @description Missing or invalid credentials */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6023,6 +6784,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Not found */
             404: {
                 headers: {
@@ -6034,6 +6804,181 @@ export interface operations {
             };
             /** @description A path segment is longer than any id (100 characters) */
             414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request headers too large (16 KiB in all) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Upstream providers unavailable, or a store the gateway needs (database, counter store) is unreachable: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listPlans: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Plan"][];
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request headers too large (16 KiB in all) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Upstream providers unavailable, or a store the gateway needs (database, counter store) is unreachable: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    adminUsage: {
+        parameters: {
+            query?: {
+                /** @description First UTC day (default: 6 days before `end`). */
+                start?: string;
+                /** @description Last UTC day, inclusive (default: today). */
+                end?: string;
+                /** @description Length of the top-users and top-models lists. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminUsageReport"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,0 +1,91 @@
+// Schemas of the routes the dashboard calls beyond the public API: the session, the user's own
+// API keys and jobs, and the operator's views (admin API).
+import { z } from 'zod';
+import { prefixedId, storedText } from './common.ts';
+import { Job } from './jobs.ts';
+import { KeyLimits, Totals, isoDate } from './usage.ts';
+
+export const Role = z.enum(['user', 'admin']).meta({ id: 'Role', description: '`admin`: the operator view of the dashboard, and the admin API with the session. Granted with the CLI (`users set-role`).' });
+
+export const DashboardSession = z
+  .object({
+    user: z.object({
+      id: z.string(),
+      email: z.string().nullable(),
+      name: z.string().nullable(),
+      username: z.string().nullable(),
+      avatar_url: z.string().nullable(),
+      plan: z.string(),
+      role: Role,
+    }),
+    csrf_token: z.string().describe('Send as `X-CSRF-Token` on every POST, PATCH and DELETE made with the session cookie.'),
+    expires_at: z.string().describe('When the session ends (ISO 8601).'),
+  })
+  .meta({ id: 'DashboardSession', description: 'The signed-in user of the session cookie (`mg_session`, set by /signin).' });
+
+export const ApiKey = z
+  .object({
+    id: z.string(),
+    name: z.string().nullable(),
+    prefix: z.string().describe('The first characters of the key, for recognising it; never the key.'),
+    created_at: z.string(),
+    last_used_at: z.string().nullable().describe('Updated at most every 30 s.'),
+    revoked_at: z.string().nullable(),
+    limits: KeyLimits.nullable().describe('The key’s live counters (each key has the plan’s limits); null once revoked.'),
+  })
+  .meta({ id: 'ApiKey', description: 'One of your API keys. Keys an app received through OAuth are listed under connected apps instead.' });
+
+export const CreatedApiKey = ApiKey.extend({ key: z.string().describe('The plaintext key: in this response only; only its hash is stored.') }).meta({ id: 'CreatedApiKey' });
+
+export const CreateApiKeyBody = z.object({ name: storedText(100).trim().min(1).describe('A label, e.g. where the key is used.') }).meta({ id: 'CreateApiKeyBody' });
+export const ApiKeyIdParams = z.object({ id: prefixedId('key', 'an API key') });
+
+export const JobListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(50).describe('How many, newest first.'),
+});
+export const JobList = z.object({ object: z.literal('list'), data: z.array(Job) }).meta({ id: 'JobList' });
+
+// ---- admin ----------------------------------------------------------------------------------
+export const UserListQuery = z.object({
+  q: storedText(320).optional().describe('Only users whose id, email or name contains this (case-insensitive).'),
+  limit: z.coerce.number().int().min(1).max(500).default(200),
+});
+
+export const UpdateUserBody = z
+  .object({
+    plan: storedText(64).min(1).optional(),
+    disabled: z.boolean().optional().describe('true: the user can no longer sign in, and every key of theirs is refused (within the key-cache TTL).'),
+    role: Role.optional(),
+  })
+  .refine((b) => b.plan !== undefined || b.disabled !== undefined || b.role !== undefined, { message: 'set at least one of plan, disabled, role' })
+  .meta({ id: 'UpdateUserBody' });
+
+const Counted = z.object({ requests: z.number().int(), errors: z.number().int(), billed_tokens: z.number().int() });
+
+export const AdminUsageQuery = z.object({
+  start: isoDate.optional().describe('First UTC day (default: 6 days before `end`).'),
+  end: isoDate.optional().describe('Last UTC day, inclusive (default: today).'),
+  limit: z.coerce.number().int().min(1).max(100).default(10).describe('Length of the top-users and top-models lists.'),
+});
+
+export const AdminUsageReport = z
+  .object({
+    object: z.literal('admin.usage'),
+    period: z.object({ start: isoDate, end: isoDate }),
+    totals: Totals,
+    top_users: z.array(Counted.extend({ user_id: z.string(), email: z.string().nullable() })).describe('By billed tokens, most first.'),
+    top_models: z.array(Counted.extend({ model: z.string() })).describe('By billed tokens, most first.'),
+    by_day: z.array(Counted.extend({ date: isoDate, users: z.number().int().describe('Distinct users with requests that day.') })),
+  })
+  .meta({ id: 'AdminUsageReport', description: 'Usage across every user, from the ledger.' });
+
+export const Plan = z
+  .object({
+    id: z.string(),
+    rank: z.number().int(),
+    daily_tokens: z.number().int(),
+    requests_per_minute: z.number().int(),
+    max_concurrent_jobs: z.number().int(),
+    default: z.boolean().describe('The plan of new users.'),
+  })
+  .meta({ id: 'Plan' });

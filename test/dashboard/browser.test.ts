@@ -1,0 +1,400 @@
+// The dashboard in headless Chromium (Debian's, driven by playwright-core), used as people use it:
+// sign up, create a key, call the API with it through the official SDKs, watch the overview and
+// the usage plots change, download the CSV, revoke the key (the API answers 401), register an
+// OAuth app and find it under connected apps after consenting, see jobs and models; an operator
+// (admin role granted with the CLI) moves the user to another plan and the user's limits follow.
+// Every page is checked with axe-core and photographed at desktop and phone widths under
+// test/artifacts/ (those screenshots are the review of the design).
+import Anthropic from '@anthropic-ai/sdk';
+import { execFile } from 'node:child_process';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { promisify } from 'node:util';
+import * as oauth from 'oauth4webapi';
+import OpenAI from 'openai';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pollJob } from '../helpers/gateway.ts';
+import { PASSWORD, startDashboardWorld, type DashboardWorld } from './setup.ts';
+
+// Functions run in the page (page.evaluate) use its globals; the test's own types know no DOM.
+declare const document: any;
+declare const navigator: any;
+declare const getComputedStyle: any;
+type HTMLCanvasElement = any;
+type HTMLSelectElement = any;
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const bin = new URL('../../bin/model-gateway.mjs', import.meta.url).pathname;
+const run = promisify(execFile);
+const CALLBACK = 'http://127.0.0.1:9/callback';
+const DESKTOP = { width: 1280, height: 900 };
+const PHONE = { width: 390, height: 844 };
+const fmt = (n: number) => n.toLocaleString('en-US');
+
+let w: DashboardWorld;
+let browser: Browser;
+let user: BrowserContext;
+let page: Page;
+const pageErrors: string[] = [];
+let key = '';
+let billed = 0;
+
+async function newContext(): Promise<BrowserContext> {
+  // The pages' CSP admits scripts from the gateway only: axe is injected where it is bypassed.
+  const context = await browser.newContext({ viewport: DESKTOP, bypassCSP: true, acceptDownloads: true });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: w.gw.url });
+  await context.route(`${new URL(CALLBACK).origin}/**`, (route) => route.fulfill({ status: 200, contentType: 'text/html', body: '<title>Acme Notes</title><h1>Acme Notes</h1>' }));
+  context.on('page', (p) => watch(p));
+  return context;
+}
+
+function watch(p: Page) {
+  p.on('pageerror', (err) => pageErrors.push(`${p.url()}: ${err.message}`));
+  p.on('console', (m) => m.type() === 'error' && !/401|Failed to load resource/.test(m.text()) && pageErrors.push(`${p.url()}: ${m.text()}`));
+}
+
+/** The page's data has loaded: its heading is there and nothing says "Loading". */
+async function settled(p: Page) {
+  await p.locator('main h1').first().waitFor();
+  await p.waitForFunction(() => !document.querySelector('.loading'));
+}
+
+type Violation = { id: string; impact: string; nodes: { target: string[] }[] };
+async function axe(p: Page): Promise<Violation[]> {
+  if (!(await p.evaluate(() => 'axe' in globalThis))) await p.addScriptTag({ content: axeSource });
+  const violations = await p.evaluate(async () => {
+    const a = (globalThis as unknown as { axe: { run(o: unknown): Promise<{ violations: Violation[] }> } }).axe;
+    return (await a.run({ runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } })).violations;
+  });
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
+
+/** axe at both widths, nothing wider than a phone, and a screenshot of each under test/artifacts/. */
+async function review(p: Page, name: string) {
+  await settled(p);
+  for (const [label, size] of [['desktop', DESKTOP], ['phone', PHONE]] as const) {
+    await p.setViewportSize(size);
+    await p.waitForTimeout(150);
+    const serious = await axe(p);
+    expect(serious.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`), `${name} at ${label}`).toEqual([]);
+    if (label === 'phone') expect(await p.evaluate(() => document.documentElement.scrollWidth), `${name} fits ${PHONE.width} px`).toBeLessThanOrEqual(PHONE.width);
+    await p.screenshot({ path: `test/artifacts/dashboard-${name}-${label}.png`, fullPage: true });
+  }
+  await p.setViewportSize(DESKTOP);
+}
+
+async function go(p: Page, path: string) {
+  await p.goto(`${w.gw.url}${path}`);
+  await settled(p);
+}
+
+beforeAll(async () => {
+  w = await startDashboardWorld();
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  mkdirSync('test/artifacts', { recursive: true });
+  user = await newContext();
+  page = await user.newPage();
+}, 90_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await w?.close();
+});
+
+describe('a user', () => {
+  it('signs up in the browser and lands on an overview that says to create a first key', async () => {
+    await page.goto(`${w.gw.url}/signin`);
+    await review(page, 'signin');
+    await page.goto(`${w.gw.url}/signup`);
+    await review(page, 'signup');
+    await page.fill('#name', 'Dana');
+    await page.fill('#email', 'dana@example.com');
+    await page.fill('#password', PASSWORD);
+    await page.click('#signup');
+    await page.waitForURL(`${w.gw.url}/dashboard`);
+    await settled(page);
+    await expect(page.locator('main h1').innerText()).resolves.toBe('Overview');
+    const text = await page.locator('main').innerText();
+    expect(text).toContain('Create your first API key');
+    expect(text).toContain(`curl ${w.gw.url}/v1/chat/completions`);
+    expect(await page.locator('header .user').innerText()).toContain('Dana');
+    await review(page, 'overview-new-user');
+  }, 60_000);
+
+  it('creates a key, shown once with a copy button; the key list shows its prefix only', async () => {
+    await go(page, '/keys');
+    expect(await page.locator('main').innerText()).toContain('No keys yet');
+    await page.fill('#key-name', 'laptop');
+    await page.click('#create-key');
+    key = (await page.locator('#new-key').innerText()).trim();
+    expect(key).toMatch(/^mg-[A-Za-z0-9_-]{20,}$/);
+    await page.locator('.secret button').click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(key);
+    const row = page.locator('table tbody tr').first();
+    expect(await row.innerText()).toContain(`${key.slice(0, 9)}…`);
+    await review(page, 'keys');
+    // Gone after a reload: shown once.
+    await go(page, '/keys');
+    expect(await page.locator('main').innerText()).not.toContain(key);
+  }, 60_000);
+
+  it('calls the API with it through the openai and Anthropic SDKs; the overview and the usage plots show what was billed', async () => {
+    const openai = new OpenAI({ apiKey: key, baseURL: `${w.gw.url}/v1` });
+    const chat = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hi' }] });
+    const anthropic = new Anthropic({ apiKey: key, baseURL: w.gw.url });
+    const msg = await anthropic.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 200, messages: [{ role: 'user', content: 'Say hi' }] });
+    const mini = chat.usage!.prompt_tokens + chat.usage!.completion_tokens;
+    const claude = Math.ceil((msg.usage.input_tokens + msg.usage.output_tokens) * 3);
+    billed = mini + claude;
+
+    await go(page, '/dashboard');
+    const today = await page.locator('section[aria-labelledby="today-h"]').innerText();
+    expect(today).toContain(`${fmt(billed)} / ${fmt(100000)}`);
+    expect(today).toMatch(/Resets in \d+ h \d\d min \d\d s \(at \d{4}-\d\d-\d\d 00:00 UTC\)/);
+    expect(today).toContain(`2 / ${fmt(20)}`); // requests in the current minute window
+    const countdown = await page.locator('.countdown').innerText();
+    await page.waitForTimeout(1100);
+    expect(await page.locator('.countdown').innerText()).not.toBe(countdown);
+    expect(await page.locator('#premium').innerText()).toContain('gpt-5-pro needs pro');
+    await review(page, 'overview');
+
+    await go(page, '/usage');
+    expect(await page.locator('#total-billed').innerText()).toBe(fmt(billed));
+    expect(await page.locator('#total-requests').innerText()).toBe('2');
+    // Both plots are drawn (a blank canvas has no coloured pixel).
+    for (const id of ['billed-chart', 'requests-chart']) {
+      const coloured = await page.evaluate((id) => {
+        const c = document.getElementById(id) as HTMLCanvasElement;
+        const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+        let n = 0;
+        for (let i = 0; i < d.length; i += 4) if (d[i + 3]! > 0 && !(d[i] === d[i + 1] && d[i + 1] === d[i + 2])) n++;
+        return n;
+      }, id);
+      expect(coloured, id).toBeGreaterThan(100);
+    }
+    const rows = await page.locator('table tbody tr').allInnerTexts();
+    expect(rows.map((r) => r.split(/\s+/)[0])).toEqual(['claude-sonnet-4-5', 'gpt-4o-mini']);
+    expect(rows[1]).toContain(fmt(mini));
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#csv')]);
+    const csv = readFileSync((await download.path())!, 'utf8');
+    const day = new Date().toISOString().slice(0, 10);
+    expect(download.suggestedFilename()).toMatch(/^usage-\d{4}-\d\d-\d\d-\d{4}-\d\d-\d\d\.csv$/);
+    expect(csv).toBe(`date,model,requests,billed_tokens\n${day},claude-sonnet-4-5,1,${claude}\n${day},gpt-4o-mini,1,${mini}\n`);
+    await review(page, 'usage');
+    // The 30-day view keeps the figures.
+    await page.getByRole('button', { name: '30 days' }).click();
+    await page.waitForFunction(() => document.querySelectorAll('#billed-chart').length === 1 && !document.querySelector('.loading'));
+    expect(await page.locator('#total-billed').innerText()).toBe(fmt(billed));
+  }, 90_000);
+
+  it('sees jobs with their warnings and outputs, and models with capability badges and availability bars', async () => {
+    const image = await w.gw.fetch('/v1/images/generations', { method: 'POST', key, json: { model: 'gpt-image-1', prompt: 'a lighthouse at dusk', sync: false, quality: 'high' } });
+    const imageJob = (await image.json()) as { id: string };
+    const video = (await (await w.gw.fetch('/v1/images/generations', { method: 'POST', key, json: { model: 'veo', prompt: 'waves', seconds: 5 } })).json()) as { id: string };
+    await pollJob(w.gw, `/v1/images/generations/${imageJob.id}`, key);
+    await pollJob(w.gw, `/v1/images/generations/${video.id}`, key);
+    await go(page, '/jobs');
+    const rows = await page.locator('table tbody tr').allInnerTexts();
+    expect(rows).toHaveLength(2);
+    expect(rows[0]).toContain('Video');
+    expect(rows[1]).toContain('gpt-image-1');
+    expect(rows[1]).toContain('done');
+    expect(rows[0]).toContain('seconds 5 changed to 6, the nearest duration this model makes');
+    expect(rows[1]).toContain('Image');
+    expect(rows[1]).toContain("quality 'high' is not supported (only low or medium): stripped");
+    const link = await page.locator(`#job-${imageJob.id} a`).getAttribute('href');
+    const file = await fetch(link!);
+    expect(file.status).toBe(200);
+    expect(file.headers.get('content-type')).toBe('image/png');
+    await review(page, 'jobs');
+
+    await go(page, '/models');
+    const mini = page.locator('#model-gpt-4o-mini');
+    expect(await mini.innerText()).toContain('vision: yes');
+    expect(await mini.innerText()).toContain('reasoning: unknown');
+    expect(await mini.locator('.bar.up').count()).toBeGreaterThan(0);
+    expect(await page.locator('#model-gpt-5-pro').innerText()).toContain('premium: pro');
+    await review(page, 'models');
+    await page.getByRole('button', { name: '7 days' }).click();
+    // 168 hourly buckets, 4 hours to a bar.
+    await page.waitForFunction(() => document.querySelectorAll('#model-gpt-4o-mini .bar').length === 42);
+  }, 90_000);
+
+  it('registers an OAuth app (the secret shown once), consents to it, and finds it under connected apps', async () => {
+    await go(page, '/apps');
+    expect(await page.locator('main').innerText()).toContain('No apps yet');
+    await page.fill('#app-name', 'Acme Notes');
+    await page.fill('#app-description', 'Takes notes with AI.');
+    await page.fill('#app-redirects', CALLBACK);
+    await page.click('#create-app');
+    const clientId = (await page.locator('#client-id').innerText()).trim();
+    const secret = (await page.locator('#client-secret').innerText()).trim();
+    await review(page, 'apps');
+
+    // "Rotate secret" asks first; cancelling changes nothing.
+    await page.getByRole('button', { name: 'Rotate secret of Acme Notes' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+    expect((await page.locator('#client-secret').innerText()).trim()).toBe(secret);
+
+    const verifier = oauth.generateRandomCodeVerifier();
+    const challenge = await oauth.calculatePKCECodeChallenge(verifier);
+    await page.goto(`${w.gw.url}/v1/oauth/authorize?${new URLSearchParams({ client_id: clientId, redirect_uri: CALLBACK, response_type: 'code', scope: 'identity inference', state: 's1', code_challenge: challenge, code_challenge_method: 'S256' })}`);
+    await review(page, 'consent');
+    await page.click('#approve');
+    await page.waitForURL((u) => u.href.startsWith(CALLBACK));
+    const code = new URL(page.url()).searchParams.get('code')!;
+    const token = await fetch(`${w.gw.url}/v1/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK, code_verifier: verifier, client_id: clientId, client_secret: secret }),
+    });
+    expect(token.status).toBe(200);
+
+    await go(page, '/connected');
+    const listed = await page.locator('main table').innerText();
+    expect(listed).toContain('Acme Notes');
+    expect(listed).toContain('identity, inference');
+    await review(page, 'connected');
+  }, 90_000);
+
+  it('revokes the key after confirming; the API answers 401 within the key-cache TTL', async () => {
+    await go(page, '/keys');
+    await page.getByRole('button', { name: 'Revoke key laptop' }).click();
+    const dialog = page.getByRole('dialog');
+    expect(await dialog.innerText()).toContain('Revoke “laptop”?');
+    await dialog.getByRole('button', { name: 'Revoke key' }).click();
+    await page.locator('tbody tr .badge.bad').waitFor();
+    const started = Date.now();
+    let status = 0;
+    while (Date.now() - started < 6000) {
+      status = (await w.gw.fetch('/v1/chat/completions', { method: 'POST', key, json: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] } })).status;
+      if (status === 401) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(status).toBe(401);
+    expect(Date.now() - started).toBeLessThan(5000);
+  }, 60_000);
+});
+
+describe('an operator', () => {
+  let admin: BrowserContext;
+  let adminPage: Page;
+
+  it('is granted the admin role with the CLI, changes the user’s plan, and the user’s limits follow', async () => {
+    admin = await newContext();
+    adminPage = await admin.newPage();
+    await adminPage.goto(`${w.gw.url}/signup`);
+    await adminPage.fill('#email', 'ops@example.com');
+    await adminPage.fill('#password', PASSWORD);
+    await adminPage.click('#signup');
+    await adminPage.waitForURL(`${w.gw.url}/dashboard`);
+    await settled(adminPage);
+    expect(await adminPage.locator('nav').innerText()).not.toContain('Upstream health');
+    const env = { ...process.env, GATEWAY_URL: w.gw.url, GATEWAY_ADMIN_TOKEN: w.gw.services.adminToken };
+    const { stdout } = await run(process.execPath, [bin, 'users', 'set-role', 'ops@example.com', 'admin'], { env });
+    expect(stdout).toMatch(/^user usr_\w+ now has the admin role/);
+
+    await go(adminPage, '/admin/users');
+    expect(await adminPage.locator('nav').innerText()).toContain('Upstream health');
+    await adminPage.fill('#user-search', 'dana@');
+    await adminPage.getByRole('button', { name: 'Search' }).click();
+    await adminPage.waitForFunction(() => document.querySelectorAll('tbody tr').length === 1);
+    const row = adminPage.locator('tbody tr');
+    expect(await row.innerText()).toContain('dana@example.com');
+    await review(adminPage, 'admin-users');
+    await row.locator('select').selectOption('pro');
+    await row.getByRole('button', { name: 'Change the plan of dana@example.com' }).click();
+    await adminPage.getByRole('dialog').getByRole('button', { name: 'Change plan' }).click();
+    await adminPage.waitForFunction(() => (document.querySelector('tbody tr select') as HTMLSelectElement | null)?.value === 'pro' && !document.querySelector('dialog[open]'));
+
+    // The user sees the new plan and limits.
+    await go(page, '/keys');
+    await page.fill('#key-name', 'second');
+    await page.click('#create-key');
+    const second = (await page.locator('#new-key').innerText()).trim();
+    await go(page, '/dashboard');
+    expect(await page.locator('#plan-h').innerText()).toContain('pro');
+    expect(await page.locator('section[aria-labelledby="today-h"]').innerText()).toContain(`/ ${fmt(5_000_000)}`);
+    expect(await page.locator('#premium').innerText()).toContain('gpt-5-pro included');
+    const usage = (await (await w.gw.fetch('/v1/usage', { key: second })).json()) as { plan: { id: string }; limits: { requests_per_minute: { limit: number } } };
+    expect(usage.plan.id).toBe('pro');
+    expect(usage.limits.requests_per_minute.limit).toBe(300);
+    expect((await w.gw.fetch('/v1/chat/completions', { method: 'POST', key: second, json: { model: 'gpt-5-pro', messages: [{ role: 'user', content: 'hi' }] } })).status).toBe(200);
+  }, 120_000);
+
+  it('sees every key, usage across users and upstream health', async () => {
+    await go(adminPage, '/admin/keys');
+    expect(await adminPage.locator('tbody').innerText()).toContain('laptop');
+    await review(adminPage, 'admin-keys');
+    await go(adminPage, '/admin/usage');
+    expect(await adminPage.locator('main').innerText()).toContain('dana@example.com');
+    await review(adminPage, 'admin-usage');
+    await go(adminPage, '/admin/health');
+    expect(await adminPage.locator('tbody').innerText()).toContain('gpt-4o-mini');
+    await review(adminPage, 'admin-health');
+  }, 90_000);
+
+  it('a user without the role gets no operator page', async () => {
+    await go(page, '/admin/users');
+    expect(await page.locator('main h1').innerText()).toBe('Not found');
+  }, 30_000);
+});
+
+describe('with the keyboard alone', () => {
+  it('skip link, navigation, and a confirmation dialog that Escape cancels, focus visible throughout', async () => {
+    await go(page, '/keys');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+    expect(await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle)).toBe('solid');
+    // Through the header to the navigation, then to "Usage", and Enter opens it.
+    let steps = 0;
+    while ((await page.evaluate(() => document.activeElement?.textContent)) !== 'Usage' && steps++ < 10) await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(`${w.gw.url}/usage`);
+    await settled(page);
+    // Focus moved to the new page's heading, so a screen reader announces it.
+    expect(await page.evaluate(() => document.activeElement?.tagName + ' ' + document.activeElement?.textContent)).toBe('H1 Usage');
+    await go(page, '/keys');
+    const revoke = page.getByRole('button', { name: 'Revoke key second' });
+    await revoke.focus();
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
+    expect(await page.evaluate(() => document.activeElement?.closest('dialog') !== null)).toBe(true);
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Revoke key second');
+    // Nothing was revoked: the key is still active.
+    expect(await revoke.isVisible()).toBe(true);
+    expect((await page.locator('tbody tr', { hasText: 'second' }).innerText())).toContain(' tokens');
+  }, 60_000);
+});
+
+describe('sign-in and sign-out', () => {
+  it('sign-out lives in the header; a failed sign-in keeps the email typed', async () => {
+    await go(page, '/dashboard');
+    await page.click('#signout');
+    await page.waitForURL(`${w.gw.url}/signin`);
+    await page.fill('#email', 'dana@example.com');
+    await page.fill('#password', 'not the password');
+    await page.click('#signin');
+    await page.locator('.error').waitFor();
+    expect(await page.inputValue('#email')).toBe('dana@example.com');
+    await page.screenshot({ path: 'test/artifacts/dashboard-signin-failed-desktop.png' });
+    // Signed out, a dashboard page sends the browser to sign in and back.
+    await page.goto(`${w.gw.url}/usage`);
+    expect(new URL(page.url()).pathname).toBe('/signin');
+    await page.fill('#password', PASSWORD);
+    await page.fill('#email', 'dana@example.com');
+    await page.click('#signin');
+    await page.waitForURL(`${w.gw.url}/usage`);
+  }, 60_000);
+
+  it('no page had a script error', () => {
+    expect(pageErrors).toEqual([]);
+  });
+});

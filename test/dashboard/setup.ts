@@ -1,0 +1,50 @@
+// A gateway for the dashboard's tests: text models on the fake text upstreams (OpenAI and
+// Anthropic formats), an image and a video model on the fake media upstreams, two plans.
+import type { Logger } from 'pino';
+import { startFakeUpstreams, type FakeUpstreams } from '../helpers/fake-upstreams.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { startFakeMedia, type FakeMedia } from '../media/fake-media.ts';
+
+export const PASSWORD = 'correct horse battery';
+
+export const dashboardConfig = (text: string, media: string) => `
+providers:
+  - { id: openai, type: openai, base_url: "${text}/v1", api_key: sk-openai-secret }
+  - { id: anthropic, type: anthropic, base_url: "${text}/v1", api_key: sk-ant-secret }
+  - { id: images, type: openai, base_url: "${media}/openai/v1", api_key: openai-key }
+  - { id: gemini, type: gemini, base_url: "${media}/gemini/v1beta", api_key: gemini-key }
+models:
+  - { id: gpt-4o-mini, endpoint: chat, context_window: 128000, max_output_tokens: 16384, supports_tools: true, supports_vision: true, upstreams: [{ provider: openai, model: text-model }] }
+  - { id: claude-sonnet-4-5, endpoint: messages, token_multiplier: 3, upstreams: [{ provider: anthropic, model: text-model }] }
+  - { id: gpt-5-pro, endpoint: chat, premium: true, required_plan: pro, token_multiplier: 10, upstreams: [{ provider: openai, model: text-model }] }
+  - { id: gpt-4o-broken, endpoint: chat, upstreams: [{ provider: openai, model: fail400-model }] }
+  - { id: gpt-image-1, endpoint: images, token_multiplier: 2, upstreams: [{ provider: images, model: gpt-image-1 }] }
+  - { id: veo, endpoint: video, billing: { tokens_per_video_second: 1000 }, upstreams: [{ provider: gemini, model: veo-3.1-generate-preview }] }
+plans:
+  - { id: free, rank: 0, daily_tokens: 100000, requests_per_minute: 20, max_concurrent_jobs: 2 }
+  - { id: pro, rank: 1, daily_tokens: 5000000, requests_per_minute: 300, max_concurrent_jobs: 10 }
+default_plan: free
+allow_private_image_urls: true
+jobs: { retention_hours: 24, poll_seconds: 0.05, sync_timeout_seconds: 30 }
+auth:
+  local:
+    throttle: { failures_per_address: 1000, signups_per_address: 1000 }
+`;
+
+export type DashboardWorld = { gw: TestGateway; text: FakeUpstreams; media: FakeMedia; close(): Promise<void> };
+
+export async function startDashboardWorld(opts: { logger?: Logger; env?: NodeJS.ProcessEnv } = {}): Promise<DashboardWorld> {
+  const text = await startFakeUpstreams();
+  const media = await startFakeMedia();
+  const gw = await startTestGateway({ config: dashboardConfig(text.url, media.url), logger: opts.logger, env: opts.env });
+  return {
+    gw,
+    text,
+    media,
+    async close() {
+      await gw.close();
+      await text.close();
+      await media.close();
+    },
+  };
+}

@@ -1,0 +1,113 @@
+// The dashboard: one page per path, all rendered here from the API; the gateway serves this
+// script for every dashboard path once the visitor is signed in.
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { csrfToken, loadSession, type Session } from './api.ts';
+import { AdminHealth, AdminKeys, AdminUsage, AdminUsers } from './pages/admin.tsx';
+import { Apps } from './pages/apps.tsx';
+import { Connected } from './pages/connected.tsx';
+import { Jobs } from './pages/jobs.tsx';
+import { Keys } from './pages/keys.tsx';
+import { Models } from './pages/models.tsx';
+import { Overview } from './pages/overview.tsx';
+import { Usage } from './pages/usage.tsx';
+import { onLinkClick, usePath } from './router.ts';
+import { Alert, Loading } from './ui.tsx';
+import './styles.css';
+
+type Route = { path: string; label: string; view: (p: { session: Session }) => preact.JSX.Element; admin?: true };
+const routes: Route[] = [
+  { path: '/dashboard', label: 'Overview', view: Overview },
+  { path: '/usage', label: 'Usage', view: Usage },
+  { path: '/keys', label: 'API keys', view: Keys },
+  { path: '/jobs', label: 'Jobs', view: Jobs },
+  { path: '/models', label: 'Models', view: Models },
+  { path: '/apps', label: 'OAuth apps', view: Apps },
+  { path: '/connected', label: 'Connected apps', view: Connected },
+  { path: '/admin/users', label: 'Users', view: AdminUsers, admin: true },
+  { path: '/admin/keys', label: 'All keys', view: AdminKeys, admin: true },
+  { path: '/admin/usage', label: 'All usage', view: AdminUsage, admin: true },
+  { path: '/admin/health', label: 'Upstream health', view: AdminHealth, admin: true },
+];
+
+function NavLinks({ path, list }: { path: string; list: Route[] }) {
+  return (
+    <ul>
+      {list.map((r) => (
+        <li>
+          <a href={r.path} aria-current={path === r.path ? 'page' : undefined}>
+            {r.label}
+          </a>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function Shell({ session }: { session: Session }) {
+  const path = usePath();
+  const isAdmin = session.user.role === 'admin';
+  const route = routes.find((r) => r.path === path && (!r.admin || isAdmin));
+  const who = session.user.name ?? session.user.username ?? session.user.email ?? session.user.id;
+  return (
+    <>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <a class="brand" href="/dashboard">
+          Model Gateway
+        </a>
+        <div class="who">
+          <span class="user" title={session.user.email ?? undefined}>
+            {who}
+            {isAdmin && <span class="badge info">admin</span>}
+          </span>
+          <form method="post" action="/signout">
+            <input type="hidden" name="csrf" value={csrfToken()} />
+            <button type="submit" class="secondary small" id="signout">
+              Sign out
+            </button>
+          </form>
+        </div>
+      </header>
+      <div class="layout">
+        <nav aria-label="Dashboard">
+          <NavLinks path={path} list={routes.filter((r) => !r.admin)} />
+          {isAdmin && (
+            <>
+              <h2 class="nav-heading">Operator</h2>
+              <NavLinks path={path} list={routes.filter((r) => r.admin)} />
+            </>
+          )}
+        </nav>
+        <main id="main">
+          {route ? (
+            <route.view session={session} />
+          ) : (
+            <>
+              <h1>Not found</h1>
+              <p>
+                There is no dashboard page at <code>{path}</code>. <a href="/dashboard">Go to the overview</a>.
+              </p>
+            </>
+          )}
+        </main>
+      </div>
+    </>
+  );
+}
+
+function App() {
+  const [session, setSession] = useState<Session | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    loadSession().then(setSession, (err: Error) => setError(err.message));
+  }, []);
+  if (error) return <Alert>The dashboard could not start: {error}</Alert>;
+  if (!session) return <Loading what="your account" />;
+  return <Shell session={session} />;
+}
+
+document.addEventListener('click', onLinkClick);
+render(<App />, document.getElementById('app')!);

@@ -1,0 +1,262 @@
+// The operator view: every action goes through the admin API with the admin's session, and the
+// gateway logs each change with who made it.
+import { useMemo, useState } from 'preact/hooks';
+import { api, call, type Schemas, type Session } from '../api.ts';
+import { StackedBars } from '../chart.tsx';
+import { DAY, num, pct, utcDay, when } from '../format.ts';
+import { Badge, Cell, ConfirmButton, EmptyState, Loaded, NumCell, Page, SearchForm, Table, useLoad } from '../ui.tsx';
+
+type User = Schemas['AdminUser'];
+
+function PlanChange({ user, plans, onDone }: { user: User; plans: Schemas['Plan'][]; onDone: () => void }) {
+  const [plan, setPlan] = useState(user.plan);
+  const id = `plan-${user.id}`;
+  return (
+    <div class="plan-change">
+      <label for={id} class="visually-hidden">
+        Plan of {user.email ?? user.id}
+      </label>
+      <select id={id} value={plan} onChange={(e) => setPlan((e.target as HTMLSelectElement).value)}>
+        {plans.map((p) => (
+          <option value={p.id}>{p.id}</option>
+        ))}
+      </select>
+      <ConfirmButton
+        label="Change"
+        danger={false}
+        disabled={plan === user.plan}
+        ariaLabel={`Change the plan of ${user.email ?? user.id}`}
+        title={`Move ${user.email ?? user.id} to ${plan}?`}
+        body={
+          <p>
+            Their limits change within seconds: {num(plans.find((p) => p.id === plan)?.daily_tokens)} tokens a day and {num(plans.find((p) => p.id === plan)?.requests_per_minute)} requests a
+            minute per key.
+          </p>
+        }
+        confirm="Change plan"
+        onConfirm={async () => {
+          await call(api.PATCH('/admin/v1/users/{user}', { params: { path: { user: user.id } }, body: { plan } }));
+          onDone();
+        }}
+      />
+    </div>
+  );
+}
+
+export function AdminUsers({ session }: { session: Session }) {
+  const [query, setQuery] = useState('');
+  const users = useLoad(async () => (await call(api.GET('/admin/v1/users', { params: { query: { q: query || undefined, limit: 200 } } }))).data, [query]);
+  const plans = useLoad(async () => (await call(api.GET('/admin/v1/plans'))).data);
+  return (
+    <Page title="Users" intro="Search users, change their plan, or disable them. Each change is logged with your user id.">
+      <SearchForm id="user-search" label="Search by email, name or id" button="Search" onSearch={setQuery} />
+      <Loaded state={users} what="users">
+        {(list) =>
+          list.length === 0 ? (
+            <EmptyState title={query ? `No user matches “${query}”` : 'No users yet'} />
+          ) : (
+            <Table caption="Users" columns={['User', 'Plan', 'Role', 'Status', '']}>
+              {list.map((u) => (
+                <tr id={`user-${u.id}`}>
+                  <Cell label="User">
+                    {u.email ?? <span class="muted">no email</span>}
+                    {u.name && <> · {u.name}</>}
+                    <br />
+                    <small class="muted">
+                      {u.id} · since {when(u.created_at)}
+                    </small>
+                  </Cell>
+                  <Cell label="Plan">{plans.data ? <PlanChange user={u} plans={plans.data} onDone={users.reload} /> : u.plan}</Cell>
+                  <Cell label="Role">{u.role === 'admin' ? <Badge kind="info">admin</Badge> : 'user'}</Cell>
+                  <Cell label="Status">{u.disabled ? <Badge kind="bad">disabled</Badge> : <Badge kind="ok">active</Badge>}</Cell>
+                  <Cell label="Actions" class="actions">
+                    {u.id !== session.user.id && (
+                      <ConfirmButton
+                        label={u.disabled ? 'Enable' : 'Disable'}
+                        danger={!u.disabled}
+                        ariaLabel={`${u.disabled ? 'Enable' : 'Disable'} ${u.email ?? u.id}`}
+                        title={`${u.disabled ? 'Enable' : 'Disable'} ${u.email ?? u.id}?`}
+                        body={
+                          <p>
+                            {u.disabled
+                              ? 'They can sign in again, and their keys work again within seconds.'
+                              : 'They are signed out and cannot sign in; every key of theirs is refused within seconds.'}
+                          </p>
+                        }
+                        confirm={u.disabled ? 'Enable user' : 'Disable user'}
+                        onConfirm={async () => {
+                          await call(api.PATCH('/admin/v1/users/{user}', { params: { path: { user: u.id } }, body: { disabled: !u.disabled } }));
+                          users.reload();
+                        }}
+                      />
+                    )}
+                  </Cell>
+                </tr>
+              ))}
+            </Table>
+          )
+        }
+      </Loaded>
+    </Page>
+  );
+}
+
+export function AdminKeys(_: { session: Session }) {
+  const [filter, setFilter] = useState('');
+  const keys = useLoad(async () => (await call(api.GET('/admin/v1/keys', { params: { query: { user: filter || undefined } } }))).data, [filter]);
+  return (
+    <Page title="All keys" intro="API keys of every user (never the keys themselves). Revoking one is refused by every gateway within seconds.">
+      <SearchForm id="key-user" label="Only the keys of (user id or email)" button="Show" onSearch={setFilter} />
+      <Loaded state={keys} what="keys">
+        {(list) =>
+          list.length === 0 ? (
+            <EmptyState title="No keys" />
+          ) : (
+            <Table caption="API keys" columns={['Key', 'User', 'Kind', 'Created', 'Last used', '']}>
+              {list.map((k) => (
+                <tr id={`admin-key-${k.id}`}>
+                  <Cell label="Key">
+                    {k.name ?? 'unnamed'} <code>{k.prefix}…</code>
+                  </Cell>
+                  <Cell label="User">
+                    <small>{k.user_id}</small>
+                  </Cell>
+                  <Cell label="Kind">{k.kind.replace('_', ' ')}</Cell>
+                  <Cell label="Created">{when(k.created_at)}</Cell>
+                  <Cell label="Last used">{when(k.last_used_at)}</Cell>
+                  <Cell label="Actions" class="actions">
+                    {k.revoked_at ? (
+                      <Badge kind="bad">revoked</Badge>
+                    ) : (
+                      <ConfirmButton
+                        label="Revoke"
+                        ariaLabel={`Revoke key ${k.prefix}`}
+                        title={`Revoke ${k.name ?? k.prefix}?`}
+                        body={<p>The key’s owner loses it within seconds; this cannot be undone.</p>}
+                        confirm="Revoke key"
+                        onConfirm={async () => {
+                          await call(api.POST('/admin/v1/keys/{id}/revoke', { params: { path: { id: k.id } } }));
+                          keys.reload();
+                        }}
+                      />
+                    )}
+                  </Cell>
+                </tr>
+              ))}
+            </Table>
+          )
+        }
+      </Loaded>
+    </Page>
+  );
+}
+
+export function AdminUsage(_: { session: Session }) {
+  const [days, setDays] = useState(30);
+  const state = useLoad(() => call(api.GET('/admin/v1/usage', { params: { query: { start: utcDay(Date.now() - (days - 1) * DAY), end: utcDay(Date.now()), limit: 10 } } })), [days]);
+  const chart = useMemo(() => {
+    const r = state.data;
+    if (!r) return null;
+    return {
+      labels: r.by_day.map((d) => d.date.slice(5)),
+      billed: [{ label: 'billed tokens', values: r.by_day.map((d) => d.billed_tokens) }],
+      requests: [
+        { label: 'successful', values: r.by_day.map((d) => d.requests - d.errors) },
+        { label: 'errors', values: r.by_day.map((d) => d.errors), colour: '#C0392B' },
+      ],
+    };
+  }, [state.data]);
+  return (
+    <Page title="All usage" intro="The ledger across every user.">
+      <div class="segmented" role="group" aria-label="Last days">
+        {[7, 30, 90].map((d) => (
+          <button type="button" class={days === d ? '' : 'secondary'} aria-pressed={days === d} onClick={() => setDays(d)}>
+            {d} days
+          </button>
+        ))}
+      </div>
+      <Loaded state={state} what="usage">
+        {(r) => (
+          <>
+            <div class="totals">
+              <div>
+                <span class="big">{num(r.totals.billed_tokens)}</span>billed tokens
+              </div>
+              <div>
+                <span class="big">{num(r.totals.requests)}</span>requests
+              </div>
+              <div>
+                <span class="big">{num(r.totals.errors)}</span>errors
+              </div>
+            </div>
+            {chart && (
+              <div class="charts">
+                <StackedBars id="admin-billed" title="Billed tokens per day" unit="billed tokens" labels={chart.labels} series={chart.billed} />
+                <StackedBars id="admin-requests" title="Requests per day" unit="requests" labels={chart.labels} series={chart.requests} />
+              </div>
+            )}
+            <div class="two">
+              <TopTable title="Top users" first="User" rows={r.top_users.map((u) => ({ name: u.email ?? u.user_id, ...u }))} />
+              <TopTable title="Top models" first="Model" rows={r.top_models.map((m) => ({ name: m.model, ...m }))} code />
+            </div>
+          </>
+        )}
+      </Loaded>
+    </Page>
+  );
+}
+
+type Counted = { name: string; requests: number; errors: number; billed_tokens: number };
+
+/** Users or models by billed tokens. */
+function TopTable({ title, first, rows, code }: { title: string; first: string; rows: Counted[]; code?: boolean }) {
+  return (
+    <section>
+      <h2>{title}</h2>
+      <Table caption={`${title} by billed tokens`} columns={[first, 'Requests', 'Errors', 'Billed tokens']} numeric={['Requests', 'Errors', 'Billed tokens']}>
+        {rows.map((r) => (
+          <tr>
+            <Cell label={first}>{code ? <code>{r.name}</code> : r.name}</Cell>
+            <NumCell label="Requests" value={r.requests} />
+            <NumCell label="Errors" value={r.errors} />
+            <NumCell label="Billed tokens" value={r.billed_tokens} />
+          </tr>
+        ))}
+      </Table>
+    </section>
+  );
+}
+
+export function AdminHealth(_: { session: Session }) {
+  const state = useLoad(() => call(api.GET('/v1/models/status', { params: { query: { window: '24h' } } })));
+  return (
+    <Page title="Upstream health" intro="Every upstream attempt of the last 24 hours, per model and provider (failovers included).">
+      <Loaded state={state} what="health">
+        {(r) => {
+          const rows = r.data.flatMap((m) => m.upstreams.map((u) => ({ model: m.model, status: m.status, ...u })));
+          return rows.length === 0 ? (
+            <EmptyState title="No upstream traffic in the last 24 hours" />
+          ) : (
+            <Table caption="Upstreams per model, last 24 hours" columns={['Model', 'Provider', 'Attempts', 'Errors', 'Availability', 'Median latency', 'Last error']} numeric={['Attempts', 'Errors', 'Median latency']}>
+              {rows.map((u) => (
+                <tr>
+                  <Cell label="Model">
+                    <code>{u.model}</code>
+                  </Cell>
+                  <Cell label="Provider">{u.provider}</Cell>
+                  <NumCell label="Attempts" value={u.requests} />
+                  <NumCell label="Errors" value={u.errors} />
+                  <Cell label="Availability">
+                    <Badge kind={u.availability === null ? 'neutral' : u.availability >= 0.99 ? 'ok' : u.availability >= 0.5 ? 'warn' : 'bad'}>{pct(u.availability, 2)}</Badge>
+                  </Cell>
+                  <NumCell label="Median latency" value={u.latency_ms_p50 === null ? null : Math.round(u.latency_ms_p50)} unit="ms" />
+                  <Cell label="Last error">{u.last_error ? `${u.last_error} (${when(u.last_error_at)})` : <span class="muted">none</span>}</Cell>
+                </tr>
+              ))}
+            </Table>
+          );
+        }}
+      </Loaded>
+    </Page>
+  );
+}

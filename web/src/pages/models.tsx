@@ -1,0 +1,141 @@
+import { useState } from 'preact/hooks';
+import { api, call, type Schemas, type Session } from '../api.ts';
+import { num, pct, when } from '../format.ts';
+import { Badge, Loaded, Page, useLoad } from '../ui.tsx';
+
+type Entry = Schemas['CatalogEntry'];
+type Status = Schemas['ModelStatus'];
+type Window = '24h' | '7d' | '30d';
+const WINDOWS: { id: Window; label: string }[] = [
+  { id: '24h', label: '24 hours' },
+  { id: '7d', label: '7 days' },
+  { id: '30d', label: '30 days' },
+];
+
+const flag = (v: boolean | null) => (v === null ? 'unknown' : v ? 'yes' : 'no');
+
+function Capabilities({ m }: { m: Entry }) {
+  const caps: [string, boolean | null][] = [
+    ['vision', m.supports_vision],
+    ['tools', m.supports_tools],
+    ['reasoning', m.supports_reasoning],
+    ['JSON mode', m.supports_json_mode],
+    ['audio input', m.supports_audio_input],
+    ['image output', m.supports_image_output],
+    ['streaming', m.supports_streaming],
+  ];
+  return (
+    <ul class="badges" aria-label={`Capabilities of ${m.id}`}>
+      {caps.map(([name, v]) => (
+        <li>
+          <Badge kind={v === null ? 'neutral' : v ? 'ok' : 'warn'}>
+            {name}: {flag(v)}
+          </Badge>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+type Cell = { start: string; requests: number; errors: number };
+/** At most 48 cells: hourly buckets of 7 days are shown 4 hours to a cell. */
+function cellsOf(history: Status['history']): Cell[] {
+  const size = Math.ceil(history.length / 48);
+  const out: Cell[] = [];
+  for (let i = 0; i < history.length; i += size) {
+    const group = history.slice(i, i + size);
+    out.push({ start: group[0]!.start, requests: group.reduce((n, b) => n + b.requests, 0), errors: group.reduce((n, b) => n + b.errors, 0) });
+  }
+  return out;
+}
+
+function level(c: Cell): string {
+  if (!c.requests) return 'none';
+  const a = (c.requests - c.errors) / c.requests;
+  return a >= 0.99 ? 'up' : a >= 0.5 ? 'degraded' : 'down';
+}
+
+export function AvailabilityBars({ status, window }: { status: Status | undefined; window: Window }) {
+  if (!status) return <p class="muted">No health data.</p>;
+  const cells = cellsOf(status.history);
+  return (
+    <div class="availability">
+      <div class="bars" role="img" aria-label={`${status.model}: availability ${pct(status.availability, 2)} over ${window}, ${num(status.requests)} upstream attempts`}>
+        {cells.map((c) => (
+          <span class={`bar ${level(c)}`} title={`${when(c.start)}: ${c.requests ? `${pct((c.requests - c.errors) / c.requests)} of ${c.requests}` : 'no traffic'}`} />
+        ))}
+      </div>
+      <div class="bars-legend">
+        <span>{window} ago</span>
+        <span>
+          {pct(status.availability, 2)} available · {num(status.errors)} errors{status.last_error ? ` · last: ${status.last_error} ${when(status.last_error_at)}` : ''}
+        </span>
+        <span>now</span>
+      </div>
+    </div>
+  );
+}
+
+const statusBadge: Record<Status['status'], 'ok' | 'warn' | 'bad' | 'neutral'> = { operational: 'ok', degraded: 'warn', down: 'bad', unknown: 'neutral' };
+
+export function Models(_: { session: Session }) {
+  const [window, setWindow] = useState<Window>('24h');
+  const catalog = useLoad(async () => (await call(api.GET('/v1/models'))).data);
+  const health = useLoad(() => call(api.GET('/v1/models/status', { params: { query: { window } } })), [window]);
+  const [filter, setFilter] = useState('');
+  const byModel = new Map((health.data?.data ?? []).map((s) => [s.model, s]));
+  return (
+    <Page title="Models" intro="Every model this gateway serves, what it can do (unknown where no source says), and how its upstreams have answered.">
+      <div class="toolbar">
+        <div class="segmented" role="group" aria-label="Health history">
+          {WINDOWS.map((w) => (
+            <button type="button" class={window === w.id ? '' : 'secondary'} aria-pressed={window === w.id} onClick={() => setWindow(w.id)}>
+              {w.label}
+            </button>
+          ))}
+        </div>
+        <div class="field inline">
+          <label for="model-filter">Filter</label>
+          <input id="model-filter" type="search" value={filter} placeholder="model or provider" onInput={(e) => setFilter((e.target as HTMLInputElement).value)} />
+        </div>
+      </div>
+      <Loaded state={catalog} what="the catalog">
+        {(models) => (
+          <ul class="models">
+            {models
+              .filter((m) => !filter || `${m.id} ${m.owned_by} ${m.endpoint}`.toLowerCase().includes(filter.toLowerCase()))
+              .map((m) => {
+                const s = byModel.get(m.id);
+                return (
+                  <li class="card model" id={`model-${m.id}`}>
+                    <div class="model-head">
+                      <h2>
+                        <code>{m.id}</code>
+                      </h2>
+                      <div>
+                        <Badge kind="info">{m.endpoint}</Badge> <Badge>{m.owned_by}</Badge> {m.premium && <Badge kind="warn">premium: {m.required_plan}</Badge>}{' '}
+                        {s && <Badge kind={statusBadge[s.status]}>{s.status}</Badge>}
+                      </div>
+                    </div>
+                    {m.description && <p class="muted clamp">{m.description}</p>}
+                    <dl class="facts inline">
+                      <dt>Context</dt>
+                      <dd>{num(m.context_window)}</dd>
+                      <dt>Max output</dt>
+                      <dd>{num(m.max_output_tokens)}</dd>
+                      <dt>Multiplier</dt>
+                      <dd>×{m.token_multiplier}</dd>
+                      <dt>Billed by</dt>
+                      <dd>{m.billing.unit === 'token' ? 'tokens' : `${m.billing.unit.replace('_', ' ')} (${num(m.billing.tokens_per_unit)} tokens)`}</dd>
+                    </dl>
+                    <Capabilities m={m} />
+                    {health.error ? <p class="muted">Health history unavailable: {health.error}</p> : <AvailabilityBars status={s} window={window} />}
+                  </li>
+                );
+              })}
+          </ul>
+        )}
+      </Loaded>
+    </Page>
+  );
+}

@@ -1,0 +1,139 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, call, type Session } from '../api.ts';
+import { duration, num, utcDay, when } from '../format.ts';
+import { Badge, Cell, EmptyState, Loaded, Meter, Page, Table, useLoad } from '../ui.tsx';
+import { CurlExample } from './keys.tsx';
+
+/** Counts down to `iso`, once a second. */
+function Countdown({ iso }: { iso: string }) {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(t);
+  }, []);
+  return (
+    <span>
+      <span class="countdown">{duration(Date.parse(iso) - now)}</span> (at {when(iso)})
+    </span>
+  );
+}
+
+export function Overview({ session }: { session: Session }) {
+  const today = utcDay(Date.now());
+  const state = useLoad(async () => {
+    const [usage, keys] = await Promise.all([call(api.GET('/v1/usage', { params: { query: { start: today, end: today } } })), call(api.GET('/v1/keys'))]);
+    return { usage, keys: keys.data };
+  });
+  // Live counters: refreshed every 15 s while the page is open.
+  useEffect(() => {
+    const t = setInterval(state.reload, 15_000);
+    return () => clearInterval(t);
+  }, [state.reload]);
+  return (
+    <Page title="Overview" intro={`Signed in as ${session.user.email ?? session.user.name ?? session.user.id}.`}>
+      <Loaded state={state} what="your plan and limits">
+        {({ usage, keys }) => {
+          const active = keys.filter((k) => !k.revoked_at);
+          const { plan, limits } = usage;
+          return (
+            <>
+              {active.length === 0 && (
+                <EmptyState title="Create your first API key">
+                  <p>Every request to the API needs a key. Create one, then call any model with it:</p>
+                  <CurlExample keyText="$MODEL_GATEWAY_KEY" />
+                  <p>
+                    <a class="button" href="/keys">
+                      Create an API key
+                    </a>
+                  </p>
+                </EmptyState>
+              )}
+              <div class="cards">
+                <section class="card" aria-labelledby="plan-h">
+                  <h2 id="plan-h">
+                    Plan <Badge kind="info">{plan.id}</Badge>
+                  </h2>
+                  <dl class="facts">
+                    <dt>Daily tokens per key</dt>
+                    <dd>{num(plan.daily_tokens)}</dd>
+                    <dt>Requests per minute per key</dt>
+                    <dd>{num(plan.requests_per_minute)}</dd>
+                    <dt>Concurrent jobs per key</dt>
+                    <dd>{num(plan.max_concurrent_jobs)}</dd>
+                  </dl>
+                  <h3>Premium models</h3>
+                  {plan.premium_models.length === 0 ? (
+                    <p class="muted">This gateway has no premium models.</p>
+                  ) : (
+                    <ul class="plain" id="premium">
+                      {plan.premium_models.map((m) => (
+                        <li>
+                          <code>{m.model}</code> {m.allowed ? <Badge kind="ok">included</Badge> : <Badge kind="warn">needs {m.required_plan}</Badge>}
+                        </li>
+                      ))}
+                    </ul>
+                  )}
+                </section>
+                <section class="card" aria-labelledby="today-h">
+                  <h2 id="today-h">Today {active.length > 1 ? `(${active.length} keys together)` : ''}</h2>
+                  {active.length === 0 ? (
+                    <p class="muted">
+                      Limits apply per key: with a key you get {num(plan.daily_tokens)} tokens a day (reset at 00:00 UTC) and {num(plan.requests_per_minute)} requests a minute.
+                    </p>
+                  ) : (
+                  <>
+                  <Meter
+                    label="Billed tokens today"
+                    used={limits.daily_tokens.used}
+                    limit={limits.daily_tokens.limit}
+                    detail={
+                      <>
+                        Resets in <Countdown iso={limits.daily_tokens.reset_at} />
+                      </>
+                    }
+                  />
+                  <Meter
+                    label="Requests this minute"
+                    used={limits.requests_per_minute.used}
+                    limit={limits.requests_per_minute.limit}
+                    detail={limits.requests_per_minute.used ? <>Window ends {when(limits.requests_per_minute.reset_at)}</> : 'No requests in the current window.'}
+                  />
+                  <Meter label="Active jobs" used={limits.concurrent_jobs.active} limit={limits.concurrent_jobs.limit} />
+                  </>
+                  )}
+                  <p class="muted">
+                    {num(usage.totals.requests)} requests today, {num(usage.totals.errors)} with errors. <a href="/usage">See usage</a>.
+                  </p>
+                </section>
+              </div>
+              {active.length > 1 && (
+                <section aria-labelledby="per-key-h">
+                  <h2 id="per-key-h">Per key</h2>
+                  <p class="muted">Each key has the plan’s limits of its own.</p>
+                  <Table caption="Today per key" columns={['Key', 'Billed tokens today', 'Requests this minute', 'Active jobs']}>
+                    {active.map((k) => (
+                      <tr>
+                        <Cell label="Key">
+                          {k.name ?? 'unnamed'} <code>{k.prefix}…</code>
+                        </Cell>
+                        <Cell label="Billed tokens today">
+                          {num(k.limits!.daily_tokens.used)} / {num(k.limits!.daily_tokens.limit)}
+                        </Cell>
+                        <Cell label="Requests this minute">
+                          {num(k.limits!.requests_per_minute.used)} / {num(k.limits!.requests_per_minute.limit)}
+                        </Cell>
+                        <Cell label="Active jobs">
+                          {num(k.limits!.concurrent_jobs.active)} / {num(k.limits!.concurrent_jobs.limit)}
+                        </Cell>
+                      </tr>
+                    ))}
+                  </Table>
+                </section>
+              )}
+            </>
+          );
+        }}
+      </Loaded>
+    </Page>
+  );
+}
