@@ -165,16 +165,18 @@ describe('a user', () => {
     await go(page, '/usage');
     expect(await page.locator('#total-billed').innerText()).toBe(fmt(billed));
     expect(await page.locator('#total-requests').innerText()).toBe('2');
-    // Both plots are drawn (a blank canvas has no coloured pixel).
+    // Both plots are drawn (a blank canvas has no coloured pixel). Chart.js clears and redraws a
+    // canvas when its box is resized after the first layout, so the pixels are awaited, not sampled once.
     for (const id of ['billed-chart', 'requests-chart']) {
-      const coloured = await page.evaluate((id) => {
-        const c = document.getElementById(id) as HTMLCanvasElement;
-        const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
-        let n = 0;
-        for (let i = 0; i < d.length; i += 4) if (d[i + 3]! > 0 && !(d[i] === d[i + 1] && d[i + 1] === d[i + 2])) n++;
-        return n;
-      }, id);
-      expect(coloured, id).toBeGreaterThan(100);
+      const coloured = () =>
+        page.evaluate((id) => {
+          const c = document.getElementById(id) as HTMLCanvasElement;
+          const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+          let n = 0;
+          for (let i = 0; i < d.length; i += 4) if (d[i + 3]! > 0 && !(d[i] === d[i + 1] && d[i + 1] === d[i + 2])) n++;
+          return n;
+        }, id);
+      await expect.poll(coloured, { message: id, timeout: 5_000 }).toBeGreaterThan(100);
     }
     const rows = await page.locator('table tbody tr').allInnerTexts();
     expect(rows.map((r) => r.split(/\s+/)[0])).toEqual(['claude-sonnet-4-5', 'gpt-4o-mini']);
