@@ -103,6 +103,8 @@ class Attempt {
   /** Waiting on the upstream (not suspended while the consumer handles what it got). */
   private waiting = true;
   headersReceived = false;
+  /** The answer was read to its end: undici has let go of the request, so there is nothing to abort. */
+  private complete = false;
 
   constructor(
     readonly call: UpstreamTarget,
@@ -112,7 +114,7 @@ class Attempt {
     const { limits } = call;
     if (call.signal) {
       if (call.signal.aborted) this.controller.abort(call.signal.reason);
-      else call.signal.addEventListener('abort', () => this.controller.abort(call.signal!.reason), { once: true });
+      else call.signal.addEventListener('abort', () => !this.complete && this.controller.abort(call.signal!.reason), { once: true });
     }
     if (uploading) this.uploadProgress();
     else this.armFirstByte();
@@ -195,9 +197,19 @@ class Attempt {
     this.total = this.idle = this.uploadIdle = null;
   }
 
+  /** The answer's last byte is in. */
+  finished() {
+    this.complete = true;
+    this.done();
+  }
+
+  /**
+   * Ends the request unless it already ended: aborting a finished request did nothing but build a
+   * DOMException (with its stack) and dispatch an event, ~8% of the main thread per request.
+   */
   abort() {
     this.done();
-    if (!this.controller.signal.aborted) this.controller.abort();
+    if (!this.complete && !this.controller.signal.aborted) this.controller.abort();
   }
 }
 
@@ -251,6 +263,7 @@ async function readAll(attempt: Attempt, res: Dispatcher.ResponseData): Promise<
   } catch (err) {
     throw attempt.failure(err);
   }
+  attempt.finished();
   return Buffer.concat(chunks).toString('utf8');
 }
 
@@ -448,6 +461,7 @@ async function* readChunks(attempt: Attempt, res: Dispatcher.ResponseData): Asyn
       throw attempt.failure(err);
     }
     if (attempt.timedOut) throw attempt.timedOut;
+    attempt.finished();
   } finally {
     attempt.abort();
   }
@@ -496,6 +510,7 @@ async function* readEvents(attempt: Attempt, res: Dispatcher.ResponseData): Asyn
       throw attempt.failure(err);
     }
     if (attempt.timedOut) throw attempt.timedOut;
+    attempt.finished();
     parser.feed(decoder.decode() + '\n\n');
     while (queue.length) {
       attempt.setWaiting(false);

@@ -361,9 +361,12 @@ function pump(
   void (async () => {
     let error: GatewayError | null = null;
     let upstream: UpstreamError | null = null;
+    // Read to its end, the upstream request is over: aborting it would only cost a DOMException.
+    let ended = false;
     try {
       await write(opened.first);
       for await (const frame of opened.frames) await write(frame);
+      ended = true;
     } catch (err) {
       upstream = upstreamFailure(err, opened.target.provider.id);
       if (err instanceof GatewayError) error = err;
@@ -376,7 +379,7 @@ function pump(
       if (error && !clientGone) out.push(format.errorFrame(error));
     } finally {
       finished = true;
-      opened.abort.abort();
+      if (!ended) opened.abort.abort();
       if (!clientGone) out.push(null);
       done(error, clientGone, upstream);
     }
