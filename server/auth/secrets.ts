@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -28,7 +28,8 @@ export const newId = (prefix: string) => `${prefix}_${randomToken(20)}`;
 
 /** SHA-256 is right for high-entropy secrets: no brute force to slow down, and lookups stay indexable. */
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
+  // The one-shot form: a third of createHash's time, and this runs on every request.
+  return hash('sha256', secret, 'hex');
 }
 
 export function constantTimeEqualHex(a: string, b: string): boolean {

@@ -52,54 +52,72 @@ local reserved = tonumber(redis.call('HGET', KEYS[2], 'total') or '0')
 local settled = tonumber(redis.call('GET', KEYS[1]) or '0')
 `;
 
-const RESERVE_BODY = `
+// Reserves `amount` (the string as sent, stored as is) for `id` on KEYS[1..3]: {ok, used before}.
+const RESERVE_FUNCTION = `
+local function reserve(id, amount, limit, ttl, now)
 ${DROP_EXPIRED.replaceAll('ARGV_NOW', 'now')}
-local used = settled + reserved
-if used + tonumber(ARGV[2]) > tonumber(ARGV[3]) then return {0, used} end
-local ttl = tonumber(ARGV[4])
-local previous = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
-redis.call('HINCRBY', KEYS[2], 'total', tonumber(ARGV[2]) - previous)
-redis.call('ZADD', KEYS[3], now + ttl, ARGV[1])
-redis.call('PEXPIRE', KEYS[2], ttl + 60000)
-redis.call('PEXPIRE', KEYS[3], ttl + 60000)
-return {1, used}
+  local used = settled + reserved
+  if used + tonumber(amount) > limit then return {0, used} end
+  local previous = tonumber(redis.call('HGET', KEYS[2], id) or '0')
+  redis.call('HSET', KEYS[2], id, amount)
+  redis.call('HINCRBY', KEYS[2], 'total', tonumber(amount) - previous)
+  redis.call('ZADD', KEYS[3], now + ttl, id)
+  redis.call('PEXPIRE', KEYS[2], ttl + 60000)
+  redis.call('PEXPIRE', KEYS[3], ttl + 60000)
+  return {1, used}
+end
 `;
 
 const RESERVE = `
-local now = tonumber(ARGV[6])
-${RESERVE_BODY}
+${RESERVE_FUNCTION}
+return reserve(ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[6]))
 `;
 
-// HIT on KEYS[4] (ARGV[7..8]: limit, window ms), then RESERVE on KEYS[1..3] when it allowed:
-// returns {hit ok, hit value, hit reset, reserve ok, reserve used}.
+// Admissions to one quota, several in one call (those of one event-loop turn), each as if alone:
+// HIT on KEYS[4], then RESERVE on KEYS[1..3] when it allowed. ARGV is the list of (id, amount,
+// limit, ttl ms, now, request limit, window ms) tuples; one {hit ok, hit value, hit reset,
+// reserve ok, reserve used} returned per tuple, in order.
 const ADMIT = `
 ${HIT_FUNCTION}
-local now = tonumber(ARGV[6])
-local h = hit(KEYS[4], 1, tonumber(ARGV[7]), tonumber(ARGV[8]), now)
-if h[1] == 0 then return {0, h[2], h[3], 0, 0} end
-local q = (function()
-${RESERVE_BODY}
-end)()
-return {1, h[2], h[3], q[1], q[2]}
+${RESERVE_FUNCTION}
+local out = {}
+for b = 1, #ARGV, 7 do
+  local now = tonumber(ARGV[b + 4])
+  local h = hit(KEYS[4], 1, tonumber(ARGV[b + 5]), tonumber(ARGV[b + 6]), now)
+  if h[1] == 0 then
+    out[#out + 1] = {0, h[2], h[3], 0, 0}
+  else
+    local q = reserve(ARGV[b], ARGV[b + 1], tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3]), now)
+    out[#out + 1] = {1, h[2], h[3], q[1], q[2]}
+  end
+end
+return out
 `;
 
-// ARGV[5] = '1': only while the reservation is held (a retry that must not count twice).
+// Settlements of one quota, several in one call (those of one event-loop turn): ARGV is the list of
+// (id, actual, keepUntil, now, onlyIfHeld) tuples, one settled total returned per tuple, in order.
+// onlyIfHeld = '1': only while the reservation is held (a retry that must not count twice).
 const SETTLE = `
-local held = redis.call('HGET', KEYS[2], ARGV[1])
-if not held and ARGV[5] == '1' then return tonumber(redis.call('GET', KEYS[1]) or '0') end
-if held then
-  redis.call('HDEL', KEYS[2], ARGV[1])
-  redis.call('HINCRBY', KEYS[2], 'total', -tonumber(held))
+local out = {}
+for b = 1, #ARGV, 5 do
+  local id = ARGV[b]
+  local held = redis.call('HGET', KEYS[2], id)
+  if held or ARGV[b + 4] ~= '1' then
+    if held then
+      redis.call('HDEL', KEYS[2], id)
+      redis.call('HINCRBY', KEYS[2], 'total', -tonumber(held))
+    end
+    redis.call('ZREM', KEYS[3], id)
+    local actual = tonumber(ARGV[b + 1])
+    if actual > 0 then
+      redis.call('INCRBY', KEYS[1], actual)
+      local keep = tonumber(ARGV[b + 2]) - tonumber(ARGV[b + 3])
+      if keep > 0 then redis.call('PEXPIRE', KEYS[1], keep + 60000) end
+    end
+  end
+  out[#out + 1] = tonumber(redis.call('GET', KEYS[1]) or '0')
 end
-redis.call('ZREM', KEYS[3], ARGV[1])
-local actual = tonumber(ARGV[2])
-if actual > 0 then
-  redis.call('INCRBY', KEYS[1], actual)
-  local keep = tonumber(ARGV[3]) - tonumber(ARGV[4])
-  if keep > 0 then redis.call('PEXPIRE', KEYS[1], keep + 60000) end
-end
-return tonumber(redis.call('GET', KEYS[1]) or '0')
+return out
 `;
 
 const RESERVED = `
@@ -112,8 +130,8 @@ type Scripts = {
   mgHit(key: string, cost: number, limit: number, windowMs: number, now: number): Promise<[number, number, number]>;
   mgPeekWindow(key: string, now: number): Promise<[number, number] | null>;
   mgReserve(k1: string, k2: string, k3: string, id: string, amount: number, limit: number, ttl: number, keepUntil: number, now: number): Promise<[number, number]>;
-  mgAdmit(k1: string, k2: string, k3: string, rpmKey: string, id: string, amount: number, limit: number, ttl: number, keepUntil: number, now: number, rpmLimit: number, windowMs: number): Promise<[number, number, number, number, number]>;
-  mgSettle(k1: string, k2: string, k3: string, id: string, actual: number, keepUntil: number, now: number, onlyIfHeld: 0 | 1): Promise<number>;
+  mgAdmit(k1: string, k2: string, k3: string, rpmKey: string, ...tuples: (string | number)[]): Promise<[number, number, number, number, number][]>;
+  mgSettle(k1: string, k2: string, k3: string, ...tuples: (string | number)[]): Promise<number[]>;
   mgReserved(k1: string, k2: string, k3: string, now: number): Promise<[number, number, number]>;
 };
 
@@ -130,6 +148,8 @@ export type RedisTimeouts = {
 export const defaultRedisTimeouts: RedisTimeouts = { commandMs: 1_000, connectMs: 2_000, reconnectMaxMs: 1_000 };
 
 const NOT_SENT = "Stream isn't writeable";
+
+type Waiting<T> = { resolve(value: T): void; reject(err: unknown): void };
 
 export class RedisCounterStore implements CounterStore {
   readonly kind = 'redis' as const;
@@ -220,21 +240,39 @@ export class RedisCounterStore implements CounterStore {
     return [`${base}:settled`, `${base}:holds`, `${base}:expiry`];
   }
 
-  async admit(rpm: Parameters<CounterStore['admit']>[0], quota: Parameters<CounterStore['admit']>[1], now: number): Promise<AdmitResult> {
-    const [ok, value, resetAt, qOk, used] = await this.run(() => this.redis.mgAdmit(
-      ...this.quotaKeys(quota.key),
-      this.prefix + rpm.key,
-      quota.id,
-      quota.amount,
-      quota.limit,
-      quota.ttlMs,
-      quota.keepUntil,
-      now,
-      rpm.limit,
-      rpm.windowMs,
-    ));
-    return { rpm: { allowed: ok === 1, value, resetAt }, quota: ok === 1 ? { allowed: qOk === 1, used } : null };
+  /**
+   * The admissions of one event-loop turn for the same quota and request window go to Redis as one
+   * script call, each applied as if alone and in order; a call that fails fails each alike. At
+   * one request at a time this is one call per request, as before; under load, a fraction.
+   */
+  admit(rpm: Parameters<CounterStore['admit']>[0], quota: Parameters<CounterStore['admit']>[1], now: number): Promise<AdmitResult> {
+    return new Promise((resolve, reject) => {
+      const batchKey = `${quota.key}\u0000${rpm.key}`;
+      let batch = this.admitting.get(batchKey);
+      if (!batch) {
+        this.admitting.set(batchKey, (batch = { quotaKey: quota.key, rpmKey: rpm.key, args: [], waiting: [] }));
+        if (this.admitting.size === 1) setImmediate(this.sendAdmissions);
+      }
+      batch.args.push(quota.id, quota.amount, quota.limit, quota.ttlMs, now, rpm.limit, rpm.windowMs);
+      batch.waiting.push({ resolve, reject });
+    });
   }
+
+  private readonly admitting = new Map<string, { quotaKey: string; rpmKey: string; args: (string | number)[]; waiting: Waiting<AdmitResult>[] }>();
+
+  private readonly sendAdmissions = () => {
+    for (const { quotaKey, rpmKey, args, waiting } of this.admitting.values()) {
+      this.run(() => this.redis.mgAdmit(...this.quotaKeys(quotaKey), this.prefix + rpmKey, ...args)).then(
+        (results) =>
+          waiting.forEach((w, i) => {
+            const [ok, value, resetAt, qOk, used] = results[i]!;
+            w.resolve({ rpm: { allowed: ok === 1, value, resetAt }, quota: ok === 1 ? { allowed: qOk === 1, used } : null });
+          }),
+        (err) => waiting.forEach((w) => w.reject(err)),
+      );
+    }
+    this.admitting.clear();
+  };
 
   async hit(key: string, cost: number, limit: number, windowMs: number, now: number): Promise<WindowResult> {
     const [ok, value, resetAt] = await this.run(() => this.redis.mgHit(this.prefix + key, cost, limit, windowMs, now));
@@ -251,9 +289,35 @@ export class RedisCounterStore implements CounterStore {
     return { allowed: ok === 1, used };
   }
 
-  async settle(key: string, id: string, actual: number, opts: { keepUntil: number; now: number; onlyIfHeld?: boolean }): Promise<number> {
-    return this.run(() => this.redis.mgSettle(...this.quotaKeys(key), id, actual, opts.keepUntil, opts.now, opts.onlyIfHeld ? 1 : 0));
+  /**
+   * Settlements are not awaited by the requests that make them: those of one event-loop turn for
+   * the same quota go to Redis as one script call (under load, a fraction of a call each), issued
+   * before that turn's I/O ends, so ahead of any later request's admission. A call that fails
+   * fails each of its settlements alike (each then retried on its own, settle-retry.ts).
+   */
+  settle(key: string, id: string, actual: number, opts: { keepUntil: number; now: number; onlyIfHeld?: boolean }): Promise<number> {
+    return new Promise((resolve, reject) => {
+      let batch = this.settling.get(key);
+      if (!batch) {
+        this.settling.set(key, (batch = { args: [], waiting: [] }));
+        if (this.settling.size === 1) setImmediate(this.sendSettlements);
+      }
+      batch.args.push(id, actual, opts.keepUntil, opts.now, opts.onlyIfHeld ? 1 : 0);
+      batch.waiting.push({ resolve, reject });
+    });
   }
+
+  private readonly settling = new Map<string, { args: (string | number)[]; waiting: Waiting<number>[] }>();
+
+  private readonly sendSettlements = () => {
+    for (const [key, { args, waiting }] of this.settling) {
+      this.run(() => this.redis.mgSettle(...this.quotaKeys(key), ...args)).then(
+        (totals) => waiting.forEach((w, i) => w.resolve(totals[i]!)),
+        (err) => waiting.forEach((w) => w.reject(err)),
+      );
+    }
+    this.settling.clear();
+  };
 
   async reserved(key: string, now: number) {
     const [settled, reserved, holders] = await this.run(() => this.redis.mgReserved(...this.quotaKeys(key), now));

@@ -45,6 +45,33 @@ describe.each(stores)('%s store', (_name, make) => {
     expect(await store.reserve('q', 'one-more', 1, 250, opts)).toEqual({ allowed: false, used: 250 });
   });
 
+  // The Redis store sends the settlements (and admissions) of one event-loop turn together, one
+  // script call per quota: each must come out as if it had been sent alone, in order.
+  it('settlements made in one turn are applied each as if alone, in order, per quota', async () => {
+    const opts = { ttlMs: 60_000, keepUntil: T0 + 3_600_000, now: T0 };
+    for (const q of ['{b1}:q', '{b2}:q']) for (let i = 0; i < 4; i++) await store.reserve(q, `s${i}`, 10, 1000, opts);
+    const totals = await Promise.all([
+      store.settle('{b1}:q', 's0', 3, opts),
+      store.settle('{b2}:q', 's0', 5, opts),
+      store.settle('{b1}:q', 's1', 4, opts),
+      store.settle('{b1}:q', 's1', 4, { ...opts, onlyIfHeld: true }), // a retry of one just applied: nothing more
+      store.settle('{b1}:q', 'gone', 6, { ...opts, onlyIfHeld: true }), // never held: nothing
+      store.settle('{b1}:q', 'gone', 6, opts), // a plain settlement counts even so
+      store.settle('{b2}:q', 's1', 0, opts),
+    ]);
+    expect(totals).toEqual([3, 5, 7, 7, 7, 13, 5]);
+    expect(await store.reserved('{b1}:q', T0)).toEqual({ settled: 13, reserved: 20, holders: 2 });
+    expect(await store.reserved('{b2}:q', T0)).toEqual({ settled: 5, reserved: 20, holders: 2 });
+  });
+
+  it('admissions of one turn for different keys stay apart', async () => {
+    const admit = (k: string, i: number) => store.admit({ key: `{${k}}:rpm`, limit: 3, windowMs: 60_000 }, { key: `{${k}}:quota`, id: `${k}:${i}`, amount: 5, limit: 100, ttlMs: 60_000, keepUntil: T0 + 60_000 }, T0);
+    const results = await Promise.all([0, 1, 2, 3, 4].flatMap((i) => [admit('x', i), admit('y', i)]));
+    expect(results.map((r) => r.rpm.allowed)).toEqual([true, true, true, true, true, true, false, false, false, false]);
+    expect(results.map((r) => r.rpm.value)).toEqual([1, 1, 2, 2, 3, 3, 3, 3, 3, 3]);
+    expect(results.map((r) => r.quota?.used ?? null)).toEqual([0, 0, 5, 5, 10, 10, null, null, null, null]);
+  });
+
   it('admission counts the request and reserves quota in one step, exact under concurrency', async () => {
     const rpm = { key: '{k1}:rpm', limit: 30, windowMs: 60_000 };
     const results = await Promise.all(
