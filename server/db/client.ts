@@ -2,8 +2,6 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { PrismaPg } from '@prisma/adapter-pg';
-import pg from 'pg';
 import { PGliteRemote } from './pglite-remote.ts';
 import { projectPath } from '../runtime/paths.ts';
 import { PrismaClient } from './generated/client.ts';
@@ -62,6 +60,8 @@ async function initEmbeddedDirectory(dir: string): Promise<void> {
 export async function openDatabase(opts: { databaseUrl?: string; dataDir: string; migrate?: boolean; timeouts?: { connectMs: number; queryMs: number } }): Promise<Database> {
   let db: Database;
   if (opts.databaseUrl) {
+    // Loaded only for PostgreSQL: the embedded database does without their ~3 MB of heap.
+    const [{ PrismaPg }, { default: pg }] = await Promise.all([import('@prisma/adapter-pg'), import('pg')]);
     const timeouts = opts.timeouts ?? databaseTimeouts(process.env);
     // Outages (docs/decisions/0010-store-outages.md): a connection not made within connectMs and a
     // query not answered within queryMs fail (the request gets 503 database_unavailable) instead

@@ -5,7 +5,7 @@
 // message delivered twice runs the job once, and the runner's slow database poll still finds a
 // job whose message was lost.
 import type { Queue, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 
 export interface JobQueue {
   readonly kind: 'database' | 'bullmq';
@@ -27,7 +27,7 @@ export class BullQueue implements JobQueue {
 
   /** `run(id)` claims and runs the job (resolving when it ends or waits for a re-check); it throws only to be retried. */
   static async open(redisUrl: string, prefix: string, concurrency: number, run: (id: string) => Promise<void>): Promise<BullQueue> {
-    const { Queue, Worker } = await import('bullmq');
+    const [{ Queue, Worker }, { Redis }] = await Promise.all([import('bullmq'), import('ioredis')]);
     // BullMQ's blocking worker connection must retry forever rather than fail a command.
     const connect = () => new Redis(redisUrl, { maxRetriesPerRequest: null, lazyConnect: false });
     const queueConn = connect();

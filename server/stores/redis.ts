@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
 import { CounterStoreUnavailableError, type AdmitResult, type CounterStore, type ReserveResult, type WindowResult } from './types.ts';
 
 // A window is a hash {v: count, r: reset epoch ms}; the caller's clock decides when it rolls, and
@@ -149,6 +150,10 @@ export const defaultRedisTimeouts: RedisTimeouts = { commandMs: 1_000, connectMs
 
 const NOT_SENT = "Stream isn't writeable";
 
+// Required when a Redis store is made, not at start-up: a gateway on in-process counters does
+// without ioredis (~2 MB of heap). Synchronous, so the store is still made in its constructor.
+const ioredis = () => createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+
 type Waiting<T> = { resolve(value: T): void; reject(err: unknown): void };
 
 export class RedisCounterStore implements CounterStore {
@@ -171,7 +176,7 @@ export class RedisCounterStore implements CounterStore {
     // `commandTimeout` to answer; and a command sent on a connection that died is never sent
     // again by ioredis (`autoResendUnfulfilledCommands`), because a settlement applied twice would
     // count tokens twice: the billing service retries it itself, knowing how.
-    const redis = new Redis(url, {
+    const redis = new (ioredis().Redis)(url, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       autoResendUnfulfilledCommands: false,

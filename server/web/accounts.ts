@@ -1,17 +1,23 @@
 // Users who sign in to the gateway's pages: local email + password accounts (argon2id) and
 // accounts from external identity providers. The first sign-in creates the user.
-import { argon2Verify, argon2id } from 'hash-wasm';
 import { randomBytes } from 'node:crypto';
 import type { PrismaClient } from '../db/client.ts';
 import { newId } from '../auth/secrets.ts';
 import { normalizeEmail } from './credentials.ts';
 import type { ExternalProfile } from './identity.ts';
 
-const hashPassword = (password: string) =>
-  argon2id({ password, salt: randomBytes(16), parallelism: 1, iterations: 3, memorySize: 19_456, hashLength: 32, outputType: 'encoded' });
+// Loaded at the first sign-up or sign-in: argon2id's 19 MiB of WebAssembly memory, once used, stays
+// with the process, and a gateway that serves only the API never needs it.
+let argon2: Promise<typeof import('hash-wasm')> | null = null;
+const hashWasm = () => (argon2 ??= import('hash-wasm'));
 
-// Verifying against this when the email is unknown keeps the timing of both failures alike.
-const dummyHash = hashPassword(randomBytes(16).toString('hex'));
+const hashPassword = async (password: string) =>
+  (await hashWasm()).argon2id({ password, salt: randomBytes(16), parallelism: 1, iterations: 3, memorySize: 19_456, hashLength: 32, outputType: 'encoded' });
+
+// Verifying against this when the email is unknown keeps the timing of both failures alike (made
+// at the first sign-in, before that sign-in's own verification).
+let dummy: Promise<string> | null = null;
+const dummyHash = () => (dummy ??= hashPassword(randomBytes(16).toString('hex')));
 
 export class AccountDirectory {
   constructor(
@@ -34,8 +40,9 @@ export class AccountDirectory {
   }
 
   async signIn(email: string, password: string): Promise<{ id: string } | null> {
+    const fallback = await dummyHash();
     const user = await this.prisma.user.findUnique({ where: { email: normalizeEmail(email) } });
-    const ok = await argon2Verify({ password, hash: user?.passwordHash ?? (await dummyHash) });
+    const ok = await (await hashWasm()).argon2Verify({ password, hash: user?.passwordHash ?? fallback });
     return user && user.passwordHash && ok && !user.disabledAt ? user : null;
   }
 
