@@ -62,7 +62,7 @@ prof.samples.forEach((id, i) => {
   if (f.functionName === '(idle)') return;
   const t = prof.timeDeltas[i] ?? 0;
   busy += t;
-  const where = f.url.replace(/^file:\/\/.*?\/node_modules\/((@[^/]+\/)?[^/]+)\/.*/, 'npm:$1').replace(/^file:\/\/.*\//, '').replace(/^wasm:.*/, 'wasm (PGlite, Prisma)') || `(${f.functionName})`;
+  const where = f.url.replace(/^file:\/\/.*?\/node_modules\/((@[^/]+\/)?[^/]+)\/.*/, 'npm:$1').replace(/^file:\/\/.*\//, '').replace(/^wasm:.*/, 'wasm (llhttp; Prisma)') || `(${f.functionName})`;
   byFile.set(where, (byFile.get(where) ?? 0) + t);
   const fn = `${f.functionName || '(anonymous)'} ${f.url.split('/').pop()}:${f.lineNumber + 1}`;
   byFn.set(fn, (byFn.get(fn) ?? 0) + t);

@@ -151,8 +151,9 @@ export async function runText(services: Services, call: TextCall): Promise<TextR
       const usage = value.decoded.usage;
       const estimated = !usage;
       const billed = usage ?? estimatedUsage(call.request, value.decoded.content);
-      // Settlement is not awaited: the ledger record is written and the counter update issued
-      // (in order, ahead of this key's next request) before the answer leaves.
+      // Settlement is not awaited: the ledger record is written and the counter updated now (with
+      // Redis, sent at the end of this event-loop turn with the turn's others), ahead of any
+      // request this instance reads later.
       try {
         checkStructuredOutput(call.request.responseFormat, value.decoded.content, value.decoded.finishReason);
       } catch (err) {
