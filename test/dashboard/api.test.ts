@@ -4,12 +4,15 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser } from '../helpers/browser.ts';
+import { clearOfMinuteEdge } from '../helpers/time.ts';
 import { errorBody } from '../helpers/gateway.ts';
 import { PASSWORD, startDashboardWorld, type DashboardWorld } from './setup.ts';
 
 let w: DashboardWorld;
 const logs: string[] = [];
-const today = new Date().toISOString().slice(0, 10);
+const utcDay = (t: Date | number) => new Date(t).toISOString().slice(0, 10);
+/** The day this file started: its ledger rows are from then to now (a run may cross midnight). */
+const firstDay = utcDay(Date.now());
 
 beforeAll(async () => {
   w = await startDashboardWorld({ logger: pino({ level: 'info' }, { write: (line: string) => void logs.push(line) }) });
@@ -120,6 +123,7 @@ describe('API keys', () => {
 
 describe('usage with the session', () => {
   it('covers every key of the user, per model and per day and model, with errors; `key` narrows to one; limits add up', async () => {
+    await clearOfMinuteEdge(); // the requests and the per-minute and per-day figures in one window
     const { b } = await signedUp();
     const k1 = (await (await b.api('POST', '/v1/keys', { name: 'one' })).json()) as { id: string; key: string };
     const k2 = (await (await b.api('POST', '/v1/keys', { name: 'two' })).json()) as { id: string; key: string };
@@ -140,7 +144,7 @@ describe('usage with the session', () => {
       ['gpt-4o-broken', 1, 1, 0],
       ['gpt-4o-mini', 2, 0, mini + mini2],
     ]);
-    const day = all.by_day.find((d: any) => d.date === today);
+    const day = all.by_day.find((d: any) => d.date === utcDay(Date.now()));
     expect(day.models).toEqual([
       { model: 'claude-sonnet-4-5', requests: 1, billed_tokens: claude },
       { model: 'gpt-4o-broken', requests: 1, billed_tokens: 0 },
@@ -163,6 +167,7 @@ describe('usage with the session', () => {
 
   it('a user without keys gets zero limits and an empty breakdown', async () => {
     const { b } = await signedUp();
+    const today = utcDay(Date.now());
     const r = (await (await b.api('GET', `/v1/usage?start=${today}&end=${today}`)).json()) as any;
     expect(r.limits.daily_tokens).toMatchObject({ limit: 0, used: 0, remaining: 0 });
     expect(r.totals.requests).toBe(0);
@@ -243,7 +248,7 @@ describe('the operator (admin role) through the admin API with the session', () 
   it('usage across users: totals, top users and models, per day', async () => {
     const admin = await signedUp();
     await w.gw.services.accounts.updateUser(admin.id, { role: 'admin' });
-    const r = (await (await admin.b.api('GET', `/admin/v1/usage?start=${today}&end=${today}&limit=2`)).json()) as any;
+    const r = (await (await admin.b.api('GET', `/admin/v1/usage?start=${firstDay}&end=${utcDay(Date.now())}&limit=2`)).json()) as any;
     await w.gw.services.ledger.flush();
     const rows = await w.gw.services.db.prisma.usageRecord.findMany();
     const billed = rows.reduce((s, x) => s + Number(x.billedTokens), 0);
@@ -254,6 +259,13 @@ describe('the operator (admin role) through the admin API with the session', () 
     for (const x of rows) perModel.set(x.model, (perModel.get(x.model) ?? 0) + Number(x.billedTokens));
     const top = [...perModel].sort((a, b) => b[1] - a[1]).slice(0, 2);
     expect(r.top_models.map((m: any) => [m.model, m.billed_tokens])).toEqual(top);
-    expect(r.by_day).toEqual([{ date: today, requests: rows.length, errors: r.totals.errors, billed_tokens: billed, users: new Set(rows.map((x) => x.userId)).size }]);
+    // One day, or two when this file ran across midnight.
+    const days = [...new Set(rows.map((x) => utcDay(x.createdAt)))].sort();
+    expect(r.by_day).toEqual(
+      days.map((date) => {
+        const of = rows.filter((x) => utcDay(x.createdAt) === date);
+        return { date, requests: of.length, errors: of.filter((x) => x.status >= 400).length, billed_tokens: of.reduce((s, x) => s + Number(x.billedTokens), 0), users: new Set(of.map((x) => x.userId)).size };
+      }),
+    );
   });
 });

@@ -14,6 +14,7 @@ import * as oauth from 'oauth4webapi';
 import OpenAI from 'openai';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clearOfMinuteEdge } from '../helpers/time.ts';
 import { pollJob } from '../helpers/gateway.ts';
 import { PASSWORD, startDashboardWorld, type DashboardWorld } from './setup.ts';
 
@@ -143,6 +144,8 @@ describe('a user', () => {
   }, 60_000);
 
   it('calls the API with it through the openai and Anthropic SDKs; the overview and the usage plots show what was billed', async () => {
+    // Both requests and the reads below in one minute window and one day.
+    await clearOfMinuteEdge();
     const openai = new OpenAI({ apiKey: key, baseURL: `${w.gw.url}/v1` });
     const chat = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hi' }] });
     const anthropic = new Anthropic({ apiKey: key, baseURL: w.gw.url });
@@ -154,7 +157,9 @@ describe('a user', () => {
     await go(page, '/dashboard');
     const today = await page.locator('section[aria-labelledby="today-h"]').innerText();
     expect(today).toContain(`${fmt(billed)} / ${fmt(100000)}`);
-    expect(today).toMatch(/Resets in \d+ h \d\d min \d\d s \(at \d{4}-\d\d-\d\d 00:00 UTC\)/);
+    // "5 h 03 min 12 s", "59 min 32 s" in the day's last hour, "45 s" in its last minute.
+    const midnight = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    expect(today).toMatch(new RegExp(`Resets in (\\d+ h \\d\\d min \\d\\d s|\\d+ min \\d\\d s|\\d+ s) \\(at ${midnight} 00:00 UTC\\)`));
     expect(today).toContain(`2 / ${fmt(20)}`); // requests in the current minute window
     const countdown = await page.locator('.countdown').innerText();
     await page.waitForTimeout(1100);
