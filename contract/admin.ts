@@ -45,3 +45,32 @@ export const CreateKeyBody = z.object({
 export const UserRef = z.object({ user: storedText(320).min(1).describe('User id or email.') });
 export const KeyRef = z.object({ id: prefixedId('key', 'an API key') });
 export const KeyListQuery = z.object({ user: storedText(320).optional().describe('Only this user’s keys (id or email).') });
+
+export const SetPasswordBody = z.object({
+  password: z
+    .string()
+    .max(4096)
+    .describe('The new password: 10–256 characters, not one repeated character, not a common password, not containing the email’s name (the sign-up rules; 400 weak_password says which).'),
+});
+
+export const PasswordSet = z
+  .object({
+    user: AdminUser,
+    sessions_ended: z.number().int().describe('Dashboard sessions of the user that ended with the change.'),
+  })
+  .meta({ id: 'PasswordSet' });
+
+export const ResetLinkBody = z.object({
+  expires_in_minutes: z.number().int().min(5).max(10_080).default(1440).describe('How long the link works: 5 minutes to 7 days; default 1 day.'),
+});
+
+export const PasswordResetLink = z
+  .object({
+    user_id: z.string(),
+    email: z.string().nullable(),
+    url: z
+      .string()
+      .describe('The single-use link, on the gateway’s public_url (else the address it listens on). Hand it to the user only: whoever opens it can set the password.'),
+    expires_at: z.string(),
+  })
+  .meta({ id: 'PasswordResetLink' });

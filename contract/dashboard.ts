@@ -3,9 +3,32 @@
 import { z } from 'zod';
 import { prefixedId, storedText } from './common.ts';
 import { Job } from './jobs.ts';
-import { KeyLimits, Totals, isoDate } from './usage.ts';
+import { KeyLimits, PlanLimits, Totals, isoDate } from './usage.ts';
 
 export const Role = z.enum(['user', 'admin']).meta({ id: 'Role', description: '`admin`: the operator view of the dashboard, and the admin API with the session. Granted with the CLI (`users set-role`).' });
+
+export const CatalogSetup = z
+  .object({
+    problem: z
+      .enum(['no_provider_key', 'no_models_in_config_file'])
+      .describe('`no_provider_key`: no config file, and none of the variables in `provider_keys` is set; `no_models_in_config_file`: the config file in use defines no model.'),
+    provider_keys: z
+      .array(
+        z.object({
+          provider: z.string().describe('A built-in provider (`openai`, `anthropic`, …).'),
+          variable: z.string().describe('The environment variable whose API key enables it, with its default models.'),
+        }),
+      )
+      .describe('Without a config file, each provider whose variable is set when the gateway starts is enabled.'),
+    config_file: z
+      .object({
+        variable: z.string().describe('The environment variable naming a config file (`GATEWAY_CONFIG`).'),
+        default_path: z.string().describe('The file read when that variable is unset and the file exists, relative to the directory the gateway starts in.'),
+        example: z.string().describe('The example in the distribution that shows every field.'),
+      })
+      .describe('The alternative: providers, models and plans in a config file.'),
+  })
+  .meta({ id: 'CatalogSetup', description: 'What enables models on this gateway: the start-up log says the same.' });
 
 export const DashboardSession = z
   .object({
@@ -20,6 +43,12 @@ export const DashboardSession = z
     }),
     csrf_token: z.string().describe('Send as `X-CSRF-Token` on every POST, PATCH and DELETE made with the session cookie.'),
     expires_at: z.string().describe('When the session ends (ISO 8601).'),
+    catalog: z
+      .object({
+        models: z.number().int().describe('How many models the catalog has (`GET /v1/models`).'),
+        setup: CatalogSetup.nullable().describe('While the catalog is empty: what the operator sets to give the gateway models; null otherwise.'),
+      })
+      .describe('The state of this gateway’s catalog, so a page can say why nothing can be called.'),
   })
   .meta({ id: 'DashboardSession', description: 'The signed-in user of the session cookie (`mg_session`, set by /signin).' });
 
@@ -79,13 +108,8 @@ export const AdminUsageReport = z
   })
   .meta({ id: 'AdminUsageReport', description: 'Usage across every user, from the ledger.' });
 
-export const Plan = z
-  .object({
-    id: z.string(),
-    rank: z.number().int(),
-    daily_tokens: z.number().int(),
-    requests_per_minute: z.number().int(),
-    max_concurrent_jobs: z.number().int(),
-    default: z.boolean().describe('The plan of new users.'),
-  })
-  .meta({ id: 'Plan' });
+export const Plan = PlanLimits.extend({
+  id: z.string(),
+  rank: z.number().int(),
+  default: z.boolean().describe('The plan of new users.'),
+}).meta({ id: 'Plan' });

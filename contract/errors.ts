@@ -20,11 +20,11 @@ export const ErrorObject = z
       .describe(
         'Machine-readable code. Values in use: missing_required_parameter, invalid_parameter, invalid_json, ' +
           'nesting_too_deep, invalid_url, malformed_request, uri_too_long, headers_too_large, ' +
-          'model_not_found, invalid_api_key, model_requires_higher_plan, unauthorized_job_access, not_found, ' +
+          'model_not_found, invalid_api_key, api_key_required, session_required, too_many_keys, invalid_multipart, client_closed_request, model_requires_higher_plan, unauthorized_job_access, not_found, ' +
           'job_not_found, app_not_found, grant_not_found, user_not_found, key_not_found, job_not_ready, payload_too_large, unsupported_media_type, rate_limit_exceeded, daily_quota_exceeded, ' +
           'too_many_active_jobs, upstream_error, all_upstreams_failed, upstream_timeout, upstream_invalid_request, content_policy_violation, ' +
           'invalid_size, invalid_image_url, model_cannot_edit, too_many_images, invalid_voice, input_too_long, unsupported_audio_format, ' +
-          'model_not_supported, generation_timeout, internal_error, ' +
+          'model_not_supported, generation_timeout, job_interrupted, job_input_missing, internal_error, ' +
           'counter_store_unavailable, database_unavailable.',
       ),
     param: z
@@ -63,6 +63,9 @@ export const RateLimitErrorBody = z
       remaining: z.number().int().describe('What is left of it now (0 or the amount left when a reservation did not fit).'),
       reset_at: z.string().describe('ISO 8601 time (UTC) when the limit resets.'),
       reset_seconds: z.number().describe('Seconds from now until reset_at; the `Retry-After` header carries it rounded up.'),
+      scope: z
+        .enum(['key', 'user'])
+        .describe('Whose limit was hit: `key`, the calling API key’s (or OAuth grant’s) own; `user`, the plan’s limit over all of the user’s keys and connected apps together.'),
     }),
   })
   .meta({

@@ -50,6 +50,11 @@ export type RouteMeta = {
    * session's `X-CSRF-Token`.
    */
   session?: true;
+  /**
+   * The answer carries a secret (an API key, a client secret, the session's CSRF token): sent with
+   * `Cache-Control: no-store` so no browser or proxy cache keeps it.
+   */
+  noStore?: true;
 };
 const meta = (m: RouteMeta) => ({ metadata: m });
 
@@ -178,6 +183,7 @@ const inference = c.router({
     summary: 'Download the audio of a finished speech job',
     description: 'The audio with the content type of the model family (as POST /v1/audio/speech answers it), or the with-timestamps JSON. 409 job_not_ready until the job is done.',
     ...meta({
+      session: true,
       auth: 'bearer',
       tag: 'Audio',
       raw: {
@@ -226,7 +232,7 @@ const inference = c.router({
     description:
       'The same form and checks as POST /v1/audio/transcriptions; the upload is kept in the blob store and 202 answers the job at once. Poll `…/status` ' +
       '(`result` is `{content_type, bytes}` once done, `warnings` says when timing was estimated); `…/download` answers the transcript in the requested format.',
-    ...meta({ session: true, auth: 'bearer', tag: 'Audio' }),
+    ...meta({ auth: 'bearer', tag: 'Audio' }),
   },
   transcriptionJobStatus: {
     method: 'GET',
@@ -244,6 +250,7 @@ const inference = c.router({
     summary: 'Download a finished transcription',
     description: 'In the job’s response_format, with its content type (as the synchronous endpoint answers). 409 job_not_ready until done.',
     ...meta({
+      session: true,
       auth: 'bearer',
       tag: 'Audio',
       raw: { 200: { 'text/plain': 'response_format text', 'application/x-subrip': 'response_format srt', 'text/vtt': 'response_format vtt (WebVTT)' } },
@@ -259,7 +266,7 @@ const inference = c.router({
     description:
       'OpenAI’s shape for every upstream (Gemini’s vectors are encoded as OpenAI encodes them). Response headers: `X-Gateway-Upstream`, `X-RateLimit-*`, ' +
       '`X-Gateway-Overhead-Ms`, and `X-Gateway-Warnings` (`; `-separated) naming request fields the chosen upstream has no place for, which were dropped.',
-    ...meta({ session: true, auth: 'bearer', tag: 'Embeddings and moderation' }),
+    ...meta({ auth: 'bearer', tag: 'Embeddings and moderation' }),
   },
   moderations: {
     method: 'POST',
@@ -328,7 +335,7 @@ const dashboardRoutes = c.router({
     responses: { 200: dashboard.DashboardSession, ...errorResponses(401, 500) },
     summary: 'The signed-in user of the dashboard session, and its CSRF token',
     description: 'Authenticated by the session cookie `mg_session` (set by signing in at /signin). 401 `not_signed_in` without a valid session.',
-    ...meta({ auth: 'session', tag: 'Dashboard' }),
+    ...meta({ auth: 'session', tag: 'Dashboard', noStore: true }),
   },
   listApiKeys: {
     method: 'GET',
@@ -343,8 +350,10 @@ const dashboardRoutes = c.router({
     body: dashboard.CreateApiKeyBody,
     responses: { 201: dashboard.CreatedApiKey, ...errorResponses(400, 401, 403, 500) },
     summary: 'Create an API key (the key is in this response only)',
-    description: 'At most 50 active keys per user (403 too_many_keys).',
-    ...meta({ session: true, auth: 'bearer', tag: 'Dashboard', access: 'account' }),
+    description:
+      'With the dashboard session only (and its `X-CSRF-Token`): an API key cannot make keys (403 session_required), so a leaked key cannot outlive its revocation through keys it made. ' +
+      'At most the plan’s `max_keys` active keys per user (403 too_many_keys); operators make keys with the admin API or `model-gateway keys create`.',
+    ...meta({ auth: 'session', tag: 'Dashboard', noStore: true }),
   },
   revokeApiKey: {
     method: 'POST',
@@ -353,8 +362,10 @@ const dashboardRoutes = c.router({
     body: c.noBody(),
     responses: { 200: dashboard.ApiKey, ...errorResponses(401, 403, 404, 500) },
     summary: 'Revoke one of your API keys',
-    description: 'Every instance refuses it within the key-cache TTL (5 s by default); this one at once. Revoking a revoked key answers it unchanged.',
-    ...meta({ session: true, auth: 'bearer', tag: 'Dashboard', access: 'account', notFound: { code: 'key_not_found', what: 'API key' } }),
+    description:
+      'With the dashboard session only (and its `X-CSRF-Token`; an API key gets 403 session_required). Every instance refuses the key within the key-cache TTL (5 s by default); this one at once. ' +
+      'Revoking a revoked key answers it unchanged. Its usage today still counts toward your per-user limits.',
+    ...meta({ auth: 'session', tag: 'Dashboard', notFound: { code: 'key_not_found', what: 'API key' } }),
   },
   listJobs: {
     method: 'GET',
@@ -441,7 +452,7 @@ const oauthRoutes = c.router({
     responses: { 201: oauth.AppWithSecret, ...errorResponses(400, 401, 403, 500) },
     summary: 'Register an OAuth app',
     description: 'At most 5 apps per user (403 too_many_apps). The client secret is in this response only.',
-    ...meta({ session: true, auth: 'bearer', tag: 'OAuth apps', access: 'account' }),
+    ...meta({ session: true, auth: 'bearer', tag: 'OAuth apps', access: 'account', noStore: true }),
   },
   rotateAppSecret: {
     method: 'POST',
@@ -451,7 +462,7 @@ const oauthRoutes = c.router({
     responses: { 200: oauth.AppWithSecret, ...errorResponses(401, 403, 404, 500) },
     summary: 'Rotate an app’s client secret',
     description: 'The old secret stops working at once.',
-    ...meta({ session: true, auth: 'bearer', tag: 'OAuth apps', access: 'account', notFound: { code: 'app_not_found', what: 'app' } }),
+    ...meta({ session: true, auth: 'bearer', tag: 'OAuth apps', access: 'account', notFound: { code: 'app_not_found', what: 'app' }, noStore: true }),
   },
   deleteApp: {
     method: 'DELETE',
@@ -509,6 +520,31 @@ const adminRoutes = c.router({
     description: 'Running gateways apply a plan change or a disabling within the key-cache TTL (5 s by default). An admin cannot disable or demote themselves.',
     ...meta({ session: true, auth: 'admin', tag: 'Admin', notFound: { code: 'user_not_found', what: 'user' } }),
   },
+  setUserPassword: {
+    method: 'POST',
+    path: '/admin/v1/users/:user/password',
+    pathParams: admin.UserRef,
+    body: admin.SetPasswordBody,
+    responses: { 200: admin.PasswordSet, 409: ErrorBody, ...adminErrors },
+    summary: "Set a user's password",
+    description:
+      'The sign-up rules apply (400 `weak_password` names the broken one). Ends every dashboard session of the user and voids their unused reset links. ' +
+      '409 `password_signin_disabled` when `auth.local.enabled` is false. The password is never logged.',
+    ...meta({ session: true, auth: 'admin', tag: 'Admin', notFound: { code: 'user_not_found', what: 'user' } }),
+  },
+  createPasswordResetLink: {
+    method: 'POST',
+    path: '/admin/v1/users/:user/password-reset',
+    pathParams: admin.UserRef,
+    body: admin.ResetLinkBody,
+    responses: { 201: admin.PasswordResetLink, 409: ErrorBody, ...adminErrors },
+    summary: 'Make a single-use password-reset link for a user',
+    description:
+      'The link opens a page where the user chooses a password (sign-up rules); it works once, until `expires_at`, and a newer link voids it. ' +
+      'Using it ends the user’s other sessions. Its address is `public_url`, else the address the gateway listens on (never the request’s Host). ' +
+      '409 `user_disabled` for a disabled user, `password_signin_disabled` when `auth.local.enabled` is false.',
+    ...meta({ session: true, auth: 'admin', tag: 'Admin', notFound: { code: 'user_not_found', what: 'user' }, noStore: true }),
+  },
   listKeys: {
     method: 'GET',
     path: '/admin/v1/keys',
@@ -523,7 +559,7 @@ const adminRoutes = c.router({
     body: admin.CreateKeyBody,
     responses: { 201: admin.AdminCreatedApiKey, ...adminErrors },
     summary: 'Create an API key (plaintext returned once)',
-    ...meta({ session: true, auth: 'admin', tag: 'Admin' }),
+    ...meta({ session: true, auth: 'admin', tag: 'Admin', noStore: true }),
   },
   revokeKey: {
     method: 'POST',

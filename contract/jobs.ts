@@ -11,6 +11,18 @@ export const JobStatus = z
       '`cancelled` is reserved for jobs withdrawn by the gateway; `expired` once outputs were deleted (after `expires_at` polling answers 404 job_not_found). Downloads need `done`.',
   });
 
+/** Why a job failed: the common error object, with the id its failure was logged under. */
+export const JobError = ErrorObject.extend({
+  request_id: z
+    .string()
+    .describe("The id the gateway's logs and the usage record carry for this job's work (the job's id): quote it when reporting a failure."),
+}).meta({
+  id: 'JobError',
+  description:
+    'Codes of a failed job besides the upstream\'s (upstream_error, all_upstreams_failed, content_policy_violation, …): job_interrupted (its instance stopped three times), ' +
+    "upstream_timeout (not done within jobs.max_run_minutes), job_input_missing (what it was submitted with, e.g. a transcription's audio, is no longer in the gateway's blob store: submit it again), internal_error.",
+});
+
 export const JobId = z.string().regex(/^job_[A-Za-z0-9]+$/, { message: 'not a job id' });
 export const JobIdParams = z.object({ id: JobId });
 
@@ -28,7 +40,7 @@ export const Job = z
     started_at: z.number().int().nullable(),
     completed_at: z.number().int().nullable(),
     expires_at: z.number().int().describe('Unix seconds after which the job and its outputs are deleted.'),
-    error: ErrorObject.nullable().describe('Set when status is failed.'),
+    error: JobError.nullable().describe('Set when status is failed.'),
     warnings: z
       .array(z.string())
       .describe('What the gateway changed or left out for the upstream that ran the job (the X-Gateway-Warnings of a synchronous request). Empty when nothing was.'),

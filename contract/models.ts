@@ -83,7 +83,13 @@ const HealthBucket = z.object({
 export const ModelStatus = z
   .object({
     model: z.string(),
-    status: z.enum(['operational', 'degraded', 'down', 'unknown']).describe('From the last 15 minutes: ≥ 99% → operational, ≥ 50% → degraded, else down; unknown without traffic.'),
+    status: z
+      .enum(['operational', 'degraded', 'down', 'unknown', 'misconfigured'])
+      .describe(
+        'From the last 15 minutes: ≥ 99% → operational, ≥ 50% → degraded, else down; unknown without traffic. ' +
+          '`misconfigured` whatever the traffic: none of its upstreams can work (each one’s provider lacks its credential, see `problem`), so every request to it fails and counts as an error.',
+      ),
+    problem: z.string().nullable().describe('Why the model is `misconfigured` (e.g. `openai has no api_key`, one reason per provider); null otherwise.'),
     availability: z.number().nullable().describe('Over the whole window, 0–1.'),
     error_rate: z.number().nullable(),
     requests: z.number().int(),

@@ -114,6 +114,7 @@ const securityFor: Record<RouteMeta['auth'], Record<string, string[]>[]> = {
 
 /** The route's own schemes, and the session (with its CSRF token on unsafe methods) where it is accepted too. */
 function securityOf(m: RouteMeta, method: string): Record<string, string[]>[] {
+  if (m.auth === 'session') return method === 'GET' ? securityFor.session : [{ session: [], csrf: [] }];
   if (!m.session) return securityFor[m.auth];
   return [...securityFor[m.auth], method === 'GET' ? { session: [] } : { session: [], csrf: [] }];
 }
@@ -132,8 +133,10 @@ export function buildOpenApiDocument(version = '0.1.0') {
     const family = errorFamily(route, m);
     for (const status of frameworkStatuses(route, m)) {
       if (responses[status]) continue;
-      // Oversized headers are refused by the HTTP parser before any route is known: always the common error body.
-      if (status === 431) responses[status] = responseConfig(status, ErrorBody, m, route.method);
+      // Oversized headers are refused by the HTTP parser before any route is known: the common error
+      // body, or on the OAuth protocol endpoints their RFC 6749 form when the request line could be
+      // read (headers sent in one piece); the common body otherwise.
+      if (status === 431) responses[status] = responseConfig(status, family === OAuthErrorBody ? z.union([OAuthErrorBody, ErrorBody]) : ErrorBody, m, route.method);
       else responses[status] = family
         ? responseConfig(status, family, m, route.method)
         : { description: statusText[status]!, content: { 'text/html': { schema: { type: 'string', description: 'error page' } } } };
@@ -176,7 +179,7 @@ export function buildOpenApiDocument(version = '0.1.0') {
         'the model catalog with its health history, per-key usage, and an OAuth 2.0 provider with PKCE.\n\n' +
         '**Authentication:** `Authorization: Bearer <API key>` (keys look like `mg-…`) or an OAuth access token; `/v1/messages` also takes ' +
         '`x-api-key`. **Errors** use the body `{"error": {"message", "type", "code", "param"}}` (`/v1/messages` adds `"type": "error"`; ' +
-        'the OAuth protocol endpoints use `{"error", "error_description"}`). The user guide is `docs/api.md` in the repository.',
+        'the OAuth protocol endpoints use `{"error", "error_description"}`). The user guide, with examples for every endpoint, is served by this gateway at [`/docs/guide`](/docs/guide).',
       // No licence: the project is private and states none (package.json), so none is claimed here.
     },
     servers: [{ url: '/', description: 'This gateway (the server that serves this document)' }],

@@ -37,22 +37,45 @@ export const KeyLimits = z
   })
   .meta({ id: 'KeyLimits' });
 
+export const UserLimits = z
+  .object({
+    daily_tokens: Limit.nullable().describe(
+      'Billed tokens today (UTC) over all your keys and connected apps, revoked keys included; null when the plan sets no `user_daily_tokens`.',
+    ),
+    requests_per_minute: Limit.nullable().describe('Requests in the current 60-second window over all your keys and apps; null when the plan sets no `user_requests_per_minute`.'),
+    concurrent_jobs: z
+      .object({ limit: z.number().int(), active: z.number().int(), remaining: z.number().int() })
+      .nullable()
+      .describe('Active async jobs over all your keys and apps; null when the plan sets no `user_max_concurrent_jobs`.'),
+    keys: z.object({ limit: z.number().int(), active: z.number().int(), remaining: z.number().int() }).describe('Active API keys against the plan’s `max_keys`.'),
+  })
+  .meta({ id: 'UserLimits', description: 'Your counters over all your API keys and connected apps together, against the plan’s per-user limits.' });
+
+/** A plan's limits: those of each key (and each OAuth grant), and those of a user over all of them. */
+export const PlanLimits = z.object({
+  daily_tokens: z.number().int().describe('Billed tokens per UTC day, per key.'),
+  requests_per_minute: z.number().int().describe('Per key.'),
+  max_concurrent_jobs: z.number().int().describe('Active async jobs per key.'),
+  user_daily_tokens: z.number().int().nullable().describe('Billed tokens per UTC day over all of a user’s keys and connected apps; null: no such limit.'),
+  user_requests_per_minute: z.number().int().nullable().describe('Over all of a user’s keys and apps; null: no such limit.'),
+  user_max_concurrent_jobs: z.number().int().nullable().describe('Over all of a user’s keys and apps; null: no such limit.'),
+  max_keys: z.number().int().describe('API keys a user may hold at once (revoked ones do not count).'),
+});
+
 export const UsageReport = z
   .object({
     object: z.literal('usage'),
-    plan: z.object({
+    plan: PlanLimits.extend({
       id: z.string(),
       rank: z.number().int(),
-      daily_tokens: z.number().int(),
-      requests_per_minute: z.number().int(),
-      max_concurrent_jobs: z.number().int(),
       premium_models: z
         .array(z.object({ model: z.string(), required_plan: z.string(), allowed: z.boolean() }))
         .describe('The premium models of the catalog, and whether this plan may use them (its rank is at least the required plan’s).'),
     }),
-    limits: KeyLimits.describe(
-      'The calling key’s counters. With the dashboard session and no `key`: the sums over your active keys (each key has the plan’s limits, so `limit` is the plan’s × their number); `reset_at` is the earliest.',
-    ),
+    limits: KeyLimits.extend({ user: UserLimits })
+      .describe(
+        'The calling key’s counters (an OAuth access token: its grant’s). With the dashboard session and no `key`: the sums over your active keys (each key has the plan’s limits, so `limit` is the plan’s × their number); `reset_at` is the earliest. `user`: your counters over all keys and apps together, against the plan’s per-user limits; a request must fit both.',
+      ),
     period: z.object({ start: isoDate, end: isoDate }),
     totals: Totals,
     by_model: z.array(

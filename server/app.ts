@@ -1,17 +1,21 @@
-import { STATUS_CODES } from 'node:http';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import cookie from '@fastify/cookie';
-import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import { webRoutes } from './web/routes.ts';
+import { pageHeaders } from './web/html.ts';
+import { notFoundPage, wantsHtmlPage } from './web/not-found.ts';
 import swaggerUi from '@fastify/swagger-ui';
 import { docsUiOptions } from './http/docs-ui.ts';
+import { guideRoutes } from './http/guide.ts';
 import { initServer } from '@ts-rest/fastify';
 import { contract } from '../contract/index.ts';
 import { buildOpenApiDocument } from '../contract/openapi.ts';
 import { authHook, routeMeta } from './http/auth-hook.ts';
 import { GatewayError, errors, validationError } from './http/errors.ts';
+import { clientErrorHandler, defaultRequestTimeouts, serverTimeoutOptions, type RequestTimeouts } from './http/client-errors.ts';
 import { deepestPath, nestsDeeperThan } from './http/json-depth.ts';
+import { RouteMethods, methodNotAllowed } from './http/method-not-allowed.ts';
+import { jsonSyntaxError } from './config/json-position.ts';
 import { MAX_JSON_DEPTH } from '../contract/common.ts';
 import { errorPage } from './oauth/endpoints.ts';
 import { buildRouter } from './endpoints/router.ts';
@@ -20,11 +24,16 @@ import { isDatabaseUnavailable } from './db/unavailable.ts';
 import { CounterStoreUnavailableError } from './stores/index.ts';
 import type { Services } from './services.ts';
 
+/** The largest JSON body by default (README: 20 MiB). */
+const DEFAULT_BODY_LIMIT = 20 * 1024 * 1024;
+
 export type AppOptions = {
   /** A pino logger; none: silent. */
   logger?: FastifyServerOptions['loggerInstance'];
   /** Largest JSON body in bytes (images inline as base64 make chat bodies large). */
   bodyLimit?: number;
+  /** How long a client may take to send a request's headers, and the whole request. */
+  requestTimeouts?: RequestTimeouts;
 };
 
 /** Headers never logged: credentials of every kind the gateway accepts. */
@@ -34,8 +43,18 @@ export const redactedPaths = ['req.headers.authorization', 'req.headers["x-api-k
 // callbacks from identity providers, the apps' authorize requests), tokens, client secrets, keys.
 const SECRET_PARAMS = new Set(['code', 'state', 'code_verifier', 'token', 'access_token', 'refresh_token', 'id_token', 'client_secret', 'password', 'key', 'api_key']);
 
-/** `url` with the values of secret-bearing query parameters replaced, also inside `next`. */
+// Paths whose last segment is itself a credential: a hosted file's signed token lets anyone holding
+// it download the file until it expires, so it is logged no more than an API key is.
+const SECRET_PATH_PREFIXES = [contract.metadata.hostedFile.path.replace(/:token$/, '')];
+
+/** `url` with secret path segments and the values of secret-bearing query parameters replaced, also inside `next`. */
 export function redactUrl(url: string): string {
+  for (const prefix of SECRET_PATH_PREFIXES) {
+    if (!url.startsWith(prefix)) continue;
+    const found = url.slice(prefix.length).search(/[?#]/);
+    const end = found < 0 ? url.length : prefix.length + found;
+    if (end > prefix.length) url = `${prefix}redacted${url.slice(end)}`;
+  }
   const q = url.indexOf('?');
   if (q < 0) return url;
   const params = new URLSearchParams();
@@ -90,15 +109,37 @@ const requestLogView = (request: FastifyRequest) => ({
   remotePort: request.socket?.remotePort,
 });
 
-function toGatewayError(err: FastifyError | GatewayError): GatewayError {
+/** A byte count as people write limits: `20 MiB`, `512 KiB`. */
+const sizeInWords = (bytes: number) =>
+  bytes % 2 ** 20 === 0 ? `${bytes / 2 ** 20} MiB` : bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`;
+
+/** Where a JSON text goes wrong, once: `line 1, column 12` (Node's messages may give it twice, or echo the body). */
+function jsonProblem(text: string): string | null {
+  const found = jsonSyntaxError(text, 'the end of the body');
+  if (!found) return null;
+  const before = text.slice(0, found.offset);
+  const line = before.split('\n').length;
+  const column = found.offset - before.lastIndexOf('\n');
+  return `The request body is not valid JSON: ${found.message} at line ${line}, column ${column}.`;
+}
+
+/** `bodyLimit`: the route's largest body, named in a 413. */
+function toGatewayError(err: FastifyError | GatewayError, bodyLimit?: number): GatewayError {
   if (err instanceof GatewayError) return err;
   // A store outage is no bug: 503 naming the store, with Retry-After (docs/decisions/0010-store-outages.md).
   if (err instanceof CounterStoreUnavailableError) return errors.counterStoreUnavailable();
+  // Node's error for a request whose connection closed before its body was complete (the client
+  // left, or the body timed out): ECONNRESET, as a lost database connection's, but the client's.
+  if (err.code === 'ECONNRESET' && err.message === 'aborted') return errors.invalid('The connection closed before the request body was complete.', null, 'client_closed_request');
   if (isDatabaseUnavailable(err)) return errors.databaseUnavailable();
   const status = err.statusCode ?? 500;
   switch (err.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return errors.tooLarge('The request body is larger than this endpoint accepts.');
+      return errors.tooLarge(
+        bodyLimit
+          ? `The request body is larger than ${sizeInWords(bodyLimit)}, the most this endpoint accepts: send large images and files by URL rather than inline.`
+          : 'The request body is larger than this endpoint accepts.',
+      );
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return errors.unsupportedMediaType('Unsupported Content-Type for this endpoint.');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -142,32 +183,13 @@ function echoPath(url: string): string | null {
   return path.length <= 120 && /^[\x21-\x7e]*$/.test(path) ? path : null;
 }
 
-/**
- * Errors Node's HTTP parser raises before any request exists (oversized or malformed headers,
- * conflicting Content-Length and Transfer-Encoding, a NUL in a header): the part-7 body written
- * on the socket, which is then closed. The request is never echoed.
- */
-function clientErrorHandler(err: NodeJS.ErrnoException, socket: import('node:net').Socket) {
-  if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const [status, code, message] =
-    err.code === 'HPE_HEADER_OVERFLOW'
-      ? [431, 'headers_too_large', 'The request headers are larger than this server accepts (16 KiB in all).']
-      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? [408, 'request_timeout', 'The request was not received in time.']
-        : [400, 'malformed_request', 'The request is not valid HTTP/1.1 (malformed request line or headers, or conflicting Content-Length and Transfer-Encoding).'];
-  const body = JSON.stringify(new GatewayError(status, 'invalid_request_error', code, message).toBody());
-  if (socket.writable) {
-    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
-  }
-  socket.destroy();
-}
-
 export async function buildApp(services: Services, opts: AppOptions = {}): Promise<FastifyInstance> {
   const { trustProxy } = services.config;
+  const timeouts = opts.requestTimeouts ?? defaultRequestTimeouts;
   const app = Fastify({
     // The caller's logger, with our request serializer (it wins over Fastify's default).
     ...(opts.logger ? { loggerInstance: opts.logger.child({}, { serializers: { req: requestLogView } }) } : { logger: false }),
-    bodyLimit: opts.bodyLimit ?? 20 * 1024 * 1024,
+    bodyLimit: opts.bodyLimit ?? DEFAULT_BODY_LIMIT,
     requestIdHeader: 'x-request-id',
     genReqId: () => `req_${randomToken(20)}`,
     // Forwarded headers only from configured proxies: anyone else could name the issuer and
@@ -178,7 +200,10 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     logController: new OneLinePerRequest(),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    clientErrorHandler,
+    // Headers and bodies that trickle in or stall are cut (408) rather than holding a connection
+    // for ever; neither limit runs once the request is in, so answers may take as long as they need.
+    ...serverTimeoutOptions(timeouts),
+    clientErrorHandler: clientErrorHandler(timeouts),
     // A URL that cannot be decoded, or a path parameter longer than any id: answered before routing.
     frameworkErrors: (err, request, frameworkReply) => {
       const reply = frameworkReply as unknown as FastifyReply;
@@ -190,17 +215,33 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     },
   });
 
+  // Every route's methods, for 405 on a known path (registered before any route is added).
+  const routeMethods = RouteMethods.track(app);
+
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    const gw = toGatewayError(err);
+    const gw = toGatewayError(err, request.routeOptions?.bodyLimit ?? opts.bodyLimit ?? DEFAULT_BODY_LIMIT);
     if (gw.status >= 500 && gw.code === 'internal_error') request.log.error({ err }, 'unhandled error');
     else if (gw.code === 'counter_store_unavailable' || gw.code === 'database_unavailable') request.log.warn({ err: err.message }, gw.code);
     for (const [k, v] of Object.entries(gw.headers)) reply.header(k, v);
     return sendError(request, reply, gw);
   });
-  app.setNotFoundHandler((request, reply) => {
+  app.setNotFoundHandler(async (request, reply) => {
     const path = echoPath(request.url);
+    // A known path with another method: which ones it takes, not "unknown route". (A route that
+    // found nothing to answer and handed over here matched its method: that is a 404.)
+    const allowed = request.routeOptions.url === undefined ? routeMethods.allowed(request.url.split('?')[0]!) : [];
+    if (allowed.length) {
+      const gw = methodNotAllowed(request.method, path, allowed);
+      request.errorCode = gw.code;
+      return reply.status(405).headers(gw.headers).send(gw.toBody());
+    }
     request.errorCode = 'not_found';
-    reply.status(404).send(errors.notFound(path ? `Unknown route: ${request.method} ${path}.` : 'Unknown route.', 'not_found').toBody());
+    if (wantsHtmlPage(request)) {
+      // The header shows who is signed in; a database that cannot say still gets the page.
+      const user = await services.sessions.user(request).catch(() => null);
+      return reply.status(404).headers(pageHeaders).send(notFoundPage(path, user));
+    }
+    return reply.status(404).send(errors.notFound(path ? `Unknown route: ${request.method} ${path}.` : 'Unknown route.', 'not_found').toBody());
   });
 
   // JSON bodies: Fastify's parser (prototype-poisoning checks), after the nesting limit.
@@ -208,7 +249,13 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = body as string;
-    if (!nestsDeeperThan(text, MAX_JSON_DEPTH)) return parseJson(request, text, done);
+    if (!nestsDeeperThan(text, MAX_JSON_DEPTH)) {
+      return parseJson(request, text, (err, parsed) => {
+        // A syntax error said with its position once, and without echoing the body.
+        const problem = err instanceof SyntaxError || (err as FastifyError | null)?.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ? jsonProblem(text) : null;
+        done(problem ? (errors.invalid(problem, null, 'invalid_json') as never) : err, problem ? undefined : parsed);
+      });
+    }
     let param: string | null = null;
     try {
       param = deepestPath(JSON.parse(text), MAX_JSON_DEPTH);
@@ -237,7 +284,9 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
 
   // Callback hooks (not async): every request runs them, and a promise each is measurable.
   app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id);
+    // nosniff everywhere: no answer (a page, an error echoing input, a stored file) is ever read
+    // by a browser as another type than it says.
+    reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff');
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {
@@ -255,15 +304,25 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   app.get('/openapi.json', { logLevel: 'warn' }, async () => document);
   await app.register(swagger, { mode: 'static', specification: { document: document as never } });
   await app.register(swaggerUi, docsUiOptions);
+  await app.register(guideRoutes);
 
   // The contract's routes in a child scope: its hooks apply to them alone.
   await app.register(async (scope) => {
     scope.addHook('onRequest', authHook(services));
-    // Multipart bodies (transcription uploads) are read by their route as a stream (transcription/upload.ts).
-    await scope.register(multipart);
+    // Multipart bodies (transcription uploads) are read by their route as a stream
+    // (http/multipart-form.ts): let through unread to the routes that take a form; any other
+    // route refuses one at once, closing the connection rather than reading a body it cannot use.
+    scope.addContentTypeParser('multipart/form-data', (request, _payload, done) => {
+      const route = (request.routeOptions.config as { tsRestRoute?: { contentType?: string } }).tsRestRoute;
+      if (route?.contentType === 'multipart/form-data') return done(null, undefined);
+      const gw = errors.unsupportedMediaType('This endpoint takes application/json, not multipart/form-data.');
+      done(new GatewayError(gw.status, gw.type, gw.code, gw.message, null, { connection: 'close' }) as never, undefined);
+    });
     // A callback hook: no promise per request on the hot path.
     scope.addHook('onSend', (request, reply, payload, done) => {
       if (request.rawContentType && reply.statusCode < 300) reply.header('content-type', request.rawContentType);
+      // An answer carrying a secret (a new key, a client secret, the CSRF token) is kept by no cache.
+      if (routeMeta(request)?.noStore) reply.header('cache-control', 'no-store');
       done(null, payload);
     });
     initServer().registerRouter(contract, buildRouter(services), scope, {

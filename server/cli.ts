@@ -8,25 +8,41 @@ import { contract } from '../contract/index.ts';
 import { AccountService } from './accounts/service.ts';
 import { ConfigError, loadConfig, parseConfig } from './config/load.ts';
 import { configWarnings } from './config/warnings.ts';
+import { deploymentWarnings } from './config/deployment.ts';
 import { openDatabase } from './db/client.ts';
 import { applyMigrations } from './db/migrate.ts';
 import { GatewayError } from './http/errors.ts';
 import { serve, version } from './main.ts';
 import { acquireEmbeddedLock, adminToken, dataDirOf, embeddedLockHolder, readServerInfo } from './runtime/data-dir.ts';
+import { OPERATOR_LINK_MINUTES } from './accounts/passwords.ts';
 
-type Admin = Pick<AccountService, 'listUsers' | 'createUser' | 'updateUser' | 'listKeys' | 'createKey' | 'revokeKey'> & {
+type Admin = Pick<AccountService, 'listUsers' | 'createUser' | 'updateUser' | 'listKeys' | 'createKey' | 'revokeKey' | 'setPassword'> & {
   via: string;
+  /** The link's address is the gateway's: public_url, else where it listens (or would listen, in direct mode). */
+  createResetLink(user: string, o: { expiresInMinutes: number }): ReturnType<AccountService['createResetLink']>;
   close(): Promise<void>;
 };
 
 class CliError extends Error {}
 
-function apiBackend(baseUrl: string, token: string | null): Admin {
-  if (!token) throw new CliError('no admin token: set GATEWAY_ADMIN_TOKEN (or run where DATA_DIR/admin-token is readable)');
+/** Where the CLI looked for the admin token, for messages that say what to fix. */
+const tokenSource = (env: NodeJS.ProcessEnv) => (env.GATEWAY_ADMIN_TOKEN ? 'GATEWAY_ADMIN_TOKEN' : path.join(dataDirOf(env), 'admin-token'));
+const WHERE_THE_TOKEN_IS = "The gateway's token is in its DATA_DIR/admin-token (with PostgreSQL, that of the instance that created it), or is its GATEWAY_ADMIN_TOKEN when it was started with one";
+
+function apiBackend(baseUrl: string, env: NodeJS.ProcessEnv): Admin {
+  const token = adminToken(env, false);
+  if (!token) {
+    throw new CliError(
+      `no admin token to call ${baseUrl}: the CLI reads GATEWAY_ADMIN_TOKEN, else ${tokenSource(env)}, which does not exist. ${WHERE_THE_TOKEN_IS}: set GATEWAY_ADMIN_TOKEN to it, or run the CLI with the gateway's DATA_DIR.`,
+    );
+  }
   const client = initClient(contract.admin, { baseUrl, baseHeaders: { authorization: `Bearer ${token}` }, throwOnUnknownStatus: false });
   const ok = <T>(r: { status: number; body: unknown }, expected: number): T => {
     if (r.status === expected) return r.body as T;
-    const e = (r.body as { error?: { message?: string } })?.error;
+    const e = (r.body as { error?: { message?: string; code?: string } })?.error;
+    if (r.status === 401) {
+      throw new CliError(`${baseUrl} refused the admin token (401${e?.code ? ` ${e.code}` : ''}) the CLI read from ${tokenSource(env)}. ${WHERE_THE_TOKEN_IS}: set GATEWAY_ADMIN_TOKEN to that one.`);
+    }
     throw new CliError(`${baseUrl} answered ${r.status}: ${e?.message ?? JSON.stringify(r.body)}`);
   };
   return {
@@ -37,8 +53,17 @@ function apiBackend(baseUrl: string, token: string | null): Admin {
     listKeys: async (user) => ok<{ data: never }>(await client.listKeys({ query: { user } }), 200).data,
     createKey: async (body) => ok(await client.createKey({ body }), 201),
     revokeKey: async (id) => ok(await client.revokeKey({ params: { id } }), 200),
+    setPassword: async (user, password) => ok(await client.setUserPassword({ params: { user }, body: { password } }), 200),
+    // The gateway puts its own address (public_url, else where it listens) in the link.
+    createResetLink: async (user, { expiresInMinutes }) => ok(await client.createPasswordResetLink({ params: { user }, body: { expires_in_minutes: expiresInMinutes } }), 201),
     close: async () => {},
   };
+}
+
+/** The address a gateway started with this environment listens on (HOST, PORT), as a URL. */
+function listenAddress(env: NodeJS.ProcessEnv): string {
+  const host = !env.HOST || env.HOST === '0.0.0.0' ? '127.0.0.1' : env.HOST === '::' ? '[::1]' : env.HOST.includes(':') ? `[${env.HOST}]` : env.HOST;
+  return `http://${host}:${env.PORT ?? 8080}`;
 }
 
 async function directBackend(env: NodeJS.ProcessEnv): Promise<Admin> {
@@ -48,6 +73,7 @@ async function directBackend(env: NodeJS.ProcessEnv): Promise<Admin> {
   try {
     const db = await openDatabase({ databaseUrl: env.DATABASE_URL, dataDir });
     const svc = new AccountService(db.prisma, config);
+    const linkBase = config.publicUrl ?? listenAddress(env);
     return {
       via: `database ${db.location}`,
       listUsers: () => svc.listUsers(),
@@ -56,6 +82,8 @@ async function directBackend(env: NodeJS.ProcessEnv): Promise<Admin> {
       listKeys: (u) => svc.listKeys(u),
       createKey: (b) => svc.createKey(b),
       revokeKey: (id) => svc.revokeKey(id),
+      setPassword: (u, p) => svc.setPassword(u, p),
+      createResetLink: (u, o) => svc.createResetLink(u, { ...o, baseUrl: linkBase }),
       close: async () => {
         await db.close();
         lock?.release();
@@ -69,18 +97,74 @@ async function directBackend(env: NodeJS.ProcessEnv): Promise<Admin> {
 
 /** GATEWAY_URL, else the running server holding the embedded database, else the database itself. */
 async function admin(env: NodeJS.ProcessEnv): Promise<Admin> {
-  if (env.GATEWAY_URL) return apiBackend(env.GATEWAY_URL.replace(/\/$/, ''), adminToken(env, false));
+  if (env.GATEWAY_URL) return apiBackend(env.GATEWAY_URL.replace(/\/$/, ''), env);
   if (!env.DATABASE_URL) {
     const dir = dataDirOf(env);
     const holder = embeddedLockHolder(dir);
     if (holder) {
       const info = readServerInfo(dir);
       if (!info) throw new CliError(`process ${holder} holds the embedded database in ${dir} but is not serving yet; try again in a moment`);
-      return apiBackend(info.url, adminToken(env, false));
+      return apiBackend(info.url, env);
     }
   }
   return directBackend(env);
 }
+
+/**
+ * Reads a line from the terminal without echoing it (raw mode: the characters never reach the
+ * screen or the shell's history). Backspace erases, Ctrl-C and Ctrl-D cancel.
+ */
+function promptHidden(question: string): Promise<string> {
+  const stdin = process.stdin;
+  // Raw mode first: whatever is typed once the question shows is never echoed.
+  stdin.setRawMode(true);
+  process.stderr.write(question);
+  stdin.setEncoding('utf8');
+  stdin.resume();
+  return new Promise((resolve, reject) => {
+    let value = '';
+    const finish = (err: Error | null) => {
+      stdin.off('data', onData);
+      stdin.setRawMode(false);
+      stdin.pause();
+      process.stderr.write('\n');
+      if (err) reject(err);
+      else resolve(value);
+    };
+    const onData = (chunk: string) => {
+      for (const ch of chunk) {
+        if (ch === '\r' || ch === '\n') return finish(null);
+        if (ch === '\u0003' || ch === '\u0004') return finish(new CliError('cancelled: no password set'));
+        if (ch === '\u007f' || ch === '\b') value = Array.from(value).slice(0, -1).join('');
+        else if (ch >= ' ') value += ch;
+      }
+    };
+    stdin.on('data', onData);
+  });
+}
+
+/**
+ * The new password: asked twice on a terminal, else the first line of standard input (for scripts:
+ * `printf '%s\n' "$PW" | model-gateway users set-password …`). Never a command-line argument, which
+ * shell history and the process list would keep.
+ */
+async function readNewPassword(user: string): Promise<string> {
+  if (process.stdin.isTTY) {
+    const first = await promptHidden(`New password for ${user}: `);
+    if (!first) throw new CliError('no password typed: nothing changed');
+    const again = await promptHidden('Repeat it: ');
+    if (again !== first) throw new CliError('the two passwords differ: nothing changed');
+    return first;
+  }
+  let input = '';
+  process.stdin.setEncoding('utf8');
+  for await (const chunk of process.stdin) input += chunk as string;
+  const line = input.split(/\r?\n/)[0] ?? '';
+  if (!line) throw new CliError('no password on standard input: type it at the prompt (run in a terminal), or pipe it as the first line');
+  return line;
+}
+
+const isLoopback = (url: string) => /^(127\.|\[::1\]$|localhost$)/.test(new URL(url).hostname);
 
 type Printer = { json: boolean };
 function print(out: Printer, value: unknown, human: () => string) {
@@ -116,11 +200,22 @@ export function buildCli(): Command {
       `
 Environment:
   PORT, HOST            where to listen (8080, 0.0.0.0)
-  DATABASE_URL          PostgreSQL URL; unset: the embedded database under DATA_DIR (./data)
+  DATA_DIR              this instance's directory: embedded database, admin token, usage ledger (./data)
+  DATABASE_URL          PostgreSQL URL; unset: the embedded database under DATA_DIR (one instance)
   REDIS_URL             Redis for counters; unset: in-process
   GATEWAY_CONFIG        config file (default ./gateway.config.yaml when present)
-  GATEWAY_ADMIN_TOKEN   admin API token (default: DATA_DIR/admin-token)
-  GATEWAY_URL           CLI: manage a gateway at this URL through its admin API`,
+  GATEWAY_ADMIN_TOKEN   admin API token (default: DATA_DIR/admin-token; with DATABASE_URL the first
+                        instance's, accepted by every instance)
+  GATEWAY_SECRET        signs links and sign-in state, derives OAuth grants' keys (default: with
+                        DATABASE_URL kept in the database for every instance; else DATA_DIR/secret)
+  BLOB_DIR              uploads and job outputs in this directory, which every instance must share
+                        (default: with DATABASE_URL in PostgreSQL; else DATA_DIR/blobs)
+  S3_BUCKET, S3_ENDPOINT, S3_REGION, S3_PREFIX, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY,
+  S3_FORCE_PATH_STYLE   uploads and job outputs in an S3-compatible bucket (wins over BLOB_DIR)
+  GATEWAY_URL           CLI: manage a gateway at this URL through its admin API
+
+Several instances: the same DATABASE_URL and REDIS_URL on each, and a DATA_DIR each; nothing
+else needs to be shared (README, "PostgreSQL and Redis").`,
     );
 
   program
@@ -200,6 +295,41 @@ Environment:
         print(out, u, () => `user ${u.id} now has the ${u.role} role`);
       }),
     );
+  users
+    .command('set-password')
+    .description("set a user's password (asked twice on a terminal, else the first line of stdin); ends the user's sessions")
+    .argument('<user>', 'user id or email')
+    .addHelpText('after', '\nThe password is never an argument: shell history would keep it. In scripts:\n  printf \'%s\\n\' "$PASSWORD" | model-gateway users set-password ada@example.com')
+    .action(async (user: string, _o, cmd: Command) => {
+      // Read before connecting: a prompt waiting on a person must not hold the embedded database.
+      const password = await readNewPassword(user);
+      await withAdmin(cmd, async (a, out) => {
+        const r = await a.setPassword(user, password);
+        print(out, r, () => `password set for user ${r.user.id}${r.user.email ? ` <${r.user.email}>` : ''}; ${r.sessions_ended} dashboard session${r.sessions_ended === 1 ? '' : 's'} ended`);
+      });
+    });
+  users
+    .command('reset-link')
+    .description('make a single-use link that lets a user choose a password (give it to that user only)')
+    .argument('<user>', 'user id or email')
+    .option('--expires-in <minutes>', `how long the link works (${OPERATOR_LINK_MINUTES.min}–${OPERATOR_LINK_MINUTES.max})`, String(OPERATOR_LINK_MINUTES.default))
+    .action(async (user: string, o: { expiresIn: string }, cmd: Command) => {
+      const minutes = Number(o.expiresIn);
+      if (!Number.isInteger(minutes) || minutes < OPERATOR_LINK_MINUTES.min || minutes > OPERATOR_LINK_MINUTES.max) {
+        throw new CliError(`--expires-in must be a whole number of minutes from ${OPERATOR_LINK_MINUTES.min} to ${OPERATOR_LINK_MINUTES.max} (7 days), not '${o.expiresIn}'`);
+      }
+      await withAdmin(cmd, async (a, out) => {
+        const link = await a.createResetLink(user, { expiresInMinutes: minutes });
+        print(out, link, () =>
+          [
+            link.url,
+            '',
+            `single-use link for user ${link.user_id}${link.email ? ` <${link.email}>` : ''}, valid until ${link.expires_at}. Give it to that user only: whoever opens it can set the password.`,
+            ...(isLoopback(link.url) ? ['It points at a loopback address, which only this machine can open: set public_url in the config to the address users reach.'] : []),
+          ].join('\n'),
+        );
+      });
+    });
   for (const [name, disabled] of [['disable', true], ['enable', false]] as const) {
     users
       .command(name)
@@ -254,7 +384,8 @@ Environment:
     .action(async (o: { file?: string }, cmd: Command) => {
       const out = { json: Boolean(cmd.optsWithGlobals().json) };
       const cfg = o.file ? parseConfig(readFileSync(o.file, 'utf8'), path.resolve(o.file)) : loadConfig(process.env).config;
-      const warnings = configWarnings(cfg);
+      // The environment's too: settings an instance has on its own while others are shared.
+      const warnings = [...configWarnings(cfg), ...deploymentWarnings(process.env)];
       const summary = {
         valid: true,
         source: cfg.source,

@@ -9,9 +9,10 @@ import { SettlementRetries } from './billing/settle-retry.ts';
 import { systemClock } from './runtime/clock.ts';
 import { startIdleGc } from './runtime/idle-gc.ts';
 import { openSearchBackend } from './search/backends.ts';
-import { gatewaySecret } from './runtime/secret.ts';
-import { FilesystemBlobStore } from './blobs/filesystem.ts';
-import { S3BlobStore, s3Settings } from './blobs/s3.ts';
+import { resolveGatewaySecret } from './runtime/secret.ts';
+import { resolveAdminTokens } from './runtime/admin-token.ts';
+import { SharedSettings } from './runtime/shared-settings.ts';
+import { openBlobStore } from './blobs/select.ts';
 import { UrlSigner } from './blobs/signed-url.ts';
 import { JobRunner } from './jobs/runner.ts';
 import { BullQueue } from './jobs/queue.ts';
@@ -23,16 +24,19 @@ import { IdentityProviders } from './web/identity.ts';
 import { Sessions } from './web/sessions.ts';
 import { HealthRecorder } from './routing/health.ts';
 import { buildApp, redactedPaths } from './app.ts';
+import { requestTimeouts } from './http/client-errors.ts';
 import { KeyAuthenticator } from './auth/key-cache.ts';
 import { Catalog } from './catalog/catalog.ts';
 import { MetadataStore } from './catalog/metadata.ts';
 import { startMetadataRefresh } from './catalog/refresh.ts';
 import { loadConfig } from './config/load.ts';
+import { catalogSetup, setupAdvice } from './config/setup.ts';
 import { configWarnings } from './config/warnings.ts';
+import { deploymentWarnings } from './config/deployment.ts';
 import { databaseTimeouts, openDatabase } from './db/client.ts';
 import { createMetrics } from './http/metrics.ts';
 import { projectPath } from './runtime/paths.ts';
-import { StartupError, acquireEmbeddedLock, adminToken, dataDirOf, ensureDataDir, writeServerInfo } from './runtime/data-dir.ts';
+import { StartupError, acquireEmbeddedLock, dataDirOf, ensureDataDir, writeServerInfo } from './runtime/data-dir.ts';
 import { checkListenAddress, listenError } from './runtime/port.ts';
 import type { Services } from './services.ts';
 import { defaultRedisTimeouts, envMs, openCounterStore, type RedisTimeouts } from './stores/index.ts';
@@ -58,16 +62,16 @@ export type RunningGateway = { url: string; services: Services; close(): Promise
 
 export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger: Logger = createLogger(env)): Promise<RunningGateway> {
   const { config, enabledFromEnv } = loadConfig(env);
-  if (enabledFromEnv) {
-    logger.info(
-      enabledFromEnv.length
-        ? `no config file: enabled ${enabledFromEnv.join(', ')} from API keys in the environment (${config.models.length} models)`
-        : 'no config file and no provider API key in the environment (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, ELEVENLABS_API_KEY, OPENROUTER_API_KEY): the catalog is empty',
-    );
-  } else {
+  if (enabledFromEnv?.length) {
+    logger.info(`no config file: enabled ${enabledFromEnv.join(', ')} from API keys in the environment (${config.models.length} models)`);
+  } else if (!enabledFromEnv) {
     logger.info(`config ${config.source}: ${config.providers.length} providers, ${config.models.length} models, plans ${config.plans.map((p) => p.id).join(', ')}`);
   }
+  // Nothing can be called: said as a warning, with the exact variables (the dashboard says it too).
+  const setup = catalogSetup(config);
+  if (setup) logger.warn(setupAdvice(setup, config.source));
   for (const warning of configWarnings(config)) logger.warn(warning);
+  for (const warning of deploymentWarnings(env)) logger.warn(warning);
 
   // What the operator can get wrong about the machine is checked before the database is opened
   // and migrated (seconds): DATA_DIR, then the port.
@@ -86,9 +90,10 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
   try {
     await checkListenAddress(host, port);
     const started = Date.now();
-    const db = await openDatabase({ databaseUrl: env.DATABASE_URL, dataDir, timeouts: databaseTimeouts(env) });
+    const db = await openDatabase({ databaseUrl: env.DATABASE_URL, dataDir, timeouts: databaseTimeouts(env), progress: (message) => logger.info(`database: ${message}`) });
     cleanups.push(() => db.close());
-    logger.info(`database: ${db.kind} (${db.location}), migrations applied in ${Date.now() - started} ms`);
+    const applied = db.migrationsApplied.length;
+    logger.info(`database: ${db.kind} (${db.location}) ready in ${Date.now() - started} ms, ${applied ? `${applied} migration${applied === 1 ? '' : 's'} applied` : 'migrations up to date'}`);
 
     const timeouts = redisTimeouts(env);
     const counters = openCounterStore(env.REDIS_URL, env.REDIS_KEY_PREFIX, timeouts);
@@ -121,7 +126,13 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
       error: (msg, extra) => logger.error(extra ?? {}, msg),
     });
     cleanups.push(() => settlements.close());
-    const secret = gatewaySecret(env);
+    // A PostgreSQL deployment keeps what every instance must agree on in the database they share.
+    const shared = db.kind === 'postgresql' ? new SharedSettings(db.prisma) : null;
+    const { secret, source: secretSource, warnings: secretWarnings } = await resolveGatewaySecret(env, shared);
+    logger.info(`secret: from ${secretSource}`);
+    for (const warning of secretWarnings) logger.warn(warning);
+    const admin = await resolveAdminTokens(env, shared);
+    for (const warning of admin.warnings) logger.warn(warning);
     const metadata = new MetadataStore(db.prisma);
     const catalog = new Catalog(config, new Date(), metadata);
     const refresher = await startMetadataRefresh({ config, store: metadata, catalog, logger, fetch: env.GATEWAY_METADATA_FETCH !== 'off' });
@@ -133,11 +144,10 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
       if (what === 'grants') keys.invalidateAll();
     });
     const oauthAuth = new OAuthAuthenticator(oauth, config.keyCacheTtlMs, () => clock.now());
-    const s3 = s3Settings(env);
-    const blobs = s3 ? await S3BlobStore.open(s3) : new FilesystemBlobStore(env.BLOB_DIR ?? path.join(dataDir, 'blobs'));
-    if (blobs instanceof S3BlobStore) cleanups.push(() => blobs.close());
-    logger.info(s3 ? `job outputs: S3 bucket ${s3.bucket}${s3.endpoint ? ` at ${new URL(s3.endpoint).host}` : ''}` : `job outputs: ${env.BLOB_DIR ?? path.join(dataDir, 'blobs')}`);
-    const jobs = new JobService(() => services, blobs);
+    const opened = await openBlobStore(env, dataDir, databaseTimeouts(env));
+    cleanups.push(() => opened.close());
+    logger.info(`blob store (uploads, job outputs, hosted files): ${opened.description}`);
+    const jobs = new JobService(() => services, opened.store);
     // With Redis, BullMQ brings due jobs at once and the database poll is only the safety net.
     const jobRunner = new JobRunner(() => services, jobs, logger, { leaseMs: Number(env.JOB_LEASE_MS ?? 30_000), pollMs: Number(env.JOB_POLL_MS ?? (env.REDIS_URL ? 5_000 : 500)) });
     const services: Services = {
@@ -148,7 +158,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
       db,
       counters,
       keys,
-      accounts: new AccountService(db.prisma, config),
+      accounts: new AccountService(db.prisma, config, clock),
       catalog,
       metrics: createMetrics(),
       health,
@@ -163,24 +173,24 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
       identityProviders: new IdentityProviders(config.auth.providers),
       cookieSecret: secret,
       refreshMetadata: refresher.refresh,
-      adminToken: adminToken(env, true)!,
+      adminToken: admin.tokens.known,
+      adminTokens: admin.tokens,
       version,
     };
-    const app = await buildApp(services, { logger: logger as never });
+    const app = await buildApp(services, { logger: logger as never, requestTimeouts: requestTimeouts(env) });
     cleanups.push(() => app.close());
     const address = await app.listen({ host, port }).catch((err: NodeJS.ErrnoException) => {
       throw listenError(err, host, port);
     });
     const url = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '[::1]');
+    services.listenUrl = url;
     cleanups.push(writeServerInfo(dataDir, { pid: process.pid, url, started_at: new Date().toISOString(), database: db.kind }));
     // Last to start, first to stop: running jobs give their leases back before the stores close.
     if (env.REDIS_URL) jobRunner.queue = await BullQueue.open(env.REDIS_URL, env.REDIS_KEY_PREFIX ?? 'mg:', config.jobs.concurrency, (id) => jobRunner.runById(id));
     jobRunner.start();
     cleanups.push(() => jobRunner.close());
-    logger.info(`model-gateway ${version} listening on ${address} — API ${url}/v1, reference ${url}/docs`);
-    logger.info(
-      env.GATEWAY_ADMIN_TOKEN ? 'admin API: token from GATEWAY_ADMIN_TOKEN' : `admin API: token in ${dataDir}/admin-token (the CLI reads it)`,
-    );
+    logger.info(`model-gateway ${version} listening on ${address} — dashboard ${url}/, API ${url}/v1, reference ${url}/docs`);
+    logger.info(`admin API: ${admin.source}`);
     return { url, services, close: cleanup };
   } catch (err) {
     await cleanup();

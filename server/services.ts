@@ -18,6 +18,7 @@ import type { CounterStore } from './stores/index.ts';
 import type { JobService } from './jobs/service.ts';
 import type { JobRunner } from './jobs/runner.ts';
 import type { UrlSigner } from './blobs/signed-url.ts';
+import type { AdminTokens } from './runtime/admin-token.ts';
 
 /** What the HTTP layer needs, built once by main.ts (or by a test). */
 export type Services = {
@@ -48,6 +49,18 @@ export type Services = {
   refreshMetadata(): Promise<void>;
   /** Signs short-lived cookies (sign-in state with external providers). */
   cookieSecret: string;
-  adminToken: string;
+  /**
+   * The admin token as this instance has it (GATEWAY_ADMIN_TOKEN or DATA_DIR/admin-token); null on
+   * an instance of a PostgreSQL deployment that did not create the deployment's token and has no
+   * copy (it knows only its hash, and accepts it all the same: `adminTokens`).
+   */
+  adminToken: string | null;
+  /** Checks a presented admin token. */
+  adminTokens: AdminTokens;
   version: string;
+  /**
+   * The address this instance listens on (set once it listens): links the gateway makes for people
+   * (password resets) use public_url, else this, never a request's Host header.
+   */
+  listenUrl?: string;
 };

@@ -1,11 +1,14 @@
 // User and key administration, shared by the admin API and the CLI's direct-database mode.
 import type { z } from 'zod';
-import type { AdminApiKey, AdminCreatedApiKey, AdminUser } from '../../contract/admin.ts';
+import type { AdminApiKey, AdminCreatedApiKey, AdminUser, PasswordResetLink, PasswordSet } from '../../contract/admin.ts';
 import type { ResolvedConfig } from '../config/schema.ts';
 import type { PrismaClient } from '../db/client.ts';
 import { errors } from '../http/errors.ts';
 import { displayPrefix, hashSecret, newApiKey, newId } from '../auth/secrets.ts';
+import { planOf } from '../billing/plans.ts';
 import { GRANT_KEY_KIND } from '../oauth/service.ts';
+import { systemClock, type Clock } from '../runtime/clock.ts';
+import { Passwords } from './passwords.ts';
 
 type User = z.infer<typeof AdminUser>;
 type Key = z.infer<typeof AdminApiKey>;
@@ -21,8 +24,6 @@ const userView = (u: { id: string; email: string | null; name: string | null; pl
 });
 
 /** Active keys a user may hold at once (keys of connected apps not counted). */
-export const MAX_KEYS_PER_USER = 50;
-
 const keyView = (k: {
   id: string;
   userId: string;
@@ -44,10 +45,14 @@ const keyView = (k: {
 });
 
 export class AccountService {
+  private readonly passwords: Passwords;
   constructor(
     private readonly prisma: PrismaClient,
-    private readonly config: Pick<ResolvedConfig, 'plans' | 'defaultPlan'>,
-  ) {}
+    private readonly config: Pick<ResolvedConfig, 'plans' | 'defaultPlan'> & { auth?: Pick<ResolvedConfig['auth'], 'local'> },
+    clock: Clock = systemClock(),
+  ) {
+    this.passwords = new Passwords(prisma, clock);
+  }
 
   private checkPlan(plan: string): string {
     if (!this.config.plans.some((p) => p.id === plan)) {
@@ -105,13 +110,56 @@ export class AccountService {
     return userView(updated);
   }
 
+  /** A password is of use only while password sign-in is on. */
+  private checkLocalSignIn(): void {
+    if (this.config.auth?.local.enabled === false) {
+      throw errors.conflict('Password sign-in is off on this gateway (auth.local.enabled: false): a password could not be used. Turn it on in the config first.', 'password_signin_disabled');
+    }
+  }
+
+  /** Sets a user's password (sign-up's rules) and ends the user's sessions. */
+  async setPassword(ref: string, password: string): Promise<z.infer<typeof PasswordSet>> {
+    this.checkLocalSignIn();
+    const user = await this.findUser(ref);
+    const ended = await this.passwords.set(user, password);
+    return { user: userView(user), sessions_ended: ended };
+  }
+
+  /**
+   * A single-use link that lets the user choose a password, on `baseUrl` (public_url, else the
+   * gateway's listening address). A disabled user could not sign in with it: refused.
+   */
+  async createResetLink(ref: string, input: { expiresInMinutes: number; baseUrl: string }): Promise<z.infer<typeof PasswordResetLink>> {
+    this.checkLocalSignIn();
+    const user = await this.findUser(ref);
+    if (user.disabledAt) throw errors.conflict(`User '${ref}' is disabled, so a new password would not let them in: enable the user first (users enable).`, 'user_disabled', 'user');
+    const link = await this.passwords.createLink(user, input.expiresInMinutes, 'operator', input.baseUrl);
+    return { user_id: user.id, email: user.email, url: link.url, expires_at: link.expiresAt.toISOString() };
+  }
+
   async createKey(input: { user: string; name?: string }): Promise<z.infer<typeof AdminCreatedApiKey>> {
     const user = await this.findUser(input.user);
-    const key = newApiKey();
-    const row = await this.prisma.apiKey.create({
-      data: { id: newId('key'), userId: user.id, name: input.name ?? null, prefix: displayPrefix(key), hash: hashSecret(key) },
-    });
+    const { row, key } = await this.insertKey(user, input.name ?? null, `User '${input.user}' has`);
     return { ...keyView(row), key };
+  }
+
+  /**
+   * A new key for the user, within the plan's `max_keys` (keys of connected apps and revoked keys
+   * do not count). The user's row is locked while the keys are counted, so two creations at once
+   * — on one instance or several — cannot both take the last place.
+   */
+  private insertKey(user: { id: string; planId: string }, name: string | null, who: string) {
+    return this.prisma.$transaction(async (tx) => {
+      await tx.$queryRaw`SELECT id FROM users WHERE id = ${user.id} FOR UPDATE`;
+      const active = await tx.apiKey.count({ where: { userId: user.id, kind: { not: GRANT_KEY_KIND }, revokedAt: null } });
+      const plan = planOf(this.config, user.planId);
+      if (active >= plan.max_keys) {
+        throw errors.forbidden('too_many_keys', `${who} ${active} active API keys, the most the '${plan.id}' plan allows (max_keys ${plan.max_keys}): revoke one first.`);
+      }
+      const key = newApiKey();
+      const row = await tx.apiKey.create({ data: { id: newId('key'), userId: user.id, name, prefix: displayPrefix(key), hash: hashSecret(key) } });
+      return { row, key };
+    });
   }
 
   async listKeys(userRef?: string): Promise<Key[]> {
@@ -120,17 +168,18 @@ export class AccountService {
     return keys.map(keyView);
   }
 
+  /** How many API keys the user holds now (not revoked; keys of connected apps do not count). */
+  activeKeyCount(userId: string): Promise<number> {
+    return this.prisma.apiKey.count({ where: { userId, kind: { not: GRANT_KEY_KIND }, revokedAt: null } });
+  }
+
   /** A user's own keys (not those of their connected apps), newest first. */
   async userKeys(userId: string) {
     return this.prisma.apiKey.findMany({ where: { userId, kind: { not: GRANT_KEY_KIND } }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
   }
 
-  async createUserKey(userId: string, name: string) {
-    const active = await this.prisma.apiKey.count({ where: { userId, kind: { not: GRANT_KEY_KIND }, revokedAt: null } });
-    if (active >= MAX_KEYS_PER_USER) throw errors.forbidden('too_many_keys', `You have ${MAX_KEYS_PER_USER} active keys, the most a user may hold: revoke one first.`);
-    const key = newApiKey();
-    const row = await this.prisma.apiKey.create({ data: { id: newId('key'), userId, name, prefix: displayPrefix(key), hash: hashSecret(key) } });
-    return { row, key };
+  async createUserKey(user: { id: string; planId: string }, name: string) {
+    return this.insertKey(user, name, 'You have');
   }
 
   /** Revokes the user's own key; another user's key is as unknown as a missing one. */

@@ -38,6 +38,12 @@ export type Reservation = {
   multiplier: number;
   /** Counter key and reservation id in the counter store; the quota day's end (epoch ms). */
   key: string;
+  /**
+   * The user's own quota counter, holding the same reservation (same id and amount) when the plan
+   * limits the user's day (`user_daily_tokens`); null or absent otherwise (and in reservations
+   * stored before per-user limits existed).
+   */
+  userKey?: string | null;
   id: string;
   dayEnd: number;
   /** Tokens reserved, after the multiplier. */

@@ -1,12 +1,16 @@
-// The concurrent async job cap (max_concurrent_jobs): a slot is a reservation of 1 on the key's
-// job counter, held until the job ends. A gateway that dies with a job running frees the slot
-// when the reservation expires.
+// The concurrent async job caps (max_concurrent_jobs per key, user_max_concurrent_jobs per user): a
+// slot is a reservation of 1 on the key's job counter (and the user's, when the plan caps it),
+// taken in one step and held until the job ends. A gateway that dies with a job running frees
+// the slot when the reservation expires.
 import type { Principal } from '../auth/principal.ts';
 import type { ResolvedConfig } from '../config/schema.ts';
 import type { Clock } from '../runtime/clock.ts';
-import type { CounterStore } from '../stores/index.ts';
-import { jobsKey, planOf } from './plans.ts';
-import { rateLimited } from './service.ts';
+import type { CounterStore, HoldSpec } from '../stores/index.ts';
+import { jobsKey, planOf, userJobsKey } from './plans.ts';
+import { rateLimited, whose, type LimitScope } from './service.ts';
+
+/** Whose job slot: the key's, and its user's. */
+type SlotOwner = Pick<Principal, 'keyId' | 'userId'>;
 
 export async function acquireJobSlot(
   deps: { counters: CounterStore; config: ResolvedConfig; clock: Clock },
@@ -16,22 +20,29 @@ export async function acquireJobSlot(
 ): Promise<void> {
   const plan = planOf(deps.config, principal.planId);
   const now = deps.clock.now();
-  const r = await deps.counters.reserve(jobsKey(principal.keyId), jobId, 1, plan.max_concurrent_jobs, { ttlMs, keepUntil: now + ttlMs, now });
-  if (!r.allowed) {
-    const { holders } = await deps.counters.reserved(jobsKey(principal.keyId), now);
-    throw rateLimited(
-      'too_many_active_jobs',
-      `Too many active jobs: the '${plan.id}' plan allows ${plan.max_concurrent_jobs} at once. Wait for one to finish.`,
-      plan.max_concurrent_jobs,
-      Math.max(0, plan.max_concurrent_jobs - holders),
-      // The earliest a slot is certain to free is when the oldest reservation would expire.
-      now + ttlMs,
-      now,
-      {},
-    );
-  }
+  const slot = (key: string, limit: number): HoldSpec => ({ key, id: jobId, amount: 1, limit, ttlMs, keepUntil: now + ttlMs });
+  const levels: { scope: LimitScope; spec: HoldSpec }[] = [{ scope: 'key', spec: slot(jobsKey(principal), plan.max_concurrent_jobs) }];
+  if (plan.user_max_concurrent_jobs !== undefined) levels.push({ scope: 'user', spec: slot(userJobsKey(principal.userId), plan.user_max_concurrent_jobs) });
+  const r = await deps.counters.admit([], levels.map((l) => l.spec), now);
+  const refused = levels.findIndex((_, i) => !r.quotas![i]!.allowed);
+  if (refused < 0) return;
+  const { scope, spec } = levels[refused]!;
+  const { holders } = await deps.counters.reserved(spec.key, now);
+  throw rateLimited(
+    'too_many_active_jobs',
+    `Too many active jobs: ${spec.limit} at once ${whose(scope, plan.id)}. Wait for one to finish.`,
+    spec.limit,
+    Math.max(0, spec.limit - holders),
+    // The earliest a slot is certain to free is when the oldest reservation would expire.
+    now + ttlMs,
+    now,
+    {},
+    scope,
+  );
 }
 
-export async function releaseJobSlot(deps: { counters: CounterStore; clock: Clock }, principal: Principal, jobId: string): Promise<void> {
-  await deps.counters.settle(jobsKey(principal.keyId), jobId, 0, { keepUntil: 0, now: deps.clock.now() });
+/** Frees the job's slots, the key's and the user's (a slot never taken is no error). */
+export async function releaseJobSlot(deps: { counters: CounterStore; clock: Clock }, owner: SlotOwner, jobId: string): Promise<void> {
+  const now = deps.clock.now();
+  await Promise.all([jobsKey(owner), userJobsKey(owner.userId)].map((key) => deps.counters.settle(key, jobId, 0, { keepUntil: 0, now })));
 }

@@ -18,11 +18,23 @@ export const utcDay = (now: number) => dayText(Math.floor(now / DAY));
 /** 00:00 UTC after `now`: when the daily quota resets. */
 export const nextUtcMidnight = (now: number) => (Math.floor(now / DAY) + 1) * DAY;
 
-// Every counter of one API key shares the hash tag {keyId}, so a Redis script may check the
-// request limit and reserve quota in one step (one Redis Cluster slot).
-export const rpmKey = (keyId: string) => `{${keyId}}:rpm`;
-export const quotaKey = (keyId: string, now: number) => `{${keyId}}:quota:${utcDay(now)}`;
-export const jobsKey = (keyId: string) => `{${keyId}}:jobs`;
+/**
+ * Where a principal's counters live: its API key's, and its user's (over all the user's keys and
+ * OAuth grants). Every counter of a user — the user's own and those of each of their keys —
+ * shares the hash tag {userId}, so one Redis script admits a request at both levels in one step
+ * (one Redis Cluster slot).
+ */
+export type CounterOwner = { userId: string; keyId: string };
+
+const keyBase = (o: CounterOwner) => `{${o.userId}}:key:${o.keyId}`;
+const userBase = (userId: string) => `{${userId}}:user`;
+
+export const rpmKey = (o: CounterOwner) => `${keyBase(o)}:rpm`;
+export const quotaKey = (o: CounterOwner, now: number) => `${keyBase(o)}:quota:${utcDay(now)}`;
+export const jobsKey = (o: CounterOwner) => `${keyBase(o)}:jobs`;
+export const userRpmKey = (userId: string) => `${userBase(userId)}:rpm`;
+export const userQuotaKey = (userId: string, now: number) => `${userBase(userId)}:quota:${utcDay(now)}`;
+export const userJobsKey = (userId: string) => `${userBase(userId)}:jobs`;
 
 /** The principal's plan; a plan removed from the config falls back to the default plan. */
 export function planOf(config: Pick<ResolvedConfig, 'plans' | 'defaultPlan'>, planId: string): PlanConfig {
@@ -31,4 +43,17 @@ export function planOf(config: Pick<ResolvedConfig, 'plans' | 'defaultPlan'>, pl
 
 export function rankOf(config: Pick<ResolvedConfig, 'plans'>, planId: string): number {
   return config.plans.find((p) => p.id === planId)?.rank ?? -1;
+}
+
+/** A plan's limits as the API shows them (usage report, admin plans): null where it sets none. */
+export function planLimits(plan: PlanConfig) {
+  return {
+    daily_tokens: plan.daily_tokens,
+    requests_per_minute: plan.requests_per_minute,
+    max_concurrent_jobs: plan.max_concurrent_jobs,
+    user_daily_tokens: plan.user_daily_tokens ?? null,
+    user_requests_per_minute: plan.user_requests_per_minute ?? null,
+    user_max_concurrent_jobs: plan.user_max_concurrent_jobs ?? null,
+    max_keys: plan.max_keys,
+  };
 }

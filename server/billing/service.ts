@@ -3,24 +3,42 @@ import { randomToken } from '../auth/secrets.ts';
 import type { ResolvedConfig } from '../config/schema.ts';
 import { GatewayError, errors } from '../http/errors.ts';
 import type { Clock } from '../runtime/clock.ts';
-import { CounterStoreUnavailableError, type CounterStore } from '../stores/index.ts';
+import { CounterStoreUnavailableError, admitted, type AdmitResult, type CounterStore, type HoldSpec, type WindowSpec } from '../stores/index.ts';
 import type { Billing, BillingTicket, Reservation, UsageReport } from './hooks.ts';
 import { unitTokens } from './rules.ts';
 import type { UsageLedger } from './ledger.ts';
 import { SettlementRetries } from './settle-retry.ts';
-import { lastFormatted, nextUtcMidnight, planOf, quotaKey, rankOf, rpmKey } from './plans.ts';
+import { lastFormatted, nextUtcMidnight, planOf, quotaKey, rankOf, rpmKey, userQuotaKey, userRpmKey } from './plans.ts';
+
+/** One level of limits a request is admitted under, its key's or its user's: where its window and quota are in the admission (null: the plan sets none). */
+type Level = { scope: LimitScope; window: number | null; quota: number | null };
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-export function rateLimited(code: 'rate_limit_exceeded' | 'daily_quota_exceeded' | 'too_many_active_jobs', message: string, limit: number, remaining: number, resetAt: number, now: number, headers: Record<string, string>): GatewayError {
+export type LimitScope = 'key' | 'user';
+
+export function rateLimited(
+  code: 'rate_limit_exceeded' | 'daily_quota_exceeded' | 'too_many_active_jobs',
+  message: string,
+  limit: number,
+  remaining: number,
+  resetAt: number,
+  now: number,
+  headers: Record<string, string>,
+  scope: LimitScope,
+): GatewayError {
   const seconds = Math.max(0, (resetAt - now) / 1000);
   return new GatewayError(429, 'rate_limit_error', code, message, null, { ...headers, 'retry-after': String(Math.ceil(seconds)) }, {
     limit,
     remaining,
     reset_at: iso(resetAt),
     reset_seconds: Math.round(seconds * 1000) / 1000,
+    scope,
   });
 }
+
+/** How a limit is named in a 429's message, by whose it is. */
+export const whose = (scope: LimitScope, planId: string) => (scope === 'key' ? `per key on the '${planId}' plan` : `across all your keys and connected apps on the '${planId}' plan`);
 
 export class QuotaBilling implements Billing {
   constructor(
@@ -40,6 +58,9 @@ export class QuotaBilling implements Billing {
 
   async begin(ctx: Parameters<Billing['begin']>[0]): Promise<BillingTicket> {
     const { principal } = ctx;
+    // Every billed request has a key (a grant's, for an app): the authentication layer keeps the
+    // dashboard's session off inference routes, and this keeps any route from billing nobody.
+    if (!principal.keyId) throw errors.unauthenticated('This endpoint takes an API key or an OAuth access token, not a sign-in session.', 'api_key_required');
     const model = this.modelById(ctx.model);
     if (model?.premium && rankOf(this.config, principal.planId) < rankOf(this.config, model.required_plan)) {
       throw errors.forbidden('model_requires_higher_plan', `The model '${ctx.model}' requires the '${model.required_plan}' plan or higher.`, 'model');
@@ -48,53 +69,82 @@ export class QuotaBilling implements Billing {
     const now = this.clock.now();
 
     // Requests per minute checked and counted, then the daily quota checked and the most this
-    // request can cost reserved: one atomic step in the counter store (one Redis round trip).
+    // request can cost reserved: one atomic step in the counter store (one Redis round trip), for
+    // the key and, where the plan limits it, for its user over all their keys and apps.
     const dayEnd = nextUtcMidnight(now);
     const amount = Math.ceil(ctx.reserveTokens * ctx.multiplier);
-    const key = quotaKey(principal.keyId, now);
+    const owner = { userId: principal.userId, keyId: principal.keyId };
+    const key = quotaKey(owner, now);
     const id = `${ctx.requestId}:${randomToken(6)}`;
-    let admitted: Awaited<ReturnType<CounterStore['admit']>>;
+    const ttlMs = ctx.ttlMs ?? this.config.reservationTtlMs;
+    const keepUntil = Math.max(dayEnd, now + (ctx.ttlMs ?? 0));
+    const windows: WindowSpec[] = [{ key: rpmKey(owner), limit: plan.requests_per_minute, windowMs: 60_000 }];
+    const quotas: HoldSpec[] = [{ key, id, amount, limit: plan.daily_tokens, ttlMs, keepUntil }];
+    const levels: Level[] = [{ scope: 'key', window: 0, quota: 0 }];
+    const userRpm = plan.user_requests_per_minute;
+    const userDaily = plan.user_daily_tokens;
+    const userKey = userDaily === undefined ? null : userQuotaKey(principal.userId, now);
+    if (userRpm !== undefined || userDaily !== undefined) {
+      levels.push({ scope: 'user', window: userRpm === undefined ? null : windows.length, quota: userDaily === undefined ? null : quotas.length });
+      if (userRpm !== undefined) windows.push({ key: userRpmKey(principal.userId), limit: userRpm, windowMs: 60_000 });
+      if (userKey !== null) quotas.push({ key: userKey, id, amount, limit: userDaily!, ttlMs, keepUntil });
+    }
+    let admission: AdmitResult;
     try {
-      admitted = await this.counters.admit(
-        { key: rpmKey(principal.keyId), limit: plan.requests_per_minute, windowMs: 60_000 },
-        { key, id, amount, limit: plan.daily_tokens, ttlMs: ctx.ttlMs ?? this.config.reservationTtlMs, keepUntil: Math.max(dayEnd, now + (ctx.ttlMs ?? 0)) },
-        now,
-      );
+      admission = await this.counters.admit(windows, quotas, now);
     } catch (err) {
       // Fail closed (503 counter_store_unavailable): never forwarded unmetered. An admission that
       // may have been applied all the same must not hold its tokens until the reservation expires.
-      if (err instanceof CounterStoreUnavailableError && err.applied === 'unknown') this.settlements.release(key, id, dayEnd);
+      if (err instanceof CounterStoreUnavailableError && err.applied === 'unknown') {
+        for (const q of quotas) this.settlements.release(q.key, id, dayEnd);
+      }
       throw err;
     }
-    const { rpm, quota: r } = admitted;
+
+    // The headers name the binding level: the one with the least left.
+    const windowsLeft = levels.flatMap((l) => {
+      if (l.window === null) return [];
+      const spec = windows[l.window]!;
+      const w = admission.windows[l.window]!;
+      return [{ level: l, limit: spec.limit, remaining: Math.max(0, spec.limit - w.value), resetAt: w.resetAt, allowed: w.allowed }];
+    });
+    const requests = windowsLeft.reduce((a, b) => (b.remaining < a.remaining ? b : a));
+    // What each quota held before this request: when a window refused, the quotas were not looked
+    // at, so they are read now (a refusal only).
+    const used = admission.quotas ? admission.quotas.map((q) => q.used) : await Promise.all(quotas.map((q) => this.counters.reserved(q.key, now).then((r) => r.settled + r.reserved)));
+    const ok = admitted(admission);
+    const quotasLeft = levels.flatMap((l) => {
+      if (l.quota === null) return [];
+      const spec = quotas[l.quota]!;
+      const before = used[l.quota]!;
+      return [{ level: l, limit: spec.limit, before, allowed: admission.quotas?.[l.quota]!.allowed ?? false, remaining: Math.max(0, spec.limit - before - (ok ? amount : 0)) }];
+    });
+    const tokens = quotasLeft.reduce((a, b) => (b.remaining < a.remaining ? b : a));
     const headers: Record<string, string> = {
-      'x-ratelimit-limit-requests': String(plan.requests_per_minute),
-      'x-ratelimit-remaining-requests': String(Math.max(0, plan.requests_per_minute - rpm.value)),
-      'x-ratelimit-reset-requests': this.rpmResetIso(rpm.resetAt),
-      'x-ratelimit-limit-tokens': String(plan.daily_tokens),
+      'x-ratelimit-limit-requests': String(requests.limit),
+      'x-ratelimit-remaining-requests': String(requests.remaining),
+      'x-ratelimit-reset-requests': this.rpmResetIso(requests.resetAt),
+      'x-ratelimit-limit-tokens': String(tokens.limit),
+      'x-ratelimit-remaining-tokens': String(tokens.remaining),
       'x-ratelimit-reset-tokens': this.dayEndIso(dayEnd),
     };
-    if (!rpm.allowed || !r) {
-      const q = await this.counters.reserved(key, now);
-      headers['x-ratelimit-remaining-tokens'] = String(Math.max(0, plan.daily_tokens - q.settled - q.reserved));
-      throw rateLimited('rate_limit_exceeded', `Rate limit reached: ${plan.requests_per_minute} requests per minute on the '${plan.id}' plan.`, plan.requests_per_minute, 0, rpm.resetAt, now, headers);
-    }
-
-    if (!r.allowed) {
-      const remaining = Math.max(0, plan.daily_tokens - r.used);
-      headers['x-ratelimit-remaining-tokens'] = String(remaining);
+    if (!ok) {
+      const w = windowsLeft.find((x) => !x.allowed);
+      if (w) throw rateLimited('rate_limit_exceeded', `Rate limit reached: ${w.limit} requests per minute ${whose(w.level.scope, plan.id)}.`, w.limit, 0, w.resetAt, now, headers, w.level.scope);
+      const q = quotasLeft.find((x) => !x.allowed)!;
+      const remaining = Math.max(0, q.limit - q.before);
       throw rateLimited(
         'daily_quota_exceeded',
-        `Daily token quota exceeded: this request may use up to ${amount} tokens (after the model's multiplier), ${remaining} of ${plan.daily_tokens} remain on the '${plan.id}' plan until 00:00 UTC.`,
-        plan.daily_tokens,
+        `Daily token quota exceeded: this request may use up to ${amount} tokens (after the model's multiplier), ${remaining} of ${q.limit} remain ${whose(q.level.scope, plan.id)} until 00:00 UTC.`,
+        q.limit,
         remaining,
         dayEnd,
         now,
         headers,
+        q.level.scope,
       );
     }
-    headers['x-ratelimit-remaining-tokens'] = String(Math.max(0, plan.daily_tokens - r.used - amount));
-    const reservation: Reservation = { requestId: ctx.requestId, keyId: principal.keyId, userId: principal.userId, appId: principal.appId ?? null, model: ctx.model, multiplier: ctx.multiplier, key, id, dayEnd, amount };
+    const reservation: Reservation = { requestId: ctx.requestId, keyId: principal.keyId, userId: principal.userId, appId: principal.appId ?? null, model: ctx.model, multiplier: ctx.multiplier, key, userKey, id, dayEnd, amount };
     return { headers, reservation, settle: this.settler(reservation, false) };
   }
 
@@ -155,7 +205,8 @@ export class QuotaBilling implements Billing {
           createdAt: this.nowIso(this.clock.now()),
         });
       }
-      await this.settlements.settle(res.key, res.id, billed, res.dayEnd, onlyIfHeld);
+      // The user's counter (when the plan limits the user's day) settles the same way, on its own.
+      await Promise.all([this.settlements.settle(res.key, res.id, billed, res.dayEnd, onlyIfHeld), res.userKey ? this.settlements.settle(res.userKey, res.id, billed, res.dayEnd, onlyIfHeld) : null]);
     };
   }
 }

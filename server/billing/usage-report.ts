@@ -5,7 +5,7 @@ import { isSession, type Principal } from '../auth/principal.ts';
 import { errors } from '../http/errors.ts';
 import type { Services } from '../services.ts';
 import type { MeteredUnit } from './rules.ts';
-import { jobsKey, nextUtcMidnight, planOf, quotaKey, rankOf, rpmKey, utcDay } from './plans.ts';
+import { jobsKey, nextUtcMidnight, planLimits, planOf, quotaKey, rankOf, rpmKey, userJobsKey, userQuotaKey, userRpmKey, utcDay, type CounterOwner } from './plans.ts';
 
 type Report = z.infer<typeof UsageReport>;
 type Totals = Report['totals'];
@@ -25,35 +25,56 @@ export function period(q: Pick<z.infer<typeof UsageQuery>, "start" | "end">, now
   return { start, end };
 }
 
-type KeyLimits = Report['limits'];
+type KeyLimits = Omit<Report['limits'], 'user'>;
+type UserLimits = Report['limits']['user'];
+type Window = NonNullable<UserLimits['requests_per_minute']>;
+type Slots = NonNullable<UserLimits['concurrent_jobs']>;
+
+/** A counter's state against its limit: tokens today, requests this minute, jobs running. */
+const dayOf = (limit: number, used: number, now: number): Window => ({ limit, used, remaining: Math.max(0, limit - used), reset_at: new Date(nextUtcMidnight(now)).toISOString() });
+const minuteOf = (limit: number, window: { value: number; resetAt: number } | null, now: number): Window => {
+  const used = window?.value ?? 0;
+  // No open window: the next request starts one that ends a minute later.
+  return { limit, used, remaining: Math.max(0, limit - used), reset_at: new Date(window?.resetAt ?? now + 60_000).toISOString() };
+};
+const slotsOf = (limit: number, active: number): Slots => ({ limit, active, remaining: Math.max(0, limit - active) });
 
 /** One key's live counters, against the plan's limits. */
-export async function keyLimits(services: Services, keyId: string, planId: string, now = services.clock.now()): Promise<KeyLimits> {
+export async function keyLimits(services: Services, owner: CounterOwner, planId: string, now = services.clock.now()): Promise<KeyLimits> {
   const plan = planOf(services.config, planId);
   const [rpm, quota, jobs] = await Promise.all([
-    services.counters.peekWindow(rpmKey(keyId), now),
-    services.counters.reserved(quotaKey(keyId, now), now),
-    services.counters.reserved(jobsKey(keyId), now),
+    services.counters.peekWindow(rpmKey(owner), now),
+    services.counters.reserved(quotaKey(owner, now), now),
+    services.counters.reserved(jobsKey(owner), now),
   ]);
-  const usedTokens = quota.settled + quota.reserved;
-  const rpmUsed = rpm?.value ?? 0;
   return {
-    daily_tokens: { limit: plan.daily_tokens, used: usedTokens, remaining: Math.max(0, plan.daily_tokens - usedTokens), reset_at: new Date(nextUtcMidnight(now)).toISOString() },
-    requests_per_minute: {
-      limit: plan.requests_per_minute,
-      used: rpmUsed,
-      remaining: Math.max(0, plan.requests_per_minute - rpmUsed),
-      // No open window: the next request starts one that ends a minute later.
-      reset_at: new Date(rpm?.resetAt ?? now + 60_000).toISOString(),
-    },
-    concurrent_jobs: { limit: plan.max_concurrent_jobs, active: jobs.holders, remaining: Math.max(0, plan.max_concurrent_jobs - jobs.holders) },
+    daily_tokens: dayOf(plan.daily_tokens, quota.settled + quota.reserved, now),
+    requests_per_minute: minuteOf(plan.requests_per_minute, rpm, now),
+    concurrent_jobs: slotsOf(plan.max_concurrent_jobs, jobs.holders),
+  };
+}
+
+/** The user's live counters over all their keys and apps, against the plan's per-user limits (null where it sets none). */
+export async function userLimits(services: Services, userId: string, planId: string, now = services.clock.now()): Promise<UserLimits> {
+  const plan = planOf(services.config, planId);
+  const [rpm, quota, jobs, keys] = await Promise.all([
+    plan.user_requests_per_minute === undefined ? null : services.counters.peekWindow(userRpmKey(userId), now),
+    plan.user_daily_tokens === undefined ? null : services.counters.reserved(userQuotaKey(userId, now), now),
+    plan.user_max_concurrent_jobs === undefined ? null : services.counters.reserved(userJobsKey(userId), now),
+    services.accounts.activeKeyCount(userId),
+  ]);
+  return {
+    daily_tokens: quota ? dayOf(plan.user_daily_tokens!, quota.settled + quota.reserved, now) : null,
+    requests_per_minute: plan.user_requests_per_minute === undefined ? null : minuteOf(plan.user_requests_per_minute, rpm, now),
+    concurrent_jobs: jobs ? slotsOf(plan.user_max_concurrent_jobs!, jobs.holders) : null,
+    keys: slotsOf(plan.max_keys, keys),
   };
 }
 
 /** Several keys' counters as one allowance: limits and use add up; the earliest reset is named. */
 function summed(all: KeyLimits[], fallback: KeyLimits): KeyLimits {
   if (!all.length) return fallback;
-  const add = (pick: (l: KeyLimits) => Report['limits']['daily_tokens']) => ({
+  const add = (pick: (l: KeyLimits) => Window) => ({
     limit: all.reduce((n, l) => n + pick(l).limit, 0),
     used: all.reduce((n, l) => n + pick(l).used, 0),
     remaining: all.reduce((n, l) => n + pick(l).remaining, 0),
@@ -87,7 +108,7 @@ export async function usageReport(services: Services, principal: Principal, quer
   let limits: KeyLimits;
   if (!session) {
     keyIds = [principal.keyId];
-    limits = await keyLimits(services, principal.keyId, principal.planId, now);
+    limits = await keyLimits(services, principal, principal.planId, now);
   } else {
     const own = await services.accounts.userKeys(principal.userId);
     const chosen = query.key === undefined ? own : own.filter((k) => k.id === query.key);
@@ -100,7 +121,7 @@ export async function usageReport(services: Services, principal: Principal, quer
       requests_per_minute: { limit: 0, used: 0, remaining: 0, reset_at: new Date(now + 60_000).toISOString() },
       concurrent_jobs: { limit: 0, active: 0, remaining: 0 },
     };
-    limits = summed(await Promise.all(active.map((k) => keyLimits(services, k.id, principal.planId, now))), zeroed);
+    limits = summed(await Promise.all(active.map((k) => keyLimits(services, { userId: principal.userId, keyId: k.id }, principal.planId, now))), zeroed);
   }
   // This instance's pending records first, so the breakdown includes the latest requests. A flush
   // that just failed for want of the database says the report cannot be made: 503 now rather
@@ -160,14 +181,12 @@ export async function usageReport(services: Services, principal: Principal, quer
     plan: {
       id: plan.id,
       rank: plan.rank,
-      daily_tokens: plan.daily_tokens,
-      requests_per_minute: plan.requests_per_minute,
-      max_concurrent_jobs: plan.max_concurrent_jobs,
+      ...planLimits(plan),
       premium_models: services.catalog.entries
         .filter((e) => e.premium)
         .map((e) => ({ model: e.id, required_plan: e.required_plan, allowed: plan.rank >= rankOf(services.config, e.required_plan) })),
     },
-    limits,
+    limits: { ...limits, user: await userLimits(services, principal.userId, principal.planId, now) },
     period: { start, end },
     totals,
     by_model: byModel,

@@ -31,6 +31,17 @@ export class FilesystemBlobStore implements BlobStore {
     return { size: (await stat(file)).size, contentType };
   }
 
+  async stat(key: string): Promise<BlobInfo | null> {
+    const file = this.file(key);
+    try {
+      const [s, contentType] = await Promise.all([stat(file), readFile(`${file}.type`, 'utf8')]);
+      return { size: s.size, contentType };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+  }
+
   async get(key: string): Promise<(BlobInfo & { body: Readable }) | null> {
     const file = this.file(key);
     try {

@@ -22,6 +22,9 @@ export function s3Settings(env: NodeJS.ProcessEnv): S3Settings | null {
   };
 }
 
+/** GetObject says NoSuchKey; HeadObject, having no body, only its status. */
+const isMissing = (err: unknown) => (err as { name?: string }).name === 'NoSuchKey' || (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404;
+
 export class S3BlobStore implements BlobStore {
   readonly kind = 's3' as const;
   private constructor(
@@ -55,12 +58,22 @@ export class S3BlobStore implements BlobStore {
     return { size, contentType };
   }
 
+  async stat(key: string): Promise<BlobInfo | null> {
+    try {
+      const r = await this.client.send(new this.sdk.HeadObjectCommand({ Bucket: this.s.bucket, Key: this.key(key) }));
+      return { size: Number(r.ContentLength ?? 0), contentType: r.ContentType ?? 'application/octet-stream' };
+    } catch (err) {
+      if (isMissing(err)) return null;
+      throw err;
+    }
+  }
+
   async get(key: string): Promise<(BlobInfo & { body: Readable }) | null> {
     try {
       const r = await this.client.send(new this.sdk.GetObjectCommand({ Bucket: this.s.bucket, Key: this.key(key) }));
       return { body: r.Body as Readable, size: Number(r.ContentLength ?? 0), contentType: r.ContentType ?? 'application/octet-stream' };
     } catch (err) {
-      if ((err as { name?: string }).name === 'NoSuchKey' || (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return null;
+      if (isMissing(err)) return null;
       throw err;
     }
   }

@@ -2,6 +2,7 @@ import type { CatalogEntry } from '../../contract/models.ts';
 import type { ProviderConfig, ResolvedConfig } from '../config/schema.ts';
 import type { MetadataStore, Resolved } from './metadata.ts';
 import { tokensPerUnit, unitOf } from '../billing/rules.ts';
+import { closest } from '../config/schema-keys.ts';
 
 type ModelConfig = ResolvedConfig['models'][number];
 
@@ -90,5 +91,21 @@ export class Catalog {
 
   model(id: string): ModelConfig | undefined {
     return this.byId.get(id);
+  }
+
+  /**
+   * A served id the client probably meant by `id`, which the catalog does not have: the same id in
+   * other letter case, the part after a vendor prefix (`openai/gpt-4o-mini`) or the id with one
+   * (`gpt-4o-mini` for `openai/gpt-4o-mini`), else one within two edits (ids of 4 characters or more:
+   * shorter ones are all within two edits of each other).
+   */
+  suggest(id: string): string | undefined {
+    const ids = [...this.byId.keys()];
+    const lower = id.toLowerCase();
+    const tail = (s: string) => s.slice(s.lastIndexOf('/') + 1).toLowerCase();
+    const same = ids.find((k) => k.toLowerCase() === lower) ?? ids.find((k) => k.toLowerCase() === tail(id)) ?? ids.find((k) => tail(k) === lower);
+    if (same || id.length < 4) return same;
+    const near = closest(lower, ids.map((k) => k.toLowerCase()));
+    return near === undefined ? undefined : ids.find((k) => k.toLowerCase() === near);
   }
 }

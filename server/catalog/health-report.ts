@@ -3,6 +3,7 @@
 // instance's not-yet-written minute buckets.
 import type { z } from 'zod';
 import type { ModelStatus, ModelStatusList, ModelStatusQuery } from '../../contract/models.ts';
+import { unservableModels } from '../config/warnings.ts';
 import { errors } from '../http/errors.ts';
 import { LATENCY_BOUNDS, emptyHist, type Bucket } from '../routing/health.ts';
 import type { Services } from '../services.ts';
@@ -63,7 +64,7 @@ export async function modelStatus(services: Services, query: z.infer<typeof Mode
   const count = Math.round(span / size);
   const first = last - (count - 1) * size;
   const models = query.model ? [query.model] : services.catalog.entries.map((e) => e.id);
-  if (query.model && !services.catalog.model(query.model)) throw errors.modelNotFound(query.model);
+  if (query.model && !services.catalog.model(query.model)) throw errors.modelNotFound(query.model, services.catalog.suggest(query.model));
 
   const rows = await services.db.prisma.modelHealthSample.findMany({
     where: { bucketStart: { gte: new Date(first) }, ...(query.model ? { model: query.model } : {}) },
@@ -83,6 +84,7 @@ export async function modelStatus(services: Services, query: z.infer<typeof Mode
   }));
   samples.push(...services.health.pending().filter((b) => b.start >= first && (!query.model || b.model === query.model)));
 
+  const unservable = unservableModels(services.config);
   const data: z.infer<typeof ModelStatus>[] = models.map((model) => {
     const total = acc();
     const recent = acc();
@@ -98,10 +100,13 @@ export async function modelStatus(services: Services, query: z.infer<typeof Mode
       if (i >= 0 && i < count) add(history[i]!, s);
     }
     const a = availability(recent);
-    const status = a === null ? 'unknown' : a >= 0.99 ? 'operational' : a >= 0.5 ? 'degraded' : 'down';
+    const problem = unservable.get(model) ?? null;
+    // A model that cannot work is not "unknown" for lack of traffic, nor "operational" on old traffic.
+    const status = problem ? 'misconfigured' : a === null ? 'unknown' : a >= 0.99 ? 'operational' : a >= 0.5 ? 'degraded' : 'down';
     return {
       model,
       status,
+      problem,
       availability: round(availability(total)),
       error_rate: total.requests ? round(total.errors / total.requests) : null,
       requests: total.requests,

@@ -4,14 +4,15 @@
 
 export type JsonSyntaxError = { offset: number; message: string };
 
-export function jsonSyntaxError(text: string): JsonSyntaxError | null {
+/** `end`: how the messages name the end of the text (a file's, a request body's). */
+export function jsonSyntaxError(text: string, end = 'the end of the file'): JsonSyntaxError | null {
   let i = 0;
   class Stop extends Error {
     constructor(readonly at: number, message: string) {
       super(message);
     }
   }
-  const describe = (at: number) => (at >= text.length ? 'the end of the file' : `'${text[at]}'`);
+  const describe = (at: number) => (at >= text.length ? end : `'${text[at]}'`);
   const fail = (expected: string, at = i): never => {
     throw new Stop(at, `expected ${expected}, found ${describe(at)}`);
   };
@@ -86,7 +87,7 @@ export function jsonSyntaxError(text: string): JsonSyntaxError | null {
   try {
     value();
     ws();
-    if (i < text.length) fail('the end of the file after the top-level value');
+    if (i < text.length) fail(`${end} after the top-level value`);
     return null;
   } catch (err) {
     if (err instanceof Stop) return { offset: err.at, message: err.message };

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { LineCounter, parseDocument, isMap, isNode, isScalar, type Document } from 'yaml';
 import type { z } from 'zod';
 import { configFromEnvironment } from './defaults.ts';
+import { ENVIRONMENT_SOURCE } from './setup.ts';
 import { jsonSyntaxError } from './json-position.ts';
 import { closest, keysAt } from './schema-keys.ts';
 import { GatewayConfigShape, TrustProxy, defaultPlans, referenceIssues, type ResolvedConfig } from './schema.ts';
@@ -151,8 +152,9 @@ function resolve(raw: unknown, loc: Located, env: NodeJS.ProcessEnv): ResolvedCo
     webSearchSurchargeTokens: cfg.web_search_surcharge_tokens,
     webSearch: cfg.web_search,
     auth: cfg.auth,
-    catalogMetadata: { ...cfg.catalog_metadata, snapshot: cfg.catalog_metadata.snapshot && path.resolve(path.dirname(loc.file === '(environment)' ? '.' : loc.file), cfg.catalog_metadata.snapshot) },
+    catalogMetadata: { ...cfg.catalog_metadata, snapshot: cfg.catalog_metadata.snapshot && path.resolve(path.dirname(loc.file === ENVIRONMENT_SOURCE ? '.' : loc.file), cfg.catalog_metadata.snapshot) },
     publicUrl: cfg.public_url?.replace(/\/+$/, ''),
+    smtp: cfg.smtp,
     trustProxy: trustProxy ?? cfg.trust_proxy,
     source: loc.file,
     loadWarnings,
@@ -214,5 +216,5 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   if (existsSync(file)) return { config: parseConfig(readFileSync(file, 'utf8'), file, env), enabledFromEnv: null };
   if (explicit) throw new ConfigError('cannot read the configuration', [`GATEWAY_CONFIG=${explicit}: no such file`]);
   const { config, enabled } = configFromEnvironment(env);
-  return { config: resolve(config, { file: '(environment)' }, env), enabledFromEnv: enabled };
+  return { config: resolve(config, { file: ENVIRONMENT_SOURCE }, env), enabledFromEnv: enabled };
 }

@@ -90,6 +90,13 @@ export const PlanConfig = z.strictObject({
   daily_tokens: z.number().int().min(0),
   requests_per_minute: z.number().int().min(0),
   max_concurrent_jobs: z.number().int().min(0).default(2),
+  // The limits above hold for each API key (and each OAuth grant) alone; these hold for a user over
+  // all of them together, so replacing a key or adding one gives no fresh allowance. Unset: none.
+  user_daily_tokens: z.number().int().min(0).optional(),
+  user_requests_per_minute: z.number().int().min(0).optional(),
+  user_max_concurrent_jobs: z.number().int().min(0).optional(),
+  /** API keys a user may hold at once (revoked ones do not count). */
+  max_keys: z.number().int().min(1).max(1000).default(50),
 });
 export type PlanConfig = z.infer<typeof PlanConfig>;
 
@@ -133,12 +140,25 @@ const SignInThrottle = z.strictObject({
   failures_per_account: z.number().int().min(1).default(5).describe('Wrong passwords per account (email) per window.'),
   failures_per_address: z.number().int().min(1).default(20).describe('Wrong passwords per client address per window, over all accounts.'),
   signups_per_address: z.number().int().min(1).default(20).describe('Sign-up attempts per client address per window.'),
+  resets_per_account: z.number().int().min(1).default(3).describe('Password-reset emails asked for one email (known or not) per window.'),
+  resets_per_address: z.number().int().min(1).default(10).describe('Password-reset emails asked for from one client address per window, over all emails.'),
 });
 
 export const AuthConfig = z.strictObject({
   /** Email + password accounts (argon2id). */
   local: z
-    .strictObject({ enabled: z.boolean().default(true), allow_signup: z.boolean().default(true), throttle: SignInThrottle.prefault({}) })
+    .strictObject({
+      enabled: z.boolean().default(true),
+      allow_signup: z.boolean().default(true),
+      throttle: SignInThrottle.prefault({}),
+      reset_link_minutes: z
+        .number()
+        .int()
+        .min(5)
+        .max(24 * 60)
+        .default(60)
+        .describe('How long a password-reset link mailed on request (/forgot-password) works; links made by an operator take their own (CLI --expires-in, default 1440).'),
+    })
     .prefault({}),
   providers: z.array(IdentityProvider).default([]),
   session_ttl_hours: z.number().positive().default(168),
@@ -175,6 +195,17 @@ export const JobsConfig = z.strictObject({
   poll_seconds: z.number().positive().max(600).default(10).describe("Interval between checks of a long upstream operation (a video being generated)."),
 });
 
+/** The mail server that sends password-reset links; without it, only an operator can make one. */
+export const SmtpConfig = z.strictObject({
+  host: z.string().min(1).describe('SMTP server host name.'),
+  port: z.number().int().min(1).max(65_535).default(587).describe('587 (STARTTLS) by default; 465 with secure: true.'),
+  secure: z.boolean().default(false).describe('true: TLS from the first byte (port 465); false: STARTTLS when the server offers it.'),
+  user: z.string().optional().describe('User name, when the server wants authentication.'),
+  password: z.string().optional().describe('Password for user; write ${SMTP_PASSWORD} rather than the password itself.'),
+  from: z.string().min(3).describe('The sender of the mails, e.g. "Model Gateway <gateway@example.com>".'),
+});
+export type SmtpConfig = z.infer<typeof SmtpConfig>;
+
 /** The shape of the config file; `GatewayConfig` adds the checks between its parts. */
 export const GatewayConfigShape = z.strictObject({
   providers: z.array(ProviderConfig).default([]),
@@ -205,6 +236,7 @@ export const GatewayConfigShape = z.strictObject({
     .url({ protocol: /^https?$/ })
     .optional()
     .describe('The address users and apps reach the gateway at (OAuth issuer, redirect URIs of sign-in providers); default: taken from each request.'),
+  smtp: SmtpConfig.optional().describe('A mail server for password-reset links asked for at /forgot-password; without it the page says to ask an operator.'),
   web_search: WebSearchConfig.optional().describe('The backend the gateway searches with for models whose provider has no native web search.'),
   trust_proxy: TrustProxy.default(false).describe(
     'Which peers may set X-Forwarded-For/-Host/-Proto: false (none), true (any: only behind a proxy that overwrites them), a hop count, or addresses/CIDRs. TRUST_PROXY overrides it.',
@@ -274,8 +306,9 @@ export function referenceIssues(input: unknown): { path: (string | number)[]; me
 export type GatewayConfigInput = z.input<typeof GatewayConfig>;
 
 export const defaultPlans: PlanConfig[] = [
-  { id: 'free', rank: 0, daily_tokens: 200_000, requests_per_minute: 20, max_concurrent_jobs: 2 },
-  { id: 'pro', rank: 1, daily_tokens: 5_000_000, requests_per_minute: 300, max_concurrent_jobs: 10 },
+  // A user's allowance is the plan's, whatever the number of keys: per key as much as per user.
+  { id: 'free', rank: 0, daily_tokens: 200_000, requests_per_minute: 20, max_concurrent_jobs: 2, user_daily_tokens: 200_000, user_requests_per_minute: 40, user_max_concurrent_jobs: 4, max_keys: 10 },
+  { id: 'pro', rank: 1, daily_tokens: 5_000_000, requests_per_minute: 300, max_concurrent_jobs: 10, user_daily_tokens: 10_000_000, user_requests_per_minute: 600, user_max_concurrent_jobs: 20, max_keys: 50 },
 ];
 
 /** The configuration after validation and defaults: what the rest of the server reads. */
@@ -295,6 +328,8 @@ export type ResolvedConfig = {
   auth: z.infer<typeof AuthConfig>;
   catalogMetadata: z.infer<typeof CatalogMetadataConfig>;
   publicUrl?: string;
+  /** Mails password-reset links when set. */
+  smtp?: SmtpConfig;
   /** Fastify's trustProxy: whose forwarded headers are believed (client address, protocol, host). */
   trustProxy: TrustProxy;
   /** Where it came from, for start-up messages. */

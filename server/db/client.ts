@@ -48,8 +48,10 @@ function redactUrl(url: string): string {
  */
 const pgliteStartParams = () => ['-c', `shared_buffers=${process.env.PGLITE_SHARED_BUFFERS ?? '16MB'}`];
 
-async function initEmbeddedDirectory(dir: string): Promise<void> {
+async function initEmbeddedDirectory(dir: string, progress?: (message: string) => void): Promise<void> {
   if (existsSync(path.join(dir, 'PG_VERSION'))) return;
+  // The first start spends most of its time here and in the migrations: said, so it does not look hung.
+  progress?.(`creating the embedded database in ${dir} (first start only; with its migrations this takes 10–30 s)…`);
   const script = projectPath('server/db/pglite-initdb.mjs');
   await promisify(execFile)(process.execPath, [script, dir], { timeout: 120_000 }).catch((err: Error & { stderr?: string }) => {
     throw new Error(`could not create the embedded database in ${dir}: ${err.stderr?.trim() || err.message}`);
@@ -57,7 +59,14 @@ async function initEmbeddedDirectory(dir: string): Promise<void> {
 }
 
 /** Opens PostgreSQL when `databaseUrl` is set, else the embedded PGlite database under `dataDir`. */
-export async function openDatabase(opts: { databaseUrl?: string; dataDir: string; migrate?: boolean; timeouts?: { connectMs: number; queryMs: number } }): Promise<Database> {
+export async function openDatabase(opts: {
+  databaseUrl?: string;
+  dataDir: string;
+  migrate?: boolean;
+  timeouts?: { connectMs: number; queryMs: number };
+  /** Told what takes long: creating the embedded database, each migration applied. */
+  progress?: (message: string) => void;
+}): Promise<Database & { migrationsApplied: string[] }> {
   let db: Database;
   if (opts.databaseUrl) {
     // Loaded only for PostgreSQL: the embedded database does without their ~3 MB of heap.
@@ -112,12 +121,13 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
   } else {
     const dir = path.resolve(opts.dataDir, 'db');
     mkdirSync(dir, { recursive: true });
-    await initEmbeddedDirectory(dir);
+    await initEmbeddedDirectory(dir, opts.progress);
     db = await openEmbedded(dir);
   }
+  let applied: string[] = [];
   if (opts.migrate !== false) {
     try {
-      const applied = await applyMigrations(db.sql);
+      applied = await applyMigrations(db.sql, undefined, opts.progress && ((name, n, of) => opts.progress!(`applying migration ${n}/${of}: ${name}`)));
       if (applied.length > 0 && db.kind === 'embedded') {
         // Creating a schema leaves PGlite's memory grown for good; a reopened instance starts small.
         await db.close();
@@ -128,7 +138,7 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
       throw err;
     }
   }
-  return db;
+  return { ...db, migrationsApplied: applied };
 }
 
 async function openEmbedded(dir: string): Promise<Database> {

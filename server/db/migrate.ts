@@ -29,8 +29,11 @@ export function listMigrations(dir = migrationsDir): { name: string; sql: string
 
 export class MigrationError extends Error {}
 
+/** Told of each migration about to be applied: its name, its place and how many are pending. */
+export type MigrationProgress = (name: string, n: number, of: number) => void;
+
 /** Applies what is not applied yet, each migration in its own transaction. Returns the names applied. */
-export async function applyMigrations(runner: SqlRunner, dir = migrationsDir): Promise<string[]> {
+export async function applyMigrations(runner: SqlRunner, dir = migrationsDir, onApply?: MigrationProgress): Promise<string[]> {
   const migrations = listMigrations(dir);
   return runner.withLock(async (sql) => {
     await sql.exec(`CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
@@ -55,8 +58,9 @@ export async function applyMigrations(runner: SqlRunner, dir = migrationsDir): P
       );
     }
     const done: string[] = [];
-    for (const m of migrations) {
-      if (applied.has(m.name)) continue;
+    const pending = migrations.filter((m) => !applied.has(m.name));
+    for (const m of pending) {
+      onApply?.(m.name, done.length + 1, pending.length);
       await sql.exec('BEGIN');
       try {
         await sql.exec(m.sql);

@@ -5,13 +5,14 @@ import type { z } from 'zod';
 import type { ApiKey, DashboardSession } from '../../contract/dashboard.ts';
 import type { Principal } from '../auth/principal.ts';
 import { keyLimits } from '../billing/usage-report.ts';
+import { catalogSetup } from '../config/setup.ts';
 import { errors } from '../http/errors.ts';
 import { withOrigin } from './images.ts';
 import type { Services } from '../services.ts';
 
 type KeyRow = { id: string; name: string | null; prefix: string; createdAt: Date; lastUsedAt: Date | null; revokedAt: Date | null };
 
-async function keyView(services: Services, planId: string, k: KeyRow, now: number): Promise<z.infer<typeof ApiKey>> {
+async function keyView(services: Services, userId: string, planId: string, k: KeyRow, now: number): Promise<z.infer<typeof ApiKey>> {
   return {
     id: k.id,
     name: k.name,
@@ -19,7 +20,7 @@ async function keyView(services: Services, planId: string, k: KeyRow, now: numbe
     created_at: k.createdAt.toISOString(),
     last_used_at: k.lastUsedAt?.toISOString() ?? null,
     revoked_at: k.revokedAt?.toISOString() ?? null,
-    limits: k.revokedAt ? null : await keyLimits(services, k.id, planId, now),
+    limits: k.revokedAt ? null : await keyLimits(services, { userId, keyId: k.id }, planId, now),
   };
 }
 
@@ -30,6 +31,7 @@ export async function sessionInfo(services: Services, request: FastifyRequest, r
     user: { id: user.id, email: user.email, name: user.name, username: user.username, avatar_url: user.avatarUrl, plan: user.planId, role: user.role },
     csrf_token: services.sessions.csrf(request, reply),
     expires_at: user.expiresAt.toISOString(),
+    catalog: { models: services.catalog.entries.length, setup: catalogSetup(services.config) },
   };
 }
 
@@ -37,19 +39,19 @@ export async function listKeys(services: Services, principal: Principal) {
   const now = services.clock.now();
   await services.keys.flushLastUsed();
   const rows = await services.accounts.userKeys(principal.userId);
-  return { object: 'list' as const, data: await Promise.all(rows.map((k) => keyView(services, principal.planId, k, now))) };
+  return { object: 'list' as const, data: await Promise.all(rows.map((k) => keyView(services, principal.userId, principal.planId, k, now))) };
 }
 
 export async function createKey(services: Services, principal: Principal, name: string) {
-  const { row, key } = await services.accounts.createUserKey(principal.userId, name);
-  return { ...(await keyView(services, principal.planId, row, services.clock.now())), key };
+  const { row, key } = await services.accounts.createUserKey({ id: principal.userId, planId: principal.planId }, name);
+  return { ...(await keyView(services, principal.userId, principal.planId, row, services.clock.now())), key };
 }
 
 export async function revokeKey(services: Services, principal: Principal, id: string) {
   const row = await services.accounts.revokeUserKey(principal.userId, id);
   // This instance refuses the key at once; the others within the key-cache TTL.
   services.keys.invalidateAll();
-  return keyView(services, principal.planId, row, services.clock.now());
+  return keyView(services, principal.userId, principal.planId, row, services.clock.now());
 }
 
 /** Hosted links in results made absolute, as the job endpoints answer them. */

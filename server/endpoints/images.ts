@@ -190,7 +190,7 @@ function reservation(model: { endpoint: 'images' | 'video' } & Parameters<typeof
 
 export async function generateMedia(services: Services, c: ImageCall, body: Body): Promise<Answer> {
   const model = services.catalog.model(body.model);
-  if (!model) throw errors.modelNotFound(body.model);
+  if (!model) throw errors.modelNotFound(body.model, services.catalog.suggest(body.model));
   const capability: Media = model.endpoint === 'video' ? 'video' : 'images';
   const warnings: string[] = [];
   const req = parseMediaRequest(body, capability === 'video', warnings);

@@ -2,7 +2,7 @@ import { initServer } from '@ts-rest/fastify';
 import type { FastifyRequest } from 'fastify';
 import { contract } from '../../contract/index.ts';
 import type { Services } from '../services.ts';
-import { authorizeEndpoint, issuerOf, metadataEndpoint, revokeEndpoint, tokenEndpoint, userinfoEndpoint } from '../oauth/endpoints.ts';
+import { authorizeEndpoint, metadataEndpoint, revokeEndpoint, tokenEndpoint, userinfoEndpoint } from '../oauth/endpoints.ts';
 import { generateMedia, imageJob } from './images.ts';
 import { SPEECH_JOB, speech, submitSpeechJob } from './speech.ts';
 import { TRANSCRIPTION_JOB, submitTranscriptionJob, transcription } from './transcriptions.ts';
@@ -13,8 +13,11 @@ import { moderations } from './moderation.ts';
 import { modelStatus } from '../catalog/health-report.ts';
 import { usageReport } from '../billing/usage-report.ts';
 import { adminUsageReport } from '../billing/admin-usage.ts';
+import { planLimits } from '../billing/plans.ts';
+import { linkBase } from '../accounts/passwords.ts';
 import { createKey, listJobs, listKeys, revokeKey, sessionInfo } from './dashboard.ts';
 import { hostedFile } from '../blobs/hosted.ts';
+import { linkOrigin } from '../http/link-origin.ts';
 import { chatFormat, messagesFormat, responsesFormat } from './text/formats.ts';
 import { responsesToCanonical } from '../translate/responses.ts';
 import { chatToCanonical } from '../translate/chat.ts';
@@ -97,11 +100,11 @@ export function buildRouter(services: Services) {
         return send(reply, result, 'responses');
       },
       imageGenerations: async ({ body, request, reply }) => {
-        const r = await generateMedia(services, { principal: request.principal!, requestId: request.id, origin: issuerOf(services, request), log: request.log }, body);
+        const r = await generateMedia(services, { principal: request.principal!, requestId: request.id, origin: linkOrigin(services, request), log: request.log }, body);
         send(reply, r, 'images');
         return { status: r.status, body: r.body } as never;
       },
-      imageJob: async ({ params, request }) => ({ status: 200, body: await imageJob(services, request.principal!, params.id, issuerOf(services, request)) }),
+      imageJob: async ({ params, request }) => ({ status: 200, body: await imageJob(services, request.principal!, params.id, linkOrigin(services, request)) }),
       speech: async ({ body, request, reply }) => {
         const r = await speech(services, { principal: request.principal!, requestId: request.id, log: request.log }, body);
         send(reply, r, 'speech');
@@ -184,7 +187,7 @@ export function buildRouter(services: Services) {
         request.log.info({ audit: { actor: request.principal!.userId, action: 'key.revoke', target: params.id } }, 'key.revoke');
         return { status: 200, body: revoked };
       },
-      listJobs: async ({ request, query }) => ({ status: 200, body: { object: 'list', data: await listJobs(services, request.principal!, query.limit, issuerOf(services, request)) } }),
+      listJobs: async ({ request, query }) => ({ status: 200, body: { object: 'list', data: await listJobs(services, request.principal!, query.limit, linkOrigin(services, request)) } }),
     },
     // Every change through the admin API is logged with who made it (the admin token or an admin's session).
     admin: {
@@ -193,6 +196,15 @@ export function buildRouter(services: Services) {
       updateUser: async ({ params, body, request }) => ({
         status: 200,
         body: audited(request, 'user.update', params.user, changed(await accounts.updateUser(params.user, body, request.principal?.userId)), body),
+      }),
+      // Neither the password nor the link is logged: the audit line names the action and the user.
+      setUserPassword: async ({ params, body, request }) => ({
+        status: 200,
+        body: audited(request, 'user.set_password', params.user, await accounts.setPassword(params.user, body.password)),
+      }),
+      createPasswordResetLink: async ({ params, body, request }) => ({
+        status: 201,
+        body: audited(request, 'user.reset_link', params.user, await accounts.createResetLink(params.user, { expiresInMinutes: body.expires_in_minutes, baseUrl: linkBase(services) })),
       }),
       listKeys: async ({ query }) => ({ status: 200, body: { data: await accounts.listKeys(query.user) } }),
       createKey: async ({ body, request }) => {
@@ -206,7 +218,7 @@ export function buildRouter(services: Services) {
         body: {
           data: [...services.config.plans]
             .sort((a, b) => a.rank - b.rank)
-            .map((p) => ({ id: p.id, rank: p.rank, daily_tokens: p.daily_tokens, requests_per_minute: p.requests_per_minute, max_concurrent_jobs: p.max_concurrent_jobs, default: p.id === services.config.defaultPlan })),
+            .map((p) => ({ id: p.id, rank: p.rank, ...planLimits(p), default: p.id === services.config.defaultPlan })),
         },
       }),
       adminUsage: async ({ query }) => ({ status: 200, body: await adminUsageReport(services, query) }),

@@ -9,6 +9,7 @@ import type { Job } from '../../contract/jobs.ts';
 import type { Principal } from '../auth/principal.ts';
 import { unitTokens } from '../billing/rules.ts';
 import { errors } from '../http/errors.ts';
+import { jobInputMissing } from '../jobs/input.ts';
 import { registerJobKind, type JobDone } from '../jobs/kinds.ts';
 import type { TranscriptionOutput } from '../providers/transcription.ts';
 import type { FailoverOptions } from '../routing/failover.ts';
@@ -81,7 +82,7 @@ const billingOf = (d: Done): Outcome => ({
 
 function reserve(services: Services, model: string, seconds: number): number {
   const m = services.catalog.model(model);
-  if (!m) throw errors.modelNotFound(model);
+  if (!m) throw errors.modelNotFound(model, services.catalog.suggest(model));
   return unitTokens(m, 'audio_minute', Math.max(seconds, 1) / 60);
 }
 
@@ -106,11 +107,17 @@ registerJobKind({
   object: 'audio.transcription.job',
   endpoint: 'transcriptions',
   downloadPath: (id) => `/v1/audio/transcriptions/jobs/${id}/download`,
+  inputs: (request) => {
+    const where = (request as Stored).upload.where;
+    return 'blob' in where ? [where.blob] : [];
+  },
   async run({ job, services, signal }): Promise<JobDone> {
     const s = job.request as Stored;
+    const blob = 'blob' in s.upload.where ? s.upload.where.blob : null;
+    // Checked before any upstream is called: a missing upload is the gateway's state, not an upstream failure.
+    if (blob && !(await services.jobs.blobs.stat(blob))) throw jobInputMissing('audio upload');
+    // The audio is deleted by the runner once the job's end is recorded (`inputs`).
     const d = await transcribeUpload(services, s.options, s.upload, s.seconds, signal);
-    // The transcript is kept; the audio is not needed any more.
-    if ('blob' in s.upload.where) await services.jobs.blobs.delete(s.upload.where.blob).catch(() => {});
     return { type: 'done', output: { body: Readable.from([Buffer.from(d.rendered.body)]), contentType: d.rendered.contentType }, billing: billingOf(d), warnings: d.warnings };
   },
 });

@@ -1,7 +1,6 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { RouteMeta } from '../../contract/index.ts';
 import type { Principal } from '../auth/principal.ts';
-import { constantTimeEqual } from '../auth/secrets.ts';
 import { isAccessToken } from '../oauth/service.ts';
 import type { Services } from '../services.ts';
 import { GatewayError, errors } from './errors.ts';
@@ -28,7 +27,42 @@ function bearer(request: FastifyRequest): string | undefined {
   return m ? m[1] : '';
 }
 
+/**
+ * What is wrong with an Authorization header that is not `Bearer <credential>`, in words that say
+ * how to write it. The value is never echoed: it may be the credential itself.
+ */
+function malformedAuthorization(h: string, credential: string): string {
+  const words = h.trim().split(/\s+/);
+  const example = `\`Authorization: Bearer <${credential}>\``;
+  if (/^bearer$/i.test(words[0]!)) {
+    return words.length === 1
+      ? `The Authorization header has nothing after "Bearer": send ${example}.`
+      : `The Authorization header has more than one word after "Bearer": send ${example}, the ${credential} without spaces.`;
+  }
+  if (words.length === 1) return `The Authorization header has no "Bearer " before the ${credential}: send ${example}.`;
+  return `The Authorization header must use the Bearer scheme: send ${example}.`;
+}
+
 const invalidKey = () => errors.unauthenticated('Invalid API key.');
+
+// Inference is for API keys and OAuth access tokens (spec part 5): the dashboard's sign-in cookie
+// alone would bill nobody's key and share one set of counters among every signed-in user.
+const sessionNotAccepted = () =>
+  errors.unauthenticated(
+    "This endpoint takes an API key or an OAuth access token, not the dashboard's sign-in session: create a key on the dashboard's Keys page (/keys) and send it as `Authorization: Bearer <API_KEY>`.",
+    'api_key_required',
+  );
+
+// Key management is the signed-in person's (and the operator's): a key that could make keys would
+// outlive its own revocation through them.
+const sessionRequired = () =>
+  errors.forbidden(
+    'session_required',
+    "Creating and revoking API keys needs the dashboard's signed-in session (the Keys page, /keys) or the operator (the admin API, or `model-gateway keys create|revoke`); an API key or access token cannot manage keys.",
+  );
+
+/** A credential in a header: an Authorization header of any kind, or x-api-key. */
+const carriesCredential = (request: FastifyRequest) => request.headers.authorization !== undefined || request.headers['x-api-key'] !== undefined;
 
 const appCredentialRefused = () =>
   errors.forbidden(
@@ -46,6 +80,8 @@ const insufficientScope = () =>
 function presentedKey(request: FastifyRequest, auth: 'bearer' | 'bearer-or-x-api-key'): string {
   const headerKey = auth === 'bearer-or-x-api-key' ? request.headers['x-api-key'] : undefined;
   const key = (typeof headerKey === 'string' && headerKey) || bearer(request);
+  // An Authorization header is there but not as `Bearer <key>`: say how to write it.
+  if (key === '') throw errors.unauthenticated(malformedAuthorization(request.headers.authorization!, 'API_KEY'));
   if (!key) {
     throw errors.unauthenticated(
       auth === 'bearer'
@@ -87,12 +123,22 @@ export function authHook(services: Services) {
 
   async function slow(request: FastifyRequest, meta: RouteMeta, key: string | null): Promise<void> {
     if (meta.auth === 'session') {
+      // Making or revoking keys with a key: say why not (reading the session without one is 401 below).
+      if (UNSAFE.has(request.method) && carriesCredential(request) && !services.sessions.has(request)) throw sessionRequired();
       await session(request, meta);
     } else if (meta.auth === 'admin') {
       const token = bearer(request);
       if (token === undefined && meta.session && services.sessions.has(request)) return session(request, meta);
-      if (!token || !constantTimeEqual(token, services.adminToken)) {
-        throw new GatewayError(401, 'authentication_error', 'invalid_admin_token', 'Missing or invalid admin token.');
+      if (!token || !services.adminTokens.accepts(token)) {
+        // Operators read this in the CLI and in scripts: it says where the token is.
+        const where = "the gateway's admin token is in its DATA_DIR/admin-token (with PostgreSQL, that of the instance that created it), or is its GATEWAY_ADMIN_TOKEN when it was started with one";
+        const message =
+          token === ''
+            ? `${malformedAuthorization(request.headers.authorization!, 'admin token').slice(0, -1)}; ${where}.`
+            : token === undefined
+              ? `Missing admin token: send \`Authorization: Bearer <admin token>\`; ${where}.`
+              : `Invalid admin token: ${where}.`;
+        throw new GatewayError(401, 'authentication_error', 'invalid_admin_token', message);
       }
       request.adminActor = 'admin-token';
     } else if (key !== null && isAccessToken(key)) {
@@ -114,9 +160,12 @@ export function authHook(services: Services) {
       if (!meta) return done();
       if (meta.auth === 'bearer' || meta.auth === 'bearer-or-x-api-key') {
         // No credential but the dashboard's cookie, on a route that takes it: the session.
-        if (meta.session && request.headers.authorization === undefined && services.sessions.has(request)) {
-          session(request, meta).then(() => done(), done);
-          return;
+        if (request.headers.authorization === undefined && services.sessions.has(request)) {
+          if (meta.session) {
+            session(request, meta).then(() => done(), done);
+            return;
+          }
+          if (request.headers['x-api-key'] === undefined) throw sessionNotAccepted();
         }
         key = presentedKey(request, meta.auth);
         const known = isAccessToken(key) ? undefined : services.keys.cached(key);

@@ -3,11 +3,8 @@
 // favicon of the project instead of Fastify's logo, no "Explore" bar (it invites loading any URL),
 // and a CSP that keeps every request on this origin.
 import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui';
+import { faviconSvg } from '../web/favicon.ts';
 
-const favicon = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">
-<rect width="32" height="32" rx="7" fill="#1d2330"/>
-<path d="M7 23V9l9 8 9-8v14" fill="none" stroke="#cfd8ff" stroke-width="3" stroke-linecap="round" stroke-linejoin="round"/>
-</svg>`;
 
 // The page's own header, and the head elements Swagger UI's template lacks (description, viewport).
 const pageScript = `(function () {
@@ -18,7 +15,7 @@ const pageScript = `(function () {
   var header = document.createElement('header');
   header.className = 'mg-header';
   header.innerHTML = '<a class="mg-brand" href="/docs">Model Gateway <span>API reference</span></a>' +
-    '<nav aria-label="Gateway"><a href="/openapi.json">OpenAPI document</a><a href="/v1/models">Models</a><a href="/v1/models/status">Status</a><a href="/apps">Your apps</a></nav>';
+    '<nav aria-label="Gateway"><a href="/docs/guide">User guide</a><a href="/openapi.json">OpenAPI document</a><a href="/v1/models">Models</a><a href="/v1/models/status">Status</a><a href="/apps">Your apps</a></nav>';
   document.body.insertBefore(header, document.body.firstChild);
   var root = document.getElementById('swagger-ui');
   if (!root) return;
@@ -85,7 +82,7 @@ export const docsUiOptions: FastifySwaggerUiOptions = {
   routePrefix: '/docs',
   theme: {
     title: 'Model Gateway API reference',
-    favicon: [{ filename: 'favicon.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: favicon }],
+    favicon: [{ filename: 'favicon.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: faviconSvg }],
     css: [{ filename: 'model-gateway.css', content: css }],
     js: [{ filename: 'model-gateway.js', content: pageScript }],
   },
@@ -102,6 +99,14 @@ export const docsUiOptions: FastifySwaggerUiOptions = {
   },
   // Never the public validator badge (a request to a third party per page view).
   validatorUrl: false,
+  // No other site may frame the reference (clickjacking its "Try it out" with a visitor's key):
+  // X-Frame-Options for browsers that ignore the CSP's frame-ancestors.
+  uiHooks: {
+    onRequest: (_request, reply, done) => {
+      reply.header('x-frame-options', 'DENY');
+      done();
+    },
+  },
   // Everything from this origin: the assets come from the package, the document from /docs/json,
   // "Try it out" calls this gateway. Swagger UI sets inline styles; images may be data: URIs.
   staticCSP: "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self' data:; object-src 'none'; base-uri 'self'; frame-ancestors 'none'; form-action 'self'",

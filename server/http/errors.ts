@@ -30,15 +30,24 @@ export const errors = {
     new GatewayError(400, 'invalid_request_error', code, message, param),
   missing: (param: string) =>
     new GatewayError(400, 'invalid_request_error', 'missing_required_parameter', `Missing required parameter: '${param}'.`, param),
-  modelNotFound: (model: string) =>
-    new GatewayError(400, 'invalid_request_error', 'model_not_found', `The model '${model}' does not exist or is not served by this gateway.`, 'model'),
+  /** `suggestion`: a served id close to the one sent (the catalog's `suggest`). */
+  modelNotFound: (model: string, suggestion?: string) =>
+    new GatewayError(
+      400,
+      'invalid_request_error',
+      'model_not_found',
+      suggestion
+        ? `The model '${model}' does not exist or is not served by this gateway. Did you mean '${suggestion}'? GET /v1/models lists the models it serves.`
+        : `The model '${model}' does not exist or is not served by this gateway: GET /v1/models lists the models it serves.`,
+      'model',
+    ),
   unauthenticated: (message = 'Missing or invalid API key. Send it as `Authorization: Bearer <API_KEY>`.', code = 'invalid_api_key') =>
     new GatewayError(401, 'authentication_error', code, message),
   forbidden: (code: string, message: string, param: string | null = null) => new GatewayError(403, 'permission_error', code, message, param),
   notFound: (message: string, code = 'not_found', param: string | null = null) =>
     new GatewayError(404, 'invalid_request_error', code, message, param),
   conflict: (message: string, code: string, param: string | null = null) => new GatewayError(409, 'invalid_request_error', code, message, param),
-  tooLarge: (message: string) => new GatewayError(413, 'invalid_request_error', 'payload_too_large', message),
+  tooLarge: (message: string, param: string | null = null) => new GatewayError(413, 'invalid_request_error', 'payload_too_large', message, param),
   unsupportedMediaType: (message: string) => new GatewayError(415, 'invalid_request_error', 'unsupported_media_type', message),
   /** Redis (limits and quotas) is down or stalled: the request was not admitted, nothing was billed. */
   counterStoreUnavailable: () =>

@@ -40,6 +40,12 @@ export type JobKind = {
   downloadPath?: (id: string) => string;
   /** Throws a GatewayError (the job fails with its body) or anything else (internal error). */
   run(r: JobRun): Promise<JobDone | JobRecheck>;
+  /**
+   * Blob keys the job's stored request holds (an upload): deleted by the runner once the job's end
+   * (done or failed) is recorded, never before — a run whose end could not be recorded runs again
+   * and needs them.
+   */
+  inputs?(request: unknown): string[];
 };
 
 const kinds = new Map<string, JobKind>();

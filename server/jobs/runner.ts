@@ -145,7 +145,8 @@ export class JobRunner {
       } catch (err) {
         if (abort.signal.aborted) return; // shut down or lease lost: another claim finishes it
         if (err instanceof GatewayError) return await this.fail(job, err);
-        this.log.error({ err, job: job.id }, 'job failed in the gateway');
+        // reqId: the job's error object names this id as its request_id (its usage record's too).
+        this.log.error({ err, job: job.id, reqId: job.id }, 'job failed in the gateway');
         return await this.fail(job, errors.internal());
       }
       if (abort.signal.aborted) return;
@@ -168,7 +169,7 @@ export class JobRunner {
       // Billed first: if this instance dies right after, the job runs again and its settlement is
       // applied once all the same (a resumed reservation settles only while held; one ledger row).
       await this.settle(job, outcome.billing, 200, null);
-      await services.db.prisma.job.updateMany({
+      const ended = await services.db.prisma.job.updateMany({
         where: { id: job.id, lockedBy: this.instance },
         data: {
           status: 'done',
@@ -182,7 +183,13 @@ export class JobRunner {
           lockedUntil: null,
         },
       });
-      await releaseJobSlot(services, { keyId: job.apiKeyId } as never, job.id);
+      await releaseJobSlot(services, { keyId: job.apiKeyId, userId: job.userId }, job.id);
+      if (ended.count) await this.dropInputs(job);
+    } catch (err) {
+      // Ending the job could not be recorded (the database or the blob store is away): nobody
+      // awaits this run, so the failure stops here. The job keeps its lease until it lapses, then
+      // is claimed again and run to its end (billed once: the reservation settles only while held).
+      if (!abort.signal.aborted) this.log.error({ err, job: job.id, reqId: job.id }, 'ending the job failed; it is claimed again once its lease runs out');
     } finally {
       clearInterval(heartbeat);
       this.running.delete(job.id);
@@ -197,13 +204,20 @@ export class JobRunner {
 
   private async fail(job: ClaimedJob, err: GatewayError, logged?: string) {
     const services = this.services();
-    if (logged) this.log.error({ job: job.id }, logged);
+    if (logged) this.log.error({ job: job.id, reqId: job.id }, logged);
     await this.settle(job, NOTHING, err.status, err.code);
-    await services.db.prisma.job.updateMany({
+    const ended = await services.db.prisma.job.updateMany({
       where: { id: job.id, lockedBy: this.instance },
       data: { status: 'failed', error: err.toBody().error as never, completedAt: new Date(services.clock.now()), lockedBy: null, lockedUntil: null },
     });
-    await releaseJobSlot(services, { keyId: job.apiKeyId } as never, job.id);
+    await releaseJobSlot(services, { keyId: job.apiKeyId, userId: job.userId }, job.id);
+    if (ended.count) await this.dropInputs(job);
+  }
+
+  /** The blobs the job's request held (its upload), once its end is recorded by this instance. */
+  private async dropInputs(job: ClaimedJob) {
+    const keys = jobKind(job.kind)?.inputs?.(job.request) ?? [];
+    await Promise.all(keys.map((key) => this.jobs.blobs.delete(key).catch((err: unknown) => this.log.warn({ err, job: job.id, key }, 'could not delete the job’s input; it stays in the blob store'))));
   }
 
   /** Extends the lease; a lease another instance took over aborts this run. */
@@ -228,6 +242,8 @@ export class JobRunner {
       if (j.outputKey) await this.jobs.blobs.delete(j.outputKey);
       await db.prisma.job.update({ where: { id: j.id }, data: { status: 'expired', outputKey: null } });
     }
+    // What writes cut short by a dying process left in the store (PostgreSQL: their chunks).
+    await this.jobs.blobs.sweep?.();
     return due.length;
   }
 

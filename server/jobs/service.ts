@@ -175,7 +175,8 @@ export class JobService {
       started_at: seconds(row.startedAt),
       completed_at: seconds(row.completedAt),
       expires_at: seconds(row.expiresAt)!,
-      error: (row.error as JobObject['error']) ?? null,
+      // The id the failure was logged and billed under: the job's own (a job has no request of its own).
+      error: row.error ? { ...(row.error as Omit<NonNullable<JobObject['error']>, 'request_id'>), request_id: row.id } : null,
       warnings: row.warnings,
       pronunciation_warnings: row.pronunciationWarnings,
       result: row.result ?? null,

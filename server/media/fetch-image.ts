@@ -12,14 +12,47 @@ export type ImageFetchOptions = { allowPrivate: boolean; maxBytes: number; timeo
 export const MAX_IMAGE_BYTES = 20 * 1024 * 1024;
 export const imageFetchOptions = (config: { allowPrivateImageUrls: boolean }): ImageFetchOptions => ({ allowPrivate: config.allowPrivateImageUrls, maxBytes: MAX_IMAGE_BYTES, timeoutMs: 15_000 });
 
+const v4 = (hi: number, lo: number) => ipaddr.fromByteArray([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]) as ipaddr.IPv4;
+
+/**
+ * The IPv4 address an IPv6 one stands for, when traffic to it reaches that IPv4 host: IPv4-mapped
+ * (`::ffff:a.b.c.d`), IPv4-translated (`::ffff:0:a.b.c.d`), NAT64's well-known prefix
+ * (`64:ff9b::a.b.c.d`) and 6to4 (`2002:AABB:CCDD::`). `null` for the forms that embed one but are
+ * never a public destination: IPv4-compatible (`::a.b.c.d`, deprecated; `[::127.0.0.1]` is written
+ * `[::7f00:1]` in a URL) and local-use NAT64 (`64:ff9b:1::/48`). `undefined` for the rest.
+ */
+function embeddedIPv4(ip: ipaddr.IPv6): ipaddr.IPv4 | null | undefined {
+  const p = ip.parts;
+  const zeros = (from: number, to: number) => p.slice(from, to).every((x) => x === 0);
+  if (zeros(0, 5) && p[5] === 0xffff) return v4(p[6]!, p[7]!);
+  if (zeros(0, 4) && p[4] === 0xffff && p[5] === 0) return v4(p[6]!, p[7]!);
+  if (zeros(0, 6)) return null;
+  if (p[0] === 0x64 && p[1] === 0xff9b) return zeros(2, 6) ? v4(p[6]!, p[7]!) : null;
+  if (p[0] === 0x2002) return v4(p[1]!, p[2]!);
+  return undefined;
+}
+
+/**
+ * Whether `address` is public unicast: what an image may be fetched from. An IPv6 address that
+ * embeds an IPv4 one is judged by the IPv4 address it reaches (`::ffff:127.0.0.1` is loopback).
+ */
 export function isPublicAddress(address: string): boolean {
+  let ip: ipaddr.IPv4 | ipaddr.IPv6;
   try {
-    let ip = ipaddr.parse(address);
-    if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) ip = (ip as ipaddr.IPv6).toIPv4Address();
-    return ip.range() === 'unicast';
+    // ipaddr.js reads any IPv6 address ending in a dotted quad as IPv4-mapped (`::8.8.8.8` as
+    // `::ffff:8.8.8.8`): the quad is written as two hex groups first, as a URL would write it.
+    const dotted = address.includes(':') ? /(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(address) : null;
+    const hex = (a: string, b: string) => ((Number(a) << 8) | Number(b)).toString(16);
+    const written = dotted && dotted.slice(1).every((n) => Number(n) <= 255) ? `${address.slice(0, dotted.index)}${hex(dotted[1]!, dotted[2]!)}:${hex(dotted[3]!, dotted[4]!)}` : address;
+    ip = ipaddr.parse(written);
   } catch {
     return false;
   }
+  if (ip.kind() === 'ipv6') {
+    const embedded = embeddedIPv4(ip as ipaddr.IPv6);
+    if (embedded !== undefined) return embedded !== null && embedded.range() === 'unicast';
+  }
+  return ip.range() === 'unicast';
 }
 
 const refused = (url: string, why: string) => new GatewayError(400, 'invalid_request_error', 'invalid_image_url', `Cannot use image URL ${url}: ${why}.`);

@@ -3,7 +3,7 @@
 // Each adapter maps sizes, durations and fields to its upstream's vocabulary and names what it
 // changed or stripped through `call.warn` (docs/images.md lists them per upstream model).
 import { GatewayError } from '../http/errors.ts';
-import { UpstreamError } from './upstream-errors.ts';
+import { UpstreamError, redactUpstreamText } from './upstream-errors.ts';
 import type * as C from '../translate/canonical.ts';
 import type { MediaRequest } from '../media/request.ts';
 import type { ReferenceImage } from '../media/references.ts';
@@ -52,6 +52,9 @@ export function moderationRefusal(err: unknown, provider: string): unknown {
   return refusal ? contentPolicy(provider, err.message.replace(/^provider '[^']*': /, '')) : err;
 }
 
-/** The upstream refused the prompt or its result under its content policy (spec 4.3): the client's to change, never retried, nothing billed. */
+/**
+ * The upstream refused the prompt or its result under its content policy (spec 4.3): the client's
+ * to change, never retried, nothing billed. `reason` is (or quotes) the upstream's words: redacted.
+ */
 export const contentPolicy = (provider: string, reason: string) =>
-  new GatewayError(400, 'invalid_request_error', 'content_policy_violation', `The upstream provider '${provider}' refused the request under its content policy: ${reason}`, 'prompt');
+  new GatewayError(400, 'invalid_request_error', 'content_policy_violation', `The upstream provider '${provider}' refused the request under its content policy: ${redactUpstreamText(reason)}`, 'prompt');

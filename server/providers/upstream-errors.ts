@@ -37,6 +37,56 @@ export function retryAfterSeconds(h: string | string[] | undefined): number | un
   return Number.isFinite(t) ? Math.max(0, (t - Date.now()) / 1000) : undefined;
 }
 
+// What an upstream's own error text may carry that must reach neither the client nor the log (the
+// gateway's credential echoed back, the upstream's internal addresses and file paths). Applied in
+// order: a URL first, as a whole, so its host and path are not redacted piecemeal.
+/**
+ * A run shaped like a credential (an API key, a JWT): one of its pieces between `-`, `_` and `.` is
+ * 16 characters or more and mixes upper case, lower case and digits. Model ids mix them too
+ * (`Meta-Llama-3-8B-Instruct`, `DeepSeek-R1-Distill-Qwen-32B`) but in short pieces.
+ */
+const credentialLike = (run: string) => run.split(/[-_.]/).some((p) => p.length >= 16 && /[A-Z]/.test(p) && /[a-z]/.test(p) && /\d/.test(p));
+
+const REDACTIONS: [RegExp, string | ((match: string) => string)][] = [
+  // Any scheme://… URL (http, https, ws, redis, postgres, …).
+  [/\b[a-z][a-z0-9+.-]*:\/\/[^\s'"<>()]+/gi, '[url]'],
+  // `Bearer <token>`, `api_key=…`, `x-api-key: …`, `password: …`: the value after the name.
+  // A token after the scheme: 8 characters or more with a digit or base64's `+/=` in them, so
+  // prose (`basic access`, `bearer tokens`) stays.
+  [/\b(bearer|basic)\s+(?=[A-Za-z0-9._~+/=-]*[0-9+/=])[A-Za-z0-9._~+/=-]{8,}/gi, '$1 [redacted]'],
+  [/\b((?:x-)?api[-_]?key|access[-_]?token|refresh[-_]?token|client[-_]?secret|secret|password)(["']?\s*[:=]\s*["']?)[^\s'",;&]+/gi, '$1$2[redacted]'],
+  // Keys by their vendors' prefixes (OpenAI sk-/sk-proj-, Anthropic sk-ant-, this gateway's mg-,
+  // Gemini AIza…, Hugging Face, GitHub, GitLab, Slack, AWS), masked ones (`sk-…abcd`) included.
+  [/\b(?:sk|rk|pk|mg|gsk|hf|ghp|gho|ghu|ghs|glpat|xox[abprs])[-_][^\s'",;)\]}]+/g, '[redacted key]'],
+  [/\b(?:AIza[0-9A-Za-z_-]{20,}|AKIA[0-9A-Z]{12,})/g, '[redacted key]'],
+  // IPv4 (with a port), bracketed IPv6 (with a port), bare IPv6 (two groups or `::` at least).
+  [/\b(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?\b/g, '[address]'],
+  [/\[[0-9a-f:.]*:[0-9a-f:.]*\](?::\d{1,5})?/gi, '[address]'],
+  [/(?<![\w:])(?:(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}|(?:[0-9a-f]{1,4}:)*:(?::?[0-9a-f]{1,4})+)(?![\w:])/gi, '[address]'],
+  // host:port (a dotted name with any port; a one-label name, like a container's, with a port of
+  // four or five digits, so `status:429` stays), and host names that only exist inside a network.
+  [/\b(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z][a-z0-9-]*:\d{2,5}\b|\b[a-z][a-z0-9-]*:\d{4,5}\b/gi, '[address]'],
+  [/\b(?:[a-z0-9-]+\.)+(?:internal|local|localdomain|lan|intranet|corp|home|svc|cluster)\b/gi, '[address]'],
+  [/\blocalhost\b/gi, '[address]'],
+  // File paths: Unix (two segments at least, so `and/or` and `/v1` stay) and Windows.
+  [/(?<![\w.:/\]])\/(?:[^\s/'"<>(),;]+\/)+[^\s'"<>(),;]*/g, '[path]'],
+  [/\b[a-z]:\\[^\s'"<>(),;]+/gi, '[path]'],
+  // Anything else shaped like a credential (see credentialLike), or 32+ hex digits.
+  [/(?<![\w.-])[\w+/=.-]{16,}/g, (run) => (credentialLike(run) ? '[redacted]' : run)],
+  [/\b[0-9a-f]{32,}\b/gi, '[redacted]'],
+];
+
+/**
+ * An upstream's error text as it may be shown to clients and written to logs: key-like strings,
+ * URLs, network addresses and file paths replaced by placeholders; at most 300 characters. The
+ * provider id and the status are added by the caller, so the summary keeps its meaning.
+ */
+export function redactUpstreamText(text: string): string {
+  let out = text;
+  for (const [pattern, replacement] of REDACTIONS) out = typeof replacement === 'string' ? out.replace(pattern, replacement) : out.replace(pattern, replacement);
+  return out.length > 300 ? `${out.slice(0, 300)}…` : out;
+}
+
 /** Extracts a readable message from any provider's error body. */
 export function upstreamErrorMessage(text: string): string {
   try {
@@ -52,7 +102,7 @@ export function upstreamErrorMessage(text: string): string {
 }
 
 export function classifyStatus(provider: string, status: number, text: string, retryAfter?: number, message: (text: string) => string = upstreamErrorMessage): UpstreamError {
-  const e = classified(provider, status, `answered HTTP ${status}: ${message(text)}`, retryAfter);
+  const e = classified(provider, status, `answered HTTP ${status}: ${redactUpstreamText(message(text))}`, retryAfter);
   e.body = text.slice(0, 8192);
   return e;
 }
@@ -127,7 +177,7 @@ export function errorObjectStatus(error: unknown): number {
 export function reportedError(provider: string, error: unknown): UpstreamError {
   const e = (error && typeof error === 'object' ? error : { message: error }) as Record<string, unknown>;
   const message = typeof e.message === 'string' && e.message ? e.message : typeof error === 'string' ? error : JSON.stringify(error).slice(0, 500);
-  return classified(provider, errorObjectStatus(e), `reported an error: ${message}`);
+  return classified(provider, errorObjectStatus(e), `reported an error: ${redactUpstreamText(message)}`);
 }
 
 /** The error a 200 JSON body carries instead of an answer, if any. */

@@ -53,6 +53,9 @@ function gatewayFailure(err: unknown): unknown {
   return err;
 }
 
+/** The failure class of an upstream skipped for its missing credential: in the log and the health history. */
+const NOT_CONFIGURED = 'not_configured';
+
 /** Records that an attempt counted as a success (a stream's first event) failed afterwards. */
 export type Blame = (e: UpstreamError) => void;
 
@@ -82,7 +85,7 @@ export async function withFailover<T, C extends Candidate>(
     const missing = missingCredential(candidate.provider);
     if (missing) {
       failures.push({ provider, upstreamModel: candidate.upstreamModel, error: null, reason: missing, attempts: 0 });
-      opts.log?.warn({ ...where, failure: 'not_configured' }, `upstream skipped: provider '${provider}' ${missing}`);
+      opts.log?.warn({ ...where, failure: NOT_CONFIGURED }, `upstream skipped: provider '${provider}' ${missing}`);
       continue;
     }
     const mine: Failure = { provider, upstreamModel: candidate.upstreamModel, error: null, reason: '', attempts: 0 };
@@ -125,6 +128,10 @@ export async function withFailover<T, C extends Candidate>(
       }
     }
   }
+  // The request failed: an upstream skipped for its missing credential counts as a failed attempt
+  // (0 ms), so a model that cannot work shows its failures instead of "no traffic". Not when
+  // another upstream answered: that request did not suffer from the skip.
+  for (const f of failures) if (!f.error) opts.health.record(opts.model, f.provider, false, 0, NOT_CONFIGURED);
   const tried = failures.filter((f) => f.error);
   const list = failureList(failures);
   // Every upstream tried ran out of time: the gateway time-out the API documents (524), not a failure of theirs.

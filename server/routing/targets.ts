@@ -41,11 +41,11 @@ export function targetsFor<C extends Capability>(model: ModelConfig, capability:
 }
 
 /** What routing reads of the catalog. */
-export type ModelLookup = { model(id: string): ModelConfig | undefined; providers: Map<string, ProviderConfig> };
+export type ModelLookup = { model(id: string): ModelConfig | undefined; suggest(id: string): string | undefined; providers: Map<string, ProviderConfig> };
 
 /** The model the client named (model_not_found when the catalog has none) and its candidates for `capability`. */
 export function route<C extends Capability>(catalog: ModelLookup, modelId: string, capability: C): { model: ModelConfig; targets: Target<C>[] } {
   const model = catalog.model(modelId);
-  if (!model) throw errors.modelNotFound(modelId);
+  if (!model) throw errors.modelNotFound(modelId, catalog.suggest(modelId));
   return { model, targets: targetsFor(model, capability, catalog.providers) };
 }

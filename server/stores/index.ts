@@ -2,8 +2,8 @@ import { MemoryCounterStore } from './memory.ts';
 import { RedisCounterStore, defaultRedisTimeouts, type RedisTimeouts } from './redis.ts';
 import type { CounterStore } from './types.ts';
 
-export type { CounterStore, WindowResult } from './types.ts';
-export { CounterStoreUnavailableError } from './types.ts';
+export type { AdmitResult, CounterStore, HoldSpec, WindowResult, WindowSpec } from './types.ts';
+export { CounterStoreUnavailableError, admitted } from './types.ts';
 export { defaultRedisTimeouts, type RedisTimeouts } from './redis.ts';
 
 /** Redis when REDIS_URL is set (shared by every instance), else in-process counters. */

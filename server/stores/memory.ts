@@ -1,4 +1,4 @@
-import type { AdmitResult, CounterStore, ReserveResult, WindowResult } from './types.ts';
+import type { AdmitResult, CounterStore, HoldSpec, ReserveResult, WindowResult, WindowSpec } from './types.ts';
 
 type Window = { value: number; resetAt: number };
 type Hold = { amount: number; expiresAt: number };
@@ -60,6 +60,12 @@ export class MemoryCounterStore implements CounterStore {
     const q = this.quota(key, opts.now);
     const used = q.settled + q.reserved;
     if (used + amount > limit) return { allowed: false, used };
+    this.hold(q, id, amount, opts);
+    return { allowed: true, used };
+  }
+
+  /** Synchronous, so that an admission over several quotas is one step. */
+  private hold(q: Quota, id: string, amount: number, opts: { ttlMs: number; keepUntil: number; now: number }): void {
     const expiresAt = opts.now + opts.ttlMs;
     const previous = q.holds.get(id);
     if (previous) q.reserved -= previous.amount;
@@ -67,13 +73,28 @@ export class MemoryCounterStore implements CounterStore {
     q.reserved += amount;
     q.nextExpiry = Math.min(q.nextExpiry, expiresAt);
     q.keepUntil = Math.max(q.keepUntil, opts.keepUntil, expiresAt);
-    return { allowed: true, used };
   }
 
-  async admit(rpm: Parameters<CounterStore['admit']>[0], quota: Parameters<CounterStore['admit']>[1], now: number): Promise<AdmitResult> {
-    const r = await this.hit(rpm.key, 1, rpm.limit, rpm.windowMs, now);
-    if (!r.allowed) return { rpm: r, quota: null };
-    return { rpm: r, quota: await this.reserve(quota.key, quota.id, quota.amount, quota.limit, { ttlMs: quota.ttlMs, keepUntil: quota.keepUntil, now }) };
+  async admit(windows: WindowSpec[], quotas: HoldSpec[], now: number): Promise<AdmitResult> {
+    // Checked before anything is counted: all levels or none.
+    const open = windows.map((spec) => {
+      const w = this.windows.get(spec.key);
+      return !w || w.resetAt <= now ? { value: 0, resetAt: now + spec.windowMs } : w;
+    });
+    const fits = windows.map((spec, i) => open[i]!.value + 1 <= spec.limit);
+    if (!fits.every(Boolean)) return { windows: open.map((w, i) => ({ allowed: fits[i]!, value: w.value, resetAt: w.resetAt })), quotas: null };
+    const counted = windows.map((spec, i) => {
+      const w = { value: open[i]!.value + 1, resetAt: open[i]!.resetAt };
+      this.windows.set(spec.key, w);
+      return { allowed: true, ...w };
+    });
+    const held = quotas.map((spec) => this.quota(spec.key, now));
+    const results = quotas.map((spec, i) => {
+      const used = held[i]!.settled + held[i]!.reserved;
+      return { allowed: used + spec.amount <= spec.limit, used };
+    });
+    if (results.every((r) => r.allowed)) quotas.forEach((spec, i) => this.hold(held[i]!, spec.id, spec.amount, { ttlMs: spec.ttlMs, keepUntil: spec.keepUntil, now }));
+    return { windows: counted, quotas: results };
   }
 
   async settle(key: string, id: string, actual: number, opts: { keepUntil: number; now: number; onlyIfHeld?: boolean }): Promise<number> {

@@ -1,9 +1,10 @@
 import { createRequire } from 'node:module';
 import type { Redis } from 'ioredis';
-import { CounterStoreUnavailableError, type AdmitResult, type CounterStore, type ReserveResult, type WindowResult } from './types.ts';
+import { CounterStoreUnavailableError, type AdmitResult, type CounterStore, type HoldSpec, type ReserveResult, type WindowResult, type WindowSpec } from './types.ts';
 
 // A window is a hash {v: count, r: reset epoch ms}; the caller's clock decides when it rolls, and
-// the key's TTL only collects garbage. Check and add are one step, shared by HIT and ADMIT.
+// the key's TTL only collects garbage. Check and add are one step (ADMIT does the same over
+// several windows, all checked before any is added).
 const HIT_FUNCTION = `
 local function hit(key, cost, limit, window, now)
   local v = tonumber(redis.call('HGET', key, 'v') or '0')
@@ -31,66 +32,98 @@ if tonumber(ARGV[1]) >= r then return nil end
 return {tonumber(redis.call('HGET', KEYS[1], 'v')), r}
 `;
 
-// Quota: KEYS[1] settled total, KEYS[2] hash id -> amount plus the field `total` (their sum, kept
-// as holds come and go, so admission costs the same with 5 or 5,000 requests in flight; ids always
-// contain ':', so no id is `total`), KEYS[3] zset id -> expiry. Expired reservations (their holder
-// crashed) are dropped before counting.
-const DROP_EXPIRED = `
-local expired = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', ARGV_NOW)
-if #expired > 0 then
-  local dropped = 0
-  for _, id in ipairs(expired) do
-    local a = redis.call('HGET', KEYS[2], id)
-    if a then
-      dropped = dropped + tonumber(a)
-      redis.call('HDEL', KEYS[2], id)
+// Quota: k1 settled total, k2 hash id -> amount plus the field `total` (their sum, kept as holds
+// come and go, so admission costs the same with 5 or 5,000 requests in flight; ids always contain
+// ':', so no id is `total`), k3 zset id -> expiry. Expired reservations (their holder crashed) are
+// dropped before counting. `used` returns {settled, reserved}; `hold` adds (or replaces) one.
+const QUOTA_FUNCTIONS = `
+local function used(k1, k2, k3, now)
+  local expired = redis.call('ZRANGEBYSCORE', k3, '-inf', now)
+  if #expired > 0 then
+    local dropped = 0
+    for _, id in ipairs(expired) do
+      local a = redis.call('HGET', k2, id)
+      if a then
+        dropped = dropped + tonumber(a)
+        redis.call('HDEL', k2, id)
+      end
+    end
+    redis.call('ZREMRANGEBYSCORE', k3, '-inf', now)
+    if dropped > 0 then redis.call('HINCRBY', k2, 'total', -dropped) end
+  end
+  return tonumber(redis.call('GET', k1) or '0'), tonumber(redis.call('HGET', k2, 'total') or '0')
+end
+local function hold(k2, k3, id, amount, ttl, now)
+  local previous = tonumber(redis.call('HGET', k2, id) or '0')
+  redis.call('HSET', k2, id, amount)
+  redis.call('HINCRBY', k2, 'total', tonumber(amount) - previous)
+  redis.call('ZADD', k3, now + ttl, id)
+  redis.call('PEXPIRE', k2, ttl + 60000)
+  redis.call('PEXPIRE', k3, ttl + 60000)
+end
+`;
+
+// Reserves ARGV[2] (the string as sent, stored as is) for ARGV[1] on KEYS[1..3]: {ok, used before}.
+const RESERVE = `
+${QUOTA_FUNCTIONS}
+local now = tonumber(ARGV[6])
+local settled, reserved = used(KEYS[1], KEYS[2], KEYS[3], now)
+if settled + reserved + tonumber(ARGV[2]) > tonumber(ARGV[3]) then return {0, settled + reserved} end
+hold(KEYS[2], KEYS[3], ARGV[1], ARGV[2], tonumber(ARGV[4]), now)
+return {1, settled + reserved}
+`;
+
+// Admissions over nw windows (KEYS[1..nw]) and nq quotas (three keys each, after the windows),
+// several in one call (those of one event-loop turn for the same keys), each as if alone, in order.
+// ARGV: nw, nq, then per admission: now, (limit, window ms) per window, (id, amount, limit,
+// ttl ms) per quota. Every window is checked before any is counted, every quota before any is
+// reserved: all or nothing. Returned per admission: (ok, value, reset) per window, then — when
+// every window had room — (ok, used before) per quota.
+const ADMIT = `
+${QUOTA_FUNCTIONS}
+local nw, nq = tonumber(ARGV[1]), tonumber(ARGV[2])
+local out = {}
+for b = 3, #ARGV, 1 + 2 * nw + 4 * nq do
+  local now = tonumber(ARGV[b])
+  local res, values, resets, fits = {}, {}, {}, true
+  for i = 1, nw do
+    local v = tonumber(redis.call('HGET', KEYS[i], 'v') or '0')
+    local r = tonumber(redis.call('HGET', KEYS[i], 'r') or '0')
+    if now >= r then
+      v = 0
+      r = now + tonumber(ARGV[b + 2 * i])
+    end
+    values[i], resets[i] = v, r
+    if v + 1 > tonumber(ARGV[b + 2 * i - 1]) then fits = false end
+  end
+  if fits then
+    for i = 1, nw do
+      values[i] = values[i] + 1
+      redis.call('HSET', KEYS[i], 'v', values[i], 'r', resets[i])
+      redis.call('PEXPIRE', KEYS[i], resets[i] - now + 1000)
+      res[#res + 1], res[#res + 2], res[#res + 3] = 1, values[i], resets[i]
+    end
+    local totals, room = {}, true
+    local q0 = b + 2 * nw
+    for j = 1, nq do
+      local k = nw + 3 * (j - 1)
+      local settled, reserved = used(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], now)
+      totals[j] = settled + reserved
+      if totals[j] + tonumber(ARGV[q0 + 4 * j - 2]) > tonumber(ARGV[q0 + 4 * j - 1]) then room = false end
+    end
+    for j = 1, nq do
+      local k = nw + 3 * (j - 1)
+      local fit = totals[j] + tonumber(ARGV[q0 + 4 * j - 2]) <= tonumber(ARGV[q0 + 4 * j - 1])
+      if room then hold(KEYS[k + 2], KEYS[k + 3], ARGV[q0 + 4 * j - 3], ARGV[q0 + 4 * j - 2], tonumber(ARGV[q0 + 4 * j]), now) end
+      res[#res + 1], res[#res + 2] = fit and 1 or 0, totals[j]
+    end
+  else
+    for i = 1, nw do
+      local limit = tonumber(ARGV[b + 2 * i - 1])
+      res[#res + 1], res[#res + 2], res[#res + 3] = (values[i] + 1 <= limit) and 1 or 0, values[i], resets[i]
     end
   end
-  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV_NOW)
-  if dropped > 0 then redis.call('HINCRBY', KEYS[2], 'total', -dropped) end
-end
-local reserved = tonumber(redis.call('HGET', KEYS[2], 'total') or '0')
-local settled = tonumber(redis.call('GET', KEYS[1]) or '0')
-`;
-
-// Reserves `amount` (the string as sent, stored as is) for `id` on KEYS[1..3]: {ok, used before}.
-const RESERVE_FUNCTION = `
-local function reserve(id, amount, limit, ttl, now)
-${DROP_EXPIRED.replaceAll('ARGV_NOW', 'now')}
-  local used = settled + reserved
-  if used + tonumber(amount) > limit then return {0, used} end
-  local previous = tonumber(redis.call('HGET', KEYS[2], id) or '0')
-  redis.call('HSET', KEYS[2], id, amount)
-  redis.call('HINCRBY', KEYS[2], 'total', tonumber(amount) - previous)
-  redis.call('ZADD', KEYS[3], now + ttl, id)
-  redis.call('PEXPIRE', KEYS[2], ttl + 60000)
-  redis.call('PEXPIRE', KEYS[3], ttl + 60000)
-  return {1, used}
-end
-`;
-
-const RESERVE = `
-${RESERVE_FUNCTION}
-return reserve(ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[6]))
-`;
-
-// Admissions to one quota, several in one call (those of one event-loop turn), each as if alone:
-// HIT on KEYS[4], then RESERVE on KEYS[1..3] when it allowed. ARGV is the list of (id, amount,
-// limit, ttl ms, now, request limit, window ms) tuples; one {hit ok, hit value, hit reset,
-// reserve ok, reserve used} returned per tuple, in order.
-const ADMIT = `
-${HIT_FUNCTION}
-${RESERVE_FUNCTION}
-local out = {}
-for b = 1, #ARGV, 7 do
-  local now = tonumber(ARGV[b + 4])
-  local h = hit(KEYS[4], 1, tonumber(ARGV[b + 5]), tonumber(ARGV[b + 6]), now)
-  if h[1] == 0 then
-    out[#out + 1] = {0, h[2], h[3], 0, 0}
-  else
-    local q = reserve(ARGV[b], ARGV[b + 1], tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3]), now)
-    out[#out + 1] = {1, h[2], h[3], q[1], q[2]}
-  end
+  out[#out + 1] = res
 end
 return out
 `;
@@ -122,8 +155,8 @@ return out
 `;
 
 const RESERVED = `
-local now = tonumber(ARGV[1])
-${DROP_EXPIRED.replaceAll('ARGV_NOW', 'now')}
+${QUOTA_FUNCTIONS}
+local settled, reserved = used(KEYS[1], KEYS[2], KEYS[3], tonumber(ARGV[1]))
 return {settled, reserved, redis.call('HLEN', KEYS[2]) - redis.call('HEXISTS', KEYS[2], 'total')}
 `;
 
@@ -131,7 +164,7 @@ type Scripts = {
   mgHit(key: string, cost: number, limit: number, windowMs: number, now: number): Promise<[number, number, number]>;
   mgPeekWindow(key: string, now: number): Promise<[number, number] | null>;
   mgReserve(k1: string, k2: string, k3: string, id: string, amount: number, limit: number, ttl: number, keepUntil: number, now: number): Promise<[number, number]>;
-  mgAdmit(k1: string, k2: string, k3: string, rpmKey: string, ...tuples: (string | number)[]): Promise<[number, number, number, number, number][]>;
+  mgAdmit(numberOfKeys: number, ...keysAndArgs: (string | number)[]): Promise<number[][]>;
   mgSettle(k1: string, k2: string, k3: string, ...tuples: (string | number)[]): Promise<number[]>;
   mgReserved(k1: string, k2: string, k3: string, now: number): Promise<[number, number, number]>;
 };
@@ -188,7 +221,8 @@ export class RedisCounterStore implements CounterStore {
     redis.defineCommand('mgHit', { numberOfKeys: 1, lua: HIT });
     redis.defineCommand('mgPeekWindow', { numberOfKeys: 1, lua: PEEK_WINDOW });
     redis.defineCommand('mgReserve', { numberOfKeys: 3, lua: RESERVE });
-    redis.defineCommand('mgAdmit', { numberOfKeys: 4, lua: ADMIT });
+    // The number of keys varies (windows and quotas of one or two levels): given with each call.
+    redis.defineCommand('mgAdmit', { lua: ADMIT });
     redis.defineCommand('mgSettle', { numberOfKeys: 3, lua: SETTLE });
     redis.defineCommand('mgReserved', { numberOfKeys: 3, lua: RESERVED });
     redis.on('error', () => {
@@ -246,32 +280,42 @@ export class RedisCounterStore implements CounterStore {
   }
 
   /**
-   * The admissions of one event-loop turn for the same quota and request window go to Redis as one
+   * The admissions of one event-loop turn for the same windows and quotas go to Redis as one
    * script call, each applied as if alone and in order; a call that fails fails each alike. At
    * one request at a time this is one call per request, as before; under load, a fraction.
    */
-  admit(rpm: Parameters<CounterStore['admit']>[0], quota: Parameters<CounterStore['admit']>[1], now: number): Promise<AdmitResult> {
+  admit(windows: WindowSpec[], quotas: HoldSpec[], now: number): Promise<AdmitResult> {
     return new Promise((resolve, reject) => {
-      const batchKey = `${quota.key}\u0000${rpm.key}`;
+      let batchKey = '';
+      for (const w of windows) batchKey += `${w.key}\u0000`;
+      for (const q of quotas) batchKey += `${q.key}\u0000`;
       let batch = this.admitting.get(batchKey);
       if (!batch) {
-        this.admitting.set(batchKey, (batch = { quotaKey: quota.key, rpmKey: rpm.key, args: [], waiting: [] }));
+        const keys: string[] = windows.map((w) => this.prefix + w.key);
+        for (const q of quotas) keys.push(...this.quotaKeys(q.key));
+        this.admitting.set(batchKey, (batch = { keys, windows: windows.length, quotas: quotas.length, args: [], waiting: [] }));
         if (this.admitting.size === 1) setImmediate(this.sendAdmissions);
       }
-      batch.args.push(quota.id, quota.amount, quota.limit, quota.ttlMs, now, rpm.limit, rpm.windowMs);
+      batch.args.push(now);
+      for (const w of windows) batch.args.push(w.limit, w.windowMs);
+      for (const q of quotas) batch.args.push(q.id, q.amount, q.limit, q.ttlMs);
       batch.waiting.push({ resolve, reject });
     });
   }
 
-  private readonly admitting = new Map<string, { quotaKey: string; rpmKey: string; args: (string | number)[]; waiting: Waiting<AdmitResult>[] }>();
+  private readonly admitting = new Map<string, { keys: string[]; windows: number; quotas: number; args: (string | number)[]; waiting: Waiting<AdmitResult>[] }>();
 
   private readonly sendAdmissions = () => {
-    for (const { quotaKey, rpmKey, args, waiting } of this.admitting.values()) {
-      this.run(() => this.redis.mgAdmit(...this.quotaKeys(quotaKey), this.prefix + rpmKey, ...args)).then(
+    for (const { keys, windows, quotas, args, waiting } of this.admitting.values()) {
+      this.run(() => this.redis.mgAdmit(keys.length, ...keys, windows, quotas, ...args)).then(
         (results) =>
           waiting.forEach((w, i) => {
-            const [ok, value, resetAt, qOk, used] = results[i]!;
-            w.resolve({ rpm: { allowed: ok === 1, value, resetAt }, quota: ok === 1 ? { allowed: qOk === 1, used } : null });
+            const r = results[i]!;
+            const ws: WindowResult[] = [];
+            for (let j = 0; j < windows; j++) ws.push({ allowed: r[3 * j] === 1, value: r[3 * j + 1]!, resetAt: r[3 * j + 2]! });
+            const qs: ReserveResult[] | null = ws.every((x) => x.allowed) ? [] : null;
+            for (let j = 0; qs && j < quotas; j++) qs.push({ allowed: r[3 * windows + 2 * j] === 1, used: r[3 * windows + 2 * j + 1]! });
+            w.resolve({ windows: ws, quotas: qs });
           }),
         (err) => waiting.forEach((w) => w.reject(err)),
       );

@@ -18,11 +18,27 @@ export type ReserveResult = {
   used: number;
 };
 
+/** A fixed request window to count one request in (spec 8: requests per minute). */
+export type WindowSpec = { key: string; limit: number; windowMs: number };
+
+/** A reservation of `amount` under `limit` for `id` (see `reserve`). */
+export type HoldSpec = { key: string; id: string; amount: number; limit: number; ttlMs: number; keepUntil: number };
+
 export type AdmitResult = {
-  rpm: WindowResult;
-  /** Null when the request limit refused (nothing was reserved). */
-  quota: ReserveResult | null;
+  /**
+   * Each window, in the order given: `allowed` when it had room. The request is counted in all of
+   * them only when all had room (`value` is then the count after it); otherwise in none.
+   */
+  windows: WindowResult[];
+  /**
+   * Each quota, in order, with what it held before: reserved in all of them only when all had
+   * room. Null when a window refused (no quota was looked at).
+   */
+  quotas: ReserveResult[] | null;
 };
+
+/** Whether an admission let the request in: every window and every quota had room. */
+export const admitted = (r: AdmitResult): boolean => r.windows.every((w) => w.allowed) && r.quotas !== null && r.quotas.every((q) => q.allowed);
 
 /**
  * The counter store could not answer (Redis refused, dropped or stalled past the command timeout).
@@ -56,14 +72,12 @@ export interface CounterStore {
    */
   reserve(key: string, id: string, amount: number, limit: number, opts: { ttlMs: number; keepUntil: number; now: number }): Promise<ReserveResult>;
   /**
-   * A request's admission in one step (one round trip to Redis): `hit` on the request window
-   * and, when that allowed it, `reserve` on the quota. The keys must share their hash tag.
+   * A request's admission in one step (one round trip to Redis), over several levels at once (an
+   * API key's limits and its user's): the request counted in every window and the amounts reserved
+   * in every quota, all or nothing. The windows are checked first: when one has no room, nothing
+   * is counted and no quota looked at. Every key must carry the same hash tag.
    */
-  admit(
-    rpm: { key: string; limit: number; windowMs: number },
-    quota: { key: string; id: string; amount: number; limit: number; ttlMs: number; keepUntil: number },
-    now: number,
-  ): Promise<AdmitResult>;
+  admit(windows: WindowSpec[], quotas: HoldSpec[], now: number): Promise<AdmitResult>;
   /**
    * Ends reservation `id` and adds `actual` to the settled total. Returns the settled total.
    * `onlyIfHeld`: do nothing unless `id` still holds its reservation, so a retry of a settlement

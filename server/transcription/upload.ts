@@ -6,16 +6,24 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PassThrough, Transform, type Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type {} from '@fastify/multipart';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomToken } from '../auth/secrets.ts';
 import { GatewayError, errors } from '../http/errors.ts';
+import { readForm, type FilePart, type FormLimits } from '../http/multipart-form.ts';
+import { jobInputMissing } from '../jobs/input.ts';
 import type { Services } from '../services.ts';
 import { ACCEPTED, MEDIA_TYPES, SNIFF_BYTES, sniffAudio, type AudioFormat } from './formats.ts';
 
 export const MAX_UPLOAD_BYTES = 25 * 1024 * 1024;
+
+/**
+ * The form of a transcription request: the audio, and small fields (a prompt is the largest, a
+ * few hundred words); the whole body may carry 256 KiB besides the file for those, their part
+ * headers and the boundaries.
+ */
+export const UPLOAD_LIMITS: FormLimits = { fileBytes: MAX_UPLOAD_BYTES, fieldBytes: 64 * 1024, fields: 32, bodyBytes: MAX_UPLOAD_BYTES + 256 * 1024 };
 
 /** The stored upload: where it is, what it is. */
 export type Upload = { where: { file: string } | { blob: string }; format: AudioFormat; mediaType: string; size: number; filename: string };
@@ -28,52 +36,82 @@ declare module 'fastify' {
   }
 }
 
-const tooLarge = () => errors.tooLarge(`The audio file is larger than ${MAX_UPLOAD_BYTES / 1024 / 1024} MB.`);
 const notAudio = (what: string) =>
   new GatewayError(400, 'invalid_request_error', 'unsupported_audio_format', `The file is not audio in an accepted format (${what}); send one of: ${ACCEPTED}.`, 'file');
 
-/** Reads the first bytes of the file part to recognise it, then hands on every byte, those included. */
-async function sniffed(file: Readable): Promise<{ format: AudioFormat; stream: Readable }> {
-  let ended = false;
-  // Listened to, not iterated: leaving a for-await early would destroy the upload.
-  const first = await new Promise<Buffer>((resolve, reject) => {
+/** The first `n` bytes of `stream` (fewer when it ends first); the stream is paused after them. */
+function firstBytes(stream: Readable, n: number): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
+    // Failed while nobody listened (the form cut short while the temporary directory was made).
+    if (stream.destroyed) return reject(stream.errored ?? new Error('the upload stream closed early'));
     const chunks: Buffer[] = [];
     let size = 0;
-    const finish = () => {
-      file.pause();
-      file.off('data', onData);
-      file.off('end', onEnd);
-      file.off('error', reject);
-      resolve(Buffer.concat(chunks));
+    const finish = (err?: Error) => {
+      stream.off('data', onData);
+      stream.off('end', onEnd);
+      stream.off('error', finish);
+      stream.off('close', onClose);
+      if (err) return reject(err);
+      stream.pause();
+      // What was read past `n` goes back to the front: the rest of the file starts there.
+      const all = Buffer.concat(chunks);
+      if (all.length > n) stream.unshift(all.subarray(n));
+      resolve(all.subarray(0, n));
     };
     const onData = (c: Buffer) => {
       chunks.push(c);
       size += c.length;
-      if (size >= SNIFF_BYTES) finish();
+      if (size >= n) finish();
     };
-    const onEnd = () => {
-      ended = true;
-      finish();
-    };
-    file.on('data', onData);
-    file.once('end', onEnd);
-    file.once('error', reject);
+    const onEnd = () => finish();
+    // Destroyed without an error (never by the form reader, but a stream may be): no more bytes.
+    const onClose = () => finish(stream.readableEnded ? undefined : (stream.errored ?? new Error('the upload stream closed early')));
+    stream.on('data', onData);
+    stream.once('end', onEnd);
+    stream.once('error', finish);
+    stream.once('close', onClose);
   });
-  const format = sniffAudio(first.subarray(0, SNIFF_BYTES));
-  if (!format) throw notAudio(first.length ? 'its content is not an audio container' : 'it is empty');
-  const rest = new PassThrough();
-  rest.write(first);
-  if (ended) rest.end();
-  else {
-    file.once('error', (err) => rest.destroy(err));
-    file.pipe(rest);
-  }
-  return { format, stream: rest };
 }
 
-function stopReading(request: FastifyRequest) {
-  request.raw.unpipe();
-  request.raw.pause();
+/**
+ * The file's bytes from its first ones on, counted as they pass. A Readable made here with an
+ * error listener at once: its consumer (a pipeline, the blob store) learns of a failure through
+ * its own handling; the listener only keeps one raised before that consumer is attached handled.
+ */
+function counted(head: Buffer, rest: Readable, onBytes: (n: number) => void): Readable {
+  async function* bytes() {
+    onBytes(head.length);
+    yield head;
+    for await (const chunk of rest) {
+      onBytes((chunk as Buffer).length);
+      yield chunk as Buffer;
+    }
+  }
+  const out = Readable.from(bytes(), { objectMode: false });
+  out.on('error', () => {});
+  return out;
+}
+
+/** Stores the file part where `to` says, recognised by its first bytes; cleanup registered as soon as there is something to clean. */
+async function store(services: Services, part: FilePart, to: 'file' | 'blob', setCleanup: (fn: () => Promise<void>) => void): Promise<Upload> {
+  // The temporary directory before the first byte is read: the file part waits, paused, meanwhile.
+  const dir = to === 'file' ? await mkdtemp(path.join(tmpdir(), 'mg-upload-')) : null;
+  if (dir) setCleanup(() => rm(dir, { recursive: true, force: true }));
+  const head = await firstBytes(part.stream, SNIFF_BYTES);
+  const format = sniffAudio(head);
+  if (!format) throw notAudio(head.length ? 'its content is not an audio container' : 'it is empty');
+  let size = 0;
+  const bytes = counted(head, part.stream, (n) => (size += n));
+  const filename = part.filename || `audio.${format}`;
+  if (dir) {
+    const file = path.join(dir, `audio.${format}`);
+    await pipeline(bytes, createWriteStream(file));
+    return { where: { file }, format, mediaType: MEDIA_TYPES[format], size, filename };
+  }
+  const key = `uploads/${randomToken(24)}`;
+  setCleanup(() => services.jobs.blobs.delete(key));
+  await services.jobs.blobs.put(key, bytes, MEDIA_TYPES[format]);
+  return { where: { blob: key }, format, mediaType: MEDIA_TYPES[format], size, filename };
 }
 
 /**
@@ -83,66 +121,25 @@ function stopReading(request: FastifyRequest) {
  */
 export function receiveUpload(services: Services, to: 'file' | 'blob') {
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    const fields: Record<string, unknown> = {};
-    let stored: Upload | null = null;
     let cleanup: (() => Promise<void>) | null = null;
     reply.raw.once('close', () => void cleanup?.().catch(() => {}));
-    try {
-      for await (const part of request.parts({ limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 32, fieldSize: 64 * 1024, parts: 40 } })) {
-        if (part.type === 'field') {
-          const name = part.fieldname.replace(/\[\]$/, '');
-          if (name === 'timestamp_granularities') ((fields[name] ??= []) as unknown[]).push(part.value);
-          else fields[name] = part.value;
-          continue;
-        }
-        if (part.fieldname !== 'file') throw errors.invalid(`Unexpected file field '${part.fieldname}': the audio goes in 'file'.`, part.fieldname);
-        const { format, stream } = await sniffed(part.file);
-        let size = 0;
-        const counted = stream.pipe(
-          new Transform({
-            transform(chunk: Buffer, _enc, done) {
-              size += chunk.length;
-              done(null, chunk);
-            },
-          }),
-        );
-        stream.once('error', (err) => counted.destroy(err));
-        // At the limit the upload is refused there and then; what follows is never read.
-        part.file.once('limit', () => {
-          // busboy would go on reading to find further parts: the request stops being read here.
-          stopReading(request);
-          counted.destroy(tooLarge());
-        });
-        const filename = part.filename || `audio.${format}`;
-        if (to === 'file') {
-          const dir = await mkdtemp(path.join(tmpdir(), 'mg-upload-'));
-          cleanup = () => rm(dir, { recursive: true, force: true });
-          const file = path.join(dir, `audio.${format}`);
-          await pipeline(counted, createWriteStream(file));
-          if (part.file.truncated) throw tooLarge();
-          stored = { where: { file }, format, mediaType: MEDIA_TYPES[format], size, filename };
-        } else {
-          const key = `uploads/${randomToken(24)}`;
-          cleanup = () => services.jobs.blobs.delete(key);
-          await services.jobs.blobs.put(key, counted, MEDIA_TYPES[format]);
-          if (part.file.truncated) throw tooLarge();
-          stored = { where: { blob: key }, format, mediaType: MEDIA_TYPES[format], size, filename };
-        }
-      }
-    } catch (err) {
+    const form = await readForm(request, UPLOAD_LIMITS, { field: 'file', noun: 'audio file' }, (part) =>
+      store(services, part, to, (fn) => {
+        cleanup = fn;
+      }),
+    ).catch((err: unknown) => {
       // The rest of an upload refused part-way is not read: the connection closes after the answer.
-      stopReading(request);
       reply.header('connection', 'close');
-      const code = (err as { code?: string }).code;
-      if (code === 'FST_REQ_FILE_TOO_LARGE') throw tooLarge();
-      if (code === 'FST_PARTS_LIMIT' || code === 'FST_FILES_LIMIT' || code === 'FST_FIELDS_LIMIT') throw errors.tooLarge('The form has more fields or files than a transcription request takes.');
-      if (err instanceof GatewayError) throw err;
-      if (code === 'FST_INVALID_MULTIPART_CONTENT_TYPE') throw errors.unsupportedMediaType('Send the audio as multipart/form-data.');
-      throw errors.invalid(`The multipart form could not be read: ${(err as Error).message}`, 'file', 'invalid_multipart');
+      throw err;
+    });
+    if (!form.file) throw errors.missing('file');
+    const fields: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(form.fields)) {
+      // The only list field; any other sent twice keeps its last value, as form readers do.
+      fields[name] = name === 'timestamp_granularities' ? [value].flat() : Array.isArray(value) ? value[value.length - 1] : value;
     }
-    if (!stored) throw errors.missing('file');
-    request.upload = stored;
-    request.body = { ...fields, file: stored.filename };
+    request.upload = form.file;
+    request.body = { ...fields, file: form.file.filename };
     request.keepUpload = () => {
       cleanup = null;
     };
@@ -158,8 +155,19 @@ export function openUpload(services: Services, u: Upload): () => Readable {
   const key = u.where.blob;
   return () => {
     const out = new PassThrough();
+    // Its reader may attach later (the duration probe loads its parser first): a failure before
+    // then must not go unhandled; the reader still sees it through the stream's state.
+    out.on('error', () => {});
     services.jobs.blobs.get(key).then(
-      (blob) => (blob ? blob.body.pipe(out) : out.destroy(new Error(`upload ${key} is gone`))),
+      (blob) => {
+        // Gone (deleted, or stored where this instance cannot see it): the job's error says so.
+        if (!blob) return void out.destroy(jobInputMissing('audio upload'));
+        if (out.destroyed) return void blob.body.destroy();
+        // The store's failure reaches the reader; a reader that stopped early ends the store's read.
+        blob.body.once('error', (err) => out.destroy(err));
+        out.once('close', () => blob.body.destroy());
+        blob.body.pipe(out);
+      },
       (err) => out.destroy(err),
     );
     return out;

@@ -1,6 +1,7 @@
 // The hub every text format translates through (DESIGN.md §3): client formats (chat completions,
 // Messages) decode into it, provider formats (OpenAI chat, Anthropic, Gemini) encode from it, and
 // responses and stream events come back the same way. N formats need 2N converters, not N².
+import type { UnknownField } from './request-fields.ts';
 
 export type ImageSource = { kind: 'url'; url: string } | { kind: 'base64'; mediaType: string; data: string };
 
@@ -92,6 +93,11 @@ export type Request = {
    * kept when passed through, dropped when translated and then named in `X-Gateway-Warnings`.
    */
   untranslated?: string[];
+  /**
+   * Top-level fields the client's format does not have (a misspelling, another API's field): kept
+   * when passed through (the provider decides), dropped when translated and named "unknown field".
+   */
+  unknownFields?: UnknownField[];
 };
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'refusal' | 'pause';

@@ -3,6 +3,7 @@ import type { ChatCompletionRequest } from '../../contract/chat.ts';
 import { randomToken } from '../auth/secrets.ts';
 import { errors } from '../http/errors.ts';
 import type * as C from './canonical.ts';
+import { CHAT_FIELDS, droppedFields } from './request-fields.ts';
 
 type Json = Record<string, any>;
 
@@ -71,6 +72,7 @@ export function chatToCanonical(body: ChatCompletionRequest): C.Request {
   });
   const rf = body.response_format as Json | undefined;
   const tc = body.tool_choice as Json | string | undefined;
+  const dropped = droppedFields(body, CHAT_FIELDS);
   return {
     model: body.model,
     system,
@@ -95,6 +97,8 @@ export function chatToCanonical(body: ChatCompletionRequest): C.Request {
           : undefined,
     stream: body.stream === true,
     webSearch: (body as Json).web_search_options != null,
+    ...(dropped.untranslated.length ? { untranslated: dropped.untranslated } : {}),
+    ...(dropped.unknown.length ? { unknownFields: dropped.unknown } : {}),
   };
 }
 

@@ -4,6 +4,7 @@ import { randomToken } from '../auth/secrets.ts';
 import { errors, type GatewayError } from '../http/errors.ts';
 import { budgetToEffort, parseJsonArgs } from '../providers/types.ts';
 import type * as C from './canonical.ts';
+import { MESSAGES_FIELDS, droppedFields } from './request-fields.ts';
 
 type Json = Record<string, any>;
 
@@ -104,8 +105,6 @@ function reasoningOf(body: MessagesRequest): C.Request['reasoning'] {
   }
 }
 
-/** Top-level fields this decoder translates; the others reach only Anthropic models. */
-const TRANSLATED_FIELDS = new Set(['model', 'messages', 'max_tokens', 'system', 'stream', 'temperature', 'top_p', 'top_k', 'stop_sequences', 'tools', 'tool_choice', 'thinking', 'output_config', 'metadata']);
 
 const textOf = (content: unknown): string =>
   typeof content === 'string' ? content : Array.isArray(content) ? content.filter((b: Json) => b.type === 'text').map((b: Json) => b.text).join('\n\n') : '';
@@ -154,7 +153,9 @@ export function messagesToCanonical(body: MessagesRequest): DecodedMessages {
   });
   const tc = body.tool_choice as Json | undefined;
   const format = body.output_config?.format;
-  const untranslated = [...Object.keys(body).filter((k) => !TRANSLATED_FIELDS.has(k)), ...seen.dropped];
+  // Fields this decoder does not read reach only Anthropic models; the others name them.
+  const dropped = droppedFields(body, MESSAGES_FIELDS);
+  const untranslated = [...dropped.untranslated, ...seen.dropped];
   const request: C.Request = {
     model: body.model,
     system,
@@ -176,6 +177,7 @@ export function messagesToCanonical(body: MessagesRequest): DecodedMessages {
     user: body.metadata?.user_id ?? undefined,
     webSearch: body.tools?.some((t) => typeof t.type === 'string' && t.type.startsWith('web_search_')) ?? false,
     ...(untranslated.length ? { untranslated } : {}),
+    ...(dropped.unknown.length ? { unknownFields: dropped.unknown } : {}),
   };
   return { request, nativeOnly };
 }

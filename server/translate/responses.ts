@@ -4,6 +4,7 @@ import { randomToken } from '../auth/secrets.ts';
 import { errors, type GatewayError } from '../http/errors.ts';
 import { parseImageUrl } from './chat.ts';
 import type * as C from './canonical.ts';
+import { RESPONSES_FIELDS, droppedFields } from './request-fields.ts';
 
 type Json = Record<string, any>;
 
@@ -117,6 +118,7 @@ export function responsesToCanonical(body: ResponsesRequest): ResponsesDecoded {
   }
   const tc = body.tool_choice as Json | string | undefined;
   const f = body.text?.format as Json | undefined;
+  const dropped = droppedFields(body, RESPONSES_FIELDS);
   const request: C.Request = {
     model: body.model,
     system,
@@ -136,6 +138,8 @@ export function responsesToCanonical(body: ResponsesRequest): ResponsesDecoded {
           : undefined,
     stream: body.stream === true,
     webSearch: builtIns.some((b) => WEB_SEARCH_TOOLS.has(b)),
+    ...(dropped.untranslated.length ? { untranslated: dropped.untranslated } : {}),
+    ...(dropped.unknown.length ? { unknownFields: dropped.unknown } : {}),
   };
   if (body.previous_response_id) needsNative(errors.invalid('previous_response_id needs stored responses, which only OpenAI models have; send the conversation in `input`.', 'previous_response_id'));
   return { request, builtIns, nativeOnly };

@@ -11,7 +11,8 @@ import type { ExternalProfile } from './identity.ts';
 let argon2: Promise<typeof import('hash-wasm')> | null = null;
 const hashWasm = () => (argon2 ??= import('hash-wasm'));
 
-const hashPassword = async (password: string) =>
+/** argon2id in the PHC string format (salt and parameters included). */
+export const hashPassword = async (password: string) =>
   (await hashWasm()).argon2id({ password, salt: randomBytes(16), parallelism: 1, iterations: 3, memorySize: 19_456, hashLength: 32, outputType: 'encoded' });
 
 // Verifying against this when the email is unknown keeps the timing of both failures alike (made

@@ -7,6 +7,7 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { projectPath } from '../runtime/paths.ts';
 import type { Services } from '../services.ts';
+import { FAVICON_PATH, faviconSvg } from './favicon.ts';
 import type { SessionUser } from './sessions.ts';
 
 /** Every path the dashboard has a page at (web/src/main.tsx has the same list). */
@@ -49,6 +50,11 @@ export async function dashboardRoutes(
       }
       return reply.headers({ ...pageHeaders, 'content-security-policy': dashboardCsp }).send(html);
     });
+  }
+
+  // Browsers ask for /favicon.ico by themselves; the pages name the SVG.
+  for (const p of [FAVICON_PATH, '/favicon.ico']) {
+    app.get(p, async (_request, reply) => reply.headers({ 'content-type': 'image/svg+xml', 'cache-control': 'public, max-age=86400', 'x-content-type-options': 'nosniff' }).send(faviconSvg));
   }
 
   app.get('/assets/:file', async (request, reply) => {

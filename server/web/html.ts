@@ -1,5 +1,6 @@
 // Server-rendered pages: a tagged template that escapes every interpolated value unless it is
 // already markup, and one layout with frame-busting headers set by the caller.
+import { FAVICON_PATH } from './favicon.ts';
 export class Markup {
   constructor(readonly value: string) {}
   toString() {
@@ -30,6 +31,7 @@ export function page(title: string, body: Markup, user?: { email: string | null;
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Model Gateway</title>
+<link rel="icon" href="${FAVICON_PATH}" type="image/svg+xml">
 <style>
   body { font: 16px/1.5 system-ui, sans-serif; margin: 0; background: #f6f7f9; color: #1d2330; }
   header { background: #1d2330; color: #fff; padding: .8rem 1.5rem; display: flex; justify-content: space-between; align-items: center; }

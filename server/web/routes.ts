@@ -10,6 +10,7 @@ import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, normalizeEmail, passwordProbl
 import type { SessionUser } from './sessions.ts';
 import { SignInThrottle, type Refused } from './throttle.ts';
 import { dashboardRoutes } from './dashboard.ts';
+import { FORGOT_PATH, passwordResetRoutes } from './password-reset.ts';
 
 type Form = Record<string, string | undefined>;
 const IDP_COOKIE = 'mg_idp';
@@ -65,7 +66,7 @@ ${local.enabled
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${email}" ${email ? '' : html`autofocus`}>
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required ${email ? html`autofocus` : ''}>
 <button type="submit" id="signin">Sign in</button>
-</form>${local.allow_signup ? html`<p>No account? <a href="/signup?next=${encodeURIComponent(next)}">Create one</a>.</p>` : ''}`
+</form><p><a href="${FORGOT_PATH}">Forgot your password?</a></p>${local.allow_signup ? html`<p>No account? <a href="/signup?next=${encodeURIComponent(next)}">Create one</a>.</p>` : ''}`
   : ''}`;
     return show(reply, 'Sign in', body, null, status);
   }
@@ -117,6 +118,8 @@ ${error ? html`<p class="error">${error}</p>` : ''}
     await sessions.start(request, reply, signedUp.result.id);
     return redirect(reply, next);
   });
+
+  await passwordResetRoutes(app, services, { show, redirect, csrfOk, tooMany, throttle });
 
   app.post('/signout', async (request, reply) => {
     if (!csrfOk(request, reply)) return;

@@ -31,6 +31,8 @@ export class Sessions {
       data: { id: newId('ses'), tokenHash: hashSecret(token), userId, csrfHash: '', expiresAt: new Date(this.clock.now() + this.ttlMs) },
     });
     reply.setCookie(SESSION_COOKIE, token, this.cookieOptions(request, Math.floor(this.ttlMs / 1000)));
+    // Its forms are done with: from now on only the session's token counts.
+    if (request.cookies[PRE_COOKIE]) reply.clearCookie(PRE_COOKIE, { path: '/' });
   }
 
   async user(request: FastifyRequest): Promise<SessionUser | null> {
@@ -50,7 +52,7 @@ export class Sessions {
 
   /** The CSRF token for forms on this page; sets a pre-session cookie for anonymous visitors. */
   csrf(request: FastifyRequest, reply: FastifyReply): string {
-    let base = request.cookies[SESSION_COOKIE] ?? request.cookies[PRE_COOKIE];
+    let base = request.cookies[SESSION_COOKIE] || request.cookies[PRE_COOKIE];
     if (!base) {
       base = randomToken(32);
       reply.setCookie(PRE_COOKIE, base, this.cookieOptions(request, 3600));
@@ -64,8 +66,13 @@ export class Sessions {
     return !!request.cookies[SESSION_COOKIE];
   }
 
+  /**
+   * Whether `token` is the CSRF token of this request's forms: the session's once a session cookie
+   * is present, the pre-session cookie's only before. A pre-session cookie planted beside a session
+   * (a sibling subdomain can set one) must not vouch for requests made with that session.
+   */
   checkCsrf(request: FastifyRequest, token: unknown): boolean {
-    const bases = [request.cookies[SESSION_COOKIE], request.cookies[PRE_COOKIE]].filter((b): b is string => !!b);
-    return typeof token === 'string' && bases.some((b) => constantTimeEqual(token, createHmac('sha256', this.secret).update(`csrf:${b}`).digest('base64url')));
+    const base = request.cookies[SESSION_COOKIE] || request.cookies[PRE_COOKIE];
+    return typeof token === 'string' && !!base && constantTimeEqual(token, createHmac('sha256', this.secret).update(`csrf:${base}`).digest('base64url'));
   }
 }

@@ -1,12 +1,20 @@
 // Password guessing is throttled per account (its normalised email, known or not) and per client
 // address, in the counter store, so every instance sharing Redis counts the same attempts. An
 // attempt is counted before the password is hashed (argon2id costs ~200 ms of CPU) and given back
-// when it succeeds, so only failures add up. Sign-ups are counted per address.
+// when it succeeds, so only failures add up. Sign-ups are counted per address; password-reset mails
+// per email (known or not, so a refusal says nothing about the account) and per address.
 import { hashSecret } from '../auth/secrets.ts';
 import type { CounterStore } from '../stores/index.ts';
 import { normalizeEmail } from './credentials.ts';
 
-export type ThrottleLimits = { window_minutes: number; failures_per_account: number; failures_per_address: number; signups_per_address: number };
+export type ThrottleLimits = {
+  window_minutes: number;
+  failures_per_account: number;
+  failures_per_address: number;
+  signups_per_address: number;
+  resets_per_account: number;
+  resets_per_address: number;
+};
 /** Refused until `retryAt` (epoch ms). */
 export type Refused = { retryAt: number };
 
@@ -38,6 +46,16 @@ export class SignInThrottle {
     const result = await attempt();
     if (result !== null) await giveBack();
     return { result };
+  }
+
+  /** Counts a password-reset request for `email` from `address`; refused when either has none left. */
+  async reset(email: string, address: string): Promise<Refused | null> {
+    const hits = await Promise.all([
+      this.hit(`reset:account:${hashSecret(normalizeEmail(email))}`, 1, this.limits.resets_per_account),
+      this.hit(`reset:address:${address}`, 1, this.limits.resets_per_address),
+    ]);
+    const refused = hits.filter((h) => !h.allowed);
+    return refused.length ? { retryAt: Math.max(...refused.map((h) => h.resetAt)) } : null;
   }
 
   /** Counts a sign-up from `address`; refused when the address has none left. */

@@ -1,14 +1,10 @@
 // Quotas, rate limits and the usage ledger through HTTP, on both counter stores.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomToken } from '../../server/auth/secrets.ts';
-import { COST, EXACT_BODY, startBillingGateway } from '../helpers/billing-gateway.ts';
-import { TEST_REDIS_URL, errorBody } from '../helpers/gateway.ts';
+import { COST, COUNTER_STORES, EXACT_BODY, startBillingGateway } from '../helpers/billing-gateway.ts';
+import { errorBody } from '../helpers/gateway.ts';
 
 const N = 5;
-const stores = [
-  ['in-process', {}],
-  ['Redis', { REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: `mgtest:${randomToken(6)}:` }],
-] as const;
+const stores = COUNTER_STORES;
 
 describe.each(stores)('%s counters', (_name, env) => {
   let b: Awaited<ReturnType<typeof startBillingGateway>>;

@@ -8,7 +8,8 @@ import { configFromEnvironment } from '../../server/config/defaults.ts';
 import { parseConfig } from '../../server/config/load.ts';
 import { beginMetered } from '../../server/endpoints/metered.ts';
 import { errors } from '../../server/http/errors.ts';
-import { TEST_REDIS_URL, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { COUNTER_STORES } from '../helpers/billing-gateway.ts';
+import { keyCounters, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 const config = `
 providers:
@@ -48,10 +49,7 @@ describe('billing rules', () => {
   });
 });
 
-describe.each([
-  ['in-process', {}],
-  ['Redis', { REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: `mgtest:${randomToken(6)}:` }],
-] as const)('metered settlement on %s counters', (_name, env) => {
+describe.each(COUNTER_STORES)('metered settlement on %s counters', (_name, env) => {
   let gw: TestGateway;
   beforeAll(async () => {
     gw = await startTestGateway({ config, env: { ...env } });
@@ -60,8 +58,8 @@ describe.each([
 
   const principalOf = async (key: string) => (await gw.services.keys.authenticate(key))!;
   const quota = async (keyId: string) => {
-    const r = await gw.services.counters.reserved(`{${keyId}}:quota:${new Date().toISOString().slice(0, 10)}`, Date.now());
-    return { settled: r.settled, reserved: r.reserved };
+    const { settled, reserved } = await keyCounters(gw.services, keyId);
+    return { settled, reserved };
   };
   const ledger = async (requestId: string) => {
     await gw.services.ledger.flush();

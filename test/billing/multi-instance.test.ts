@@ -9,6 +9,7 @@ import { randomToken } from '../../server/auth/secrets.ts';
 import { COST, EXACT_BODY, billingConfig } from '../helpers/billing-gateway.ts';
 import { startFakeUpstreams, type FakeUpstreams } from '../helpers/fake-upstreams.ts';
 import { TEST_REDIS_URL, freshPostgres } from '../helpers/gateway.ts';
+import { clearOfMinuteEdge } from '../helpers/time.ts';
 
 const N = 6;
 const bin = new URL('../../bin/model-gateway.mjs', import.meta.url).pathname;
@@ -22,7 +23,8 @@ beforeAll(async () => {
   db = await freshPostgres();
   const work = mkdtempSync(path.join(tmpdir(), 'mg-multi-'));
   const config = path.join(work, 'gateway.config.yaml');
-  writeFileSync(config, billingConfig(fake.url, { daily_tokens: N * COST, requests_per_minute: 4 * N }));
+  // Per key N requests a day and 4N a minute; per user (over all their keys) 2N a day and 6N a minute.
+  writeFileSync(config, billingConfig(fake.url, { daily_tokens: N * COST, requests_per_minute: 4 * N, user_daily_tokens: 2 * N * COST, user_requests_per_minute: 6 * N }));
   const env = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -56,13 +58,19 @@ afterAll(async () => {
   await db?.drop();
 });
 
-async function newKey(): Promise<string> {
+/** A new user with `n` keys, made through the admin API of different instances. */
+async function newKeys(n = 1): Promise<string[]> {
   const h = { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' };
   const email = `multi-${randomToken(6)}@example.com`;
   await fetch(`${procs[0]!.url}/admin/v1/users`, { method: 'POST', headers: h, body: JSON.stringify({ email }) });
-  const key = (await (await fetch(`${procs[1]!.url}/admin/v1/keys`, { method: "POST", headers: h, body: JSON.stringify({ user: email }) })).json()) as { key: string };
-  return key.key;
+  const keys: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const key = (await (await fetch(`${procs[(i + 1) % 3]!.url}/admin/v1/keys`, { method: 'POST', headers: h, body: JSON.stringify({ user: email }) })).json()) as { key: string };
+    keys.push(key.key);
+  }
+  return keys;
 }
+const newKey = async () => (await newKeys(1))[0]!;
 
 const chat = (i: number, key: string) =>
   fetch(`${procs[i % 3]!.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(EXACT_BODY) });
@@ -77,6 +85,23 @@ it(`${10 * N} requests over three instances: exactly ${4 * N} pass the minute wi
   const codes = await Promise.all(results.filter((r) => r.status === 429).map(async (r) => ((await r.json()) as any).error.code));
   expect(codes.filter((c) => c === 'rate_limit_exceeded')).toHaveLength(10 * N - 4 * N);
   expect(codes.filter((c) => c === 'daily_quota_exceeded')).toHaveLength(4 * N - N);
+}, 60_000);
+
+it(`one user's three keys over three instances: exactly ${6 * N} requests pass the user's minute, exactly ${2 * N} the user's day`, async () => {
+  await clearOfMinuteEdge(); // the requests and the window they are counted in
+  const keys = await newKeys(3);
+  // 12N requests, 4N through each key (each key's own minute holds them all), spread over the instances.
+  const results = await Promise.all(Array.from({ length: 12 * N }, (_, i) => chat(i, keys[Math.floor(i / 3) % 3]!)));
+  expect(results.filter((r) => r.status === 200)).toHaveLength(2 * N);
+  const errors = await Promise.all(results.filter((r) => r.status === 429).map(async (r) => ((await r.json()) as any).error));
+  expect(errors.filter((e) => e.code === 'rate_limit_exceeded' && e.scope === 'user')).toHaveLength(12 * N - 6 * N);
+  expect(errors.filter((e) => e.code === 'daily_quota_exceeded')).toHaveLength(6 * N - 2 * N);
+  const usage = (await (await fetch(`${procs[2]!.url}/v1/usage`, { headers: { authorization: `Bearer ${keys[0]}` } })).json()) as any;
+  expect(usage.limits.user.daily_tokens).toMatchObject({ limit: 2 * N * COST, used: 2 * N * COST, remaining: 0 });
+  expect(usage.limits.user.requests_per_minute).toMatchObject({ limit: 6 * N, used: 6 * N, remaining: 0 });
+}, 60_000);
+
+it('the ledgers of every instance, flushed at a graceful stop, sum to what was admitted', async () => {
   // Graceful stop flushes every instance's ledger.
   await Promise.all(procs.map((p) => new Promise<void>((resolve) => {
     p.child.once('exit', () => resolve());
@@ -86,5 +111,5 @@ it(`${10 * N} requests over three instances: exactly ${4 * N} pass the minute wi
   await c.connect();
   const { rows } = await c.query('SELECT count(*)::int AS n, sum(billed_tokens)::int AS billed FROM usage_records');
   await c.end();
-  expect(rows[0]).toEqual({ n: N, billed: N * COST });
+  expect(rows[0]).toEqual({ n: N + 2 * N, billed: (N + 2 * N) * COST });
 }, 60_000);

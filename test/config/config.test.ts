@@ -79,7 +79,7 @@ it('points an unknown field at its own line, top level or nested, and names the 
   expect(problems('providers:\n  - id: o\n    type: openai\n    apikey: sk\n')).toEqual(['gw.yaml:4:5 providers[0].apikey: unknown field (did you mean api_key?)']);
   expect(problems('catalog_metadata:\n  poe: { enabled: true, uri: x }\n')).toEqual(['gw.yaml:2:25 catalog_metadata.poe.uri: unknown field (did you mean url?)']);
   expect(problems('colour: blue\n')).toEqual([
-    'gw.yaml:1:1 colour: unknown field (known: providers, models, plans, default_plan, key_cache_ttl_ms, allow_private_image_urls, client_disconnect_drain_ms, reservation_ttl_ms, web_search_surcharge_tokens, jobs, auth, catalog_metadata, public_url, web_search, trust_proxy)',
+    'gw.yaml:1:1 colour: unknown field (known: providers, models, plans, default_plan, key_cache_ttl_ms, allow_private_image_urls, client_disconnect_drain_ms, reservation_ttl_ms, web_search_surcharge_tokens, jobs, auth, catalog_metadata, public_url, smtp, web_search, trust_proxy)',
   ]);
 });
 
@@ -163,8 +163,15 @@ it('trust_proxy: false by default; true, a hop count, or addresses and CIDR rang
   expect(problems(base, { TRUST_PROXY: 'proxy.example' })).toEqual([expect.stringMatching(/^TRUST_PROXY=proxy\.example: expected an IP address/)]);
 });
 
-it('sign-in throttling defaults to 5 failures per account, 20 per address and 20 sign-ups per address in 15 minutes', () => {
-  expect(parseConfig('providers: []\nmodels: []\n', 'gw.yaml', {}).auth.local.throttle).toEqual({ window_minutes: 15, failures_per_account: 5, failures_per_address: 20, signups_per_address: 20 });
+it('sign-in throttling defaults to 5 failures per account, 20 per address, 20 sign-ups per address and 3 reset mails per email (10 per address) in 15 minutes', () => {
+  expect(parseConfig('providers: []\nmodels: []\n', 'gw.yaml', {}).auth.local.throttle).toEqual({
+    window_minutes: 15,
+    failures_per_account: 5,
+    failures_per_address: 20,
+    signups_per_address: 20,
+    resets_per_account: 3,
+    resets_per_address: 10,
+  });
   expect(parseConfig('auth: { local: { throttle: { failures_per_account: 3 } } }\n', 'gw.yaml', {}).auth.local).toMatchObject({ enabled: true, throttle: { failures_per_account: 3, failures_per_address: 20 } });
 });
 
@@ -229,6 +236,7 @@ it('warnings: providers without the key they need, models none of whose upstream
     'provider gemini has no api_key: its upstreams are skipped',
     'provider elevenlabs has no api_key: its upstreams are skipped',
     'model claude-sonnet-4-5 has no upstream that can serve it: anthropic has no api_key',
+    'model claude-haiku-4-5 has no upstream that can serve it: anthropic has no api_key',
     'model gemini-2.5-flash has no upstream that can serve it: gemini has no api_key',
     'model gpt-image-1 has no upstream that can serve it: openai has no api_key',
     'model dall-e-3 has no upstream that can serve it: openai has no api_key',
@@ -241,6 +249,7 @@ it('warnings: providers without the key they need, models none of whose upstream
     'model scribe_v2 has no upstream that can serve it: elevenlabs has no api_key',
     'model text-embedding-3-small has no upstream that can serve it: openai has no api_key',
     'model omni-moderation-latest has no upstream that can serve it: openai has no api_key',
+    'smtp is set but public_url is not: password-reset mails would link to the address the gateway listens on; set public_url to the address users open',
   ]);
   // gpt-4o-mini is not listed: its second upstream (OpenRouter, OpenAI-compatible) may work keyless.
   const warnings = (text: string) => configWarnings(parseConfig(text, 'gw.yaml', {}));

@@ -46,6 +46,8 @@ describe('the session', () => {
       user: { id, email, name: email.split('@')[0], username: email.split('@')[0], avatar_url: null, plan: 'free', role: 'user' },
       csrf_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
       expires_at: expect.any(String),
+      // The catalog has models: nothing to set up (test/dashboard/first-run.test.ts has the empty one).
+      catalog: { models: 7, setup: null },
     });
   });
 
@@ -112,12 +114,43 @@ describe('API keys', () => {
     expect((await errorBody(empty)).param).toBe('name');
   });
 
-  it('the user’s own API key manages keys too; an app’s credential may not (403 app_credential_not_allowed)', async () => {
+  it('only the session makes and revokes keys: an API key gets 403 session_required, and may still list them', async () => {
     const { b } = await signedUp();
-    const first = (await (await b.api('POST', '/v1/keys', { name: 'script' })).json()) as { key: string };
+    const first = (await (await b.api('POST', '/v1/keys', { name: 'script' })).json()) as { id: string; key: string };
     const viaKey = await w.gw.fetch('/v1/keys', { method: 'POST', key: first.key, json: { name: 'made by a script' } });
-    expect(viaKey.status).toBe(201);
-    expect(((await (await w.gw.fetch('/v1/keys', { key: first.key })).json()) as { data: unknown[] }).data).toHaveLength(2);
+    expect(viaKey.status).toBe(403);
+    expect(await errorBody(viaKey)).toMatchObject({ type: 'permission_error', code: 'session_required' });
+    const revokeViaKey = await w.gw.fetch(`/v1/keys/${first.id}/revoke`, { method: 'POST', key: first.key });
+    expect(revokeViaKey.status).toBe(403);
+    expect((await errorBody(revokeViaKey)).code).toBe('session_required');
+    const listed = (await (await w.gw.fetch('/v1/keys', { key: first.key })).json()) as { data: { revoked_at: string | null }[] };
+    expect(listed.data).toHaveLength(1);
+    expect(listed.data[0]!.revoked_at).toBeNull();
+  });
+
+  it('the session alone cannot call inference: 401 api_key_required on every inference route, nothing counted', async () => {
+    const { b } = await signedUp();
+    const csrf = ((await (await b.get('/v1/session')).json()) as { csrf_token: string }).csrf_token;
+    const form = new FormData();
+    form.set('model', 'whisper-1');
+    form.set('file', new Blob([new Uint8Array(64)]), 'a.wav');
+    const calls: [string, RequestInit][] = [
+      ['/v1/chat/completions', { body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }), headers: { 'content-type': 'application/json' } }],
+      ['/v1/messages', { body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }), headers: { 'content-type': 'application/json' } }],
+      ['/v1/responses', { body: JSON.stringify({ model: 'gpt-4o-mini', input: 'hi' }), headers: { 'content-type': 'application/json' } }],
+      ['/v1/embeddings', { body: JSON.stringify({ model: 'text-embedding-3-small', input: 'hi' }), headers: { 'content-type': 'application/json' } }],
+      ['/v1/moderations', { body: JSON.stringify({ input: 'hi' }), headers: { 'content-type': 'application/json' } }],
+      ['/v1/images/generations', { body: JSON.stringify({ model: 'gpt-image-1', prompt: 'a cat' }), headers: { 'content-type': 'application/json' } }],
+      ['/v1/audio/speech', { body: JSON.stringify({ model: 'tts-1', input: 'hi', voice: 'alloy' }), headers: { 'content-type': 'application/json' } }],
+      ['/v1/audio/transcriptions/jobs', { body: form }],
+    ];
+    for (const [path, init] of calls) {
+      const res = await b.request(path, { method: 'POST', ...init, headers: { ...(init.headers as Record<string, string>), 'x-csrf-token': csrf } });
+      expect(res.status, path).toBe(401);
+      expect(await errorBody(res), path).toMatchObject({ type: 'authentication_error', code: 'api_key_required' });
+    }
+    const usage = (await (await b.api('GET', '/v1/usage')).json()) as { totals: { requests: number } };
+    expect(usage.totals.requests).toBe(0);
   });
 });
 

@@ -38,6 +38,12 @@ let browser: Browser;
 let user: BrowserContext;
 let page: Page;
 const pageErrors: string[] = [];
+/**
+ * Console errors a step causes on purpose (a document answered 401 or 404), each expected exactly
+ * once; any other console error, or a script error, fails the run (a missing favicon did, on
+ * every page).
+ */
+const expectedErrors: RegExp[] = [];
 let key = '';
 let billed = 0;
 
@@ -52,7 +58,13 @@ async function newContext(): Promise<BrowserContext> {
 
 function watch(p: Page) {
   p.on('pageerror', (err) => pageErrors.push(`${p.url()}: ${err.message}`));
-  p.on('console', (m) => m.type() === 'error' && !/401|Failed to load resource/.test(m.text()) && pageErrors.push(`${p.url()}: ${m.text()}`));
+  p.on('console', (m) => {
+    if (m.type() !== 'error') return;
+    const text = `${p.url()}: ${m.text()}`;
+    const expected = expectedErrors.findIndex((e) => e.test(text));
+    if (expected >= 0) expectedErrors.splice(expected, 1);
+    else pageErrors.push(text);
+  });
 }
 
 /** The page's data has loaded: its heading is there and nothing says "Loading". */
@@ -79,10 +91,67 @@ async function review(p: Page, name: string) {
     await p.waitForTimeout(150);
     const serious = await axe(p);
     expect(serious.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`), `${name} at ${label}`).toEqual([]);
-    if (label === 'phone') expect(await p.evaluate(() => document.documentElement.scrollWidth), `${name} fits ${PHONE.width} px`).toBeLessThanOrEqual(PHONE.width);
+    if (label === 'phone') {
+      expect(await p.evaluate(() => document.documentElement.scrollWidth), `${name} fits ${PHONE.width} px`).toBeLessThanOrEqual(PHONE.width);
+      // docs/dashboard.md: below 760 px the navigation is one row (that scrolls sideways).
+      expect(await p.evaluate(() => new Set([...document.querySelectorAll('nav[aria-label="Dashboard"] a')].map((a) => a.offsetTop)).size), `${name}: navigation in one row`).toBeLessThanOrEqual(1);
+      // The current page's link is scrolled into the row's view.
+      const current = await p.evaluate(() => {
+        const nav = document.querySelector('nav[aria-label="Dashboard"]');
+        const link = nav?.querySelector('[aria-current="page"]');
+        if (!link) return true;
+        const [n, l] = [nav.getBoundingClientRect(), link.getBoundingClientRect()];
+        return l.left >= n.left && l.right <= n.right;
+      });
+      expect(current, `${name}: the current page's link is in view`).toBe(true);
+    }
+    expect(await layoutProblems(p), `${name} at ${label}`).toEqual([]);
     await p.screenshot({ path: `test/artifacts/dashboard-${name}-${label}.png`, fullPage: true });
   }
   await p.setViewportSize(DESKTOP);
+}
+
+/**
+ * What a reader of a phone or a desktop would stumble on: a command broken inside its lines (it
+ * must keep the lines it has and scroll), a label on another line than its value, a model id broken
+ * anywhere but after a `/`.
+ */
+async function layoutProblems(p: Page): Promise<string[]> {
+  return p.evaluate(() => {
+    const problems: string[] = [];
+    /** The top of each line box the element's text is laid out in. */
+    const lineTops = (el: unknown) => {
+      const range = document.createRange();
+      range.selectNodeContents(el);
+      return [...new Set([...range.getClientRects()].map((r) => Math.round(r.top)))];
+    };
+    for (const code of document.querySelectorAll('.snippet pre code')) {
+      const lines = code.textContent.split('\n').length;
+      if (lineTops(code).length !== lines) problems.push(`command laid out in ${lineTops(code).length} lines instead of ${lines}: ${code.textContent.slice(0, 40)}…`);
+    }
+    for (const dt of document.querySelectorAll('dl dt')) {
+      const dd = dt.nextElementSibling;
+      if (dd && Math.abs(dt.getBoundingClientRect().top - dd.getBoundingClientRect().top) > 4) problems.push(`label "${dt.textContent}" on another line than its value`);
+    }
+    for (const id of document.querySelectorAll('.model-id')) {
+      // A line break is where the next character starts a new line: allowed only after a '/'.
+      const text = id.textContent;
+      const walker = document.createTreeWalker(id, 4);
+      let prevTop: number | null = null;
+      let index = 0;
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        for (let i = 0; i < node.textContent.length; i++, index++) {
+          const range = document.createRange();
+          range.setStart(node, i);
+          range.setEnd(node, i + 1);
+          const top = Math.round(range.getBoundingClientRect().top);
+          if (prevTop !== null && top > prevTop + 2 && text[index - 1] !== '/') problems.push(`model id "${text}" broken before "${text.slice(index)}"`);
+          prevTop = top;
+        }
+      }
+    }
+    return problems;
+  });
 }
 
 async function go(p: Page, path: string) {
@@ -122,8 +191,15 @@ describe('a user', () => {
     const text = await page.locator('main').innerText();
     expect(text).toContain('Create your first API key');
     expect(text).toContain(`curl ${w.gw.url}/v1/chat/completions`);
+    // Not gpt-5-pro (premium: 403 on the free plan), not the misconfigured meta-llama model.
+    expect(text).toContain('"model": "gpt-4o-mini"');
     expect(await page.locator('header .user').innerText()).toContain('Dana');
     await review(page, 'overview-new-user');
+    // Before any job: the Jobs page's example, a scrolling command that must be reachable by keyboard.
+    await go(page, '/jobs');
+    expect(await page.locator('main').innerText()).toContain('No jobs yet');
+    expect(await page.locator('.snippet code').innerText()).toContain('"model": "gpt-image-1"');
+    await review(page, 'jobs-empty');
   }, 60_000);
 
   it('creates a key, shown once with a copy button; the key list shows its prefix only', async () => {
@@ -161,9 +237,15 @@ describe('a user', () => {
     const midnight = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
     expect(today).toMatch(new RegExp(`Resets in (\\d+ h \\d\\d min \\d\\d s|\\d+ min \\d\\d s|\\d+ s) \\(at ${midnight} 00:00 UTC\\)`));
     expect(today).toContain(`2 / ${fmt(20)}`); // requests in the current minute window
-    const countdown = await page.locator('.countdown').innerText();
+    // The user's own limits over all keys and apps: the day, the minute, the keys; no per-user job limit on this plan.
+    const account = await page.locator('#account-limits').innerText();
+    expect(account).toContain(`${fmt(billed)} / ${fmt(150000)}`);
+    expect(account).toContain(`2 / ${fmt(30)}`);
+    expect(account).toMatch(/API keys\s+1 \/ 5/);
+    expect(account).not.toContain('Your active jobs');
+    const countdown = await page.locator('section[aria-labelledby="today-h"] .countdown').innerText();
     await page.waitForTimeout(1100);
-    expect(await page.locator('.countdown').innerText()).not.toBe(countdown);
+    expect(await page.locator('section[aria-labelledby="today-h"] .countdown').innerText()).not.toBe(countdown);
     expect(await page.locator('#premium').innerText()).toContain('gpt-5-pro needs pro');
     await review(page, 'overview');
 
@@ -219,17 +301,45 @@ describe('a user', () => {
     expect(file.headers.get('content-type')).toBe('image/png');
     await review(page, 'jobs');
 
+    const refused = await w.gw.fetch('/v1/chat/completions', { method: 'POST', key, json: { model: 'meta-llama/llama-3.3-70b-instruct-turbo', messages: [{ role: 'user', content: 'hi' }] } });
+    expect(refused.status).toBe(502);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toBe(
+      "All upstreams failed for model 'meta-llama/llama-3.3-70b-instruct-turbo': keyless [text-model]: has no api_key.",
+    );
     await go(page, '/models');
     const mini = page.locator('#model-gpt-4o-mini');
     expect(await mini.innerText()).toContain('vision: yes');
     expect(await mini.innerText()).toContain('reasoning: unknown');
     expect(await mini.locator('.bar.up').count()).toBeGreaterThan(0);
     expect(await page.locator('#model-gpt-5-pro').innerText()).toContain('premium: pro');
+    // A model none of whose upstreams can work: marked, with why, and its failed request counted.
+    const broken = page.locator('[id="model-meta-llama/llama-3.3-70b-instruct-turbo"]');
+    expect(await broken.locator('.badge.bad').innerText()).toBe('misconfigured');
+    expect(await broken.locator('.problem').innerText()).toBe('Cannot be called: keyless has no api_key. Requests to it fail until the operator gives the provider its key.');
+    expect(await broken.locator('.bar.down').count()).toBe(1);
+    expect(await broken.locator('.bars-legend').innerText()).toContain('0.00% available · 1 error · last: not_configured');
     await review(page, 'models');
     await page.getByRole('button', { name: '7 days' }).click();
     // 168 hourly buckets, 4 hours to a bar.
     await page.waitForFunction(() => document.querySelectorAll('#model-gpt-4o-mini .bar').length === 42);
   }, 90_000);
+
+  it('an unknown page opened in the browser answers a page (404) in the dashboard’s look that links home', async () => {
+    // The document's 404 is the one console error this step causes.
+    expectedErrors.push(/\/usagee: Failed to load resource: the server responded with a status of 404/);
+    const res = await page.goto(`${w.gw.url}/usagee`);
+    expect(res!.status()).toBe(404);
+    expect(res!.headers()['content-type']).toBe('text/html; charset=utf-8');
+    expect(await page.locator('main h1').innerText()).toBe('Page not found');
+    expect(await page.locator('main').innerText()).toContain('There is no page at /usagee.');
+    expect(await page.locator('main a[href="/usage"]').innerText()).toBe('/usage');
+    expect(await page.locator('main a.button').innerText()).toBe('Go to the dashboard');
+    expect(await page.locator('main a.button').getAttribute('href')).toBe('/');
+    await review(page, 'not-found');
+    await page.locator('main a.button').click();
+    await page.waitForURL(`${w.gw.url}/dashboard`);
+    await settled(page);
+  }, 60_000);
 
   it('registers an OAuth app (the secret shown once), consents to it, and finds it under connected apps', async () => {
     await go(page, '/apps');
@@ -301,7 +411,7 @@ describe('an operator', () => {
     await adminPage.waitForURL(`${w.gw.url}/dashboard`);
     await settled(adminPage);
     expect(await adminPage.locator('nav').innerText()).not.toContain('Upstream health');
-    const env = { ...process.env, GATEWAY_URL: w.gw.url, GATEWAY_ADMIN_TOKEN: w.gw.services.adminToken };
+    const env = { ...process.env, GATEWAY_URL: w.gw.url, GATEWAY_ADMIN_TOKEN: w.gw.services.adminToken! };
     const { stdout } = await run(process.execPath, [bin, 'users', 'set-role', 'ops@example.com', 'admin'], { env });
     expect(stdout).toMatch(/^user usr_\w+ now has the admin role/);
 
@@ -342,6 +452,9 @@ describe('an operator', () => {
     await review(adminPage, 'admin-usage');
     await go(adminPage, '/admin/health');
     expect(await adminPage.locator('tbody').innerText()).toContain('gpt-4o-mini');
+    // The misconfigured model's failed request is counted against its keyless upstream.
+    const keyless = await adminPage.locator('tbody tr', { hasText: 'meta-llama/' }).innerText();
+    for (const part of ['misconfigured', 'keyless', 'not_configured', '0.00%']) expect(keyless).toContain(part);
     await review(adminPage, 'admin-health');
   }, 90_000);
 
@@ -388,6 +501,8 @@ describe('sign-in and sign-out', () => {
     await page.waitForURL(`${w.gw.url}/signin`);
     await page.fill('#email', 'dana@example.com');
     await page.fill('#password', 'not the password');
+    // The refused sign-in's page comes with status 401: the one console error this step causes.
+    expectedErrors.push(/\/signin: Failed to load resource: the server responded with a status of 401/);
     await page.click('#signin');
     await page.locator('.error').waitFor();
     expect(await page.inputValue('#email')).toBe('dana@example.com');
@@ -401,7 +516,8 @@ describe('sign-in and sign-out', () => {
     await page.waitForURL(`${w.gw.url}/usage`);
   }, 60_000);
 
-  it('no page had a script error', () => {
+  it('no page had a script error or a console error, other than the ones caused on purpose', () => {
     expect(pageErrors).toEqual([]);
+    expect(expectedErrors).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 // A gateway for the dashboard's tests: text models on the fake text upstreams (OpenAI and
-// Anthropic formats), an image and a video model on the fake media upstreams, two plans.
+// Anthropic formats), an image and a video model on the fake media upstreams, a model none of
+// whose upstreams can work (no api_key), two plans.
 import type { Logger } from 'pino';
 import { startFakeUpstreams, type FakeUpstreams } from '../helpers/fake-upstreams.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
@@ -13,6 +14,7 @@ providers:
   - { id: anthropic, type: anthropic, base_url: "${text}/v1", api_key: sk-ant-secret }
   - { id: images, type: openai, base_url: "${media}/openai/v1", api_key: openai-key }
   - { id: gemini, type: gemini, base_url: "${media}/gemini/v1beta", api_key: gemini-key }
+  - { id: keyless, type: openai, base_url: "${text}/v1" }
 models:
   - { id: gpt-4o-mini, endpoint: chat, context_window: 128000, max_output_tokens: 16384, supports_tools: true, supports_vision: true, upstreams: [{ provider: openai, model: text-model }] }
   - { id: claude-sonnet-4-5, endpoint: messages, token_multiplier: 3, upstreams: [{ provider: anthropic, model: text-model }] }
@@ -20,8 +22,10 @@ models:
   - { id: gpt-4o-broken, endpoint: chat, upstreams: [{ provider: openai, model: fail400-model }] }
   - { id: gpt-image-1, endpoint: images, token_multiplier: 2, upstreams: [{ provider: images, model: gpt-image-1 }] }
   - { id: veo, endpoint: video, billing: { tokens_per_video_second: 1000 }, upstreams: [{ provider: gemini, model: veo-3.1-generate-preview }] }
+  # No upstream can work (its provider has no api_key): misconfigured. A long id with a '/', as OpenRouter's are.
+  - { id: meta-llama/llama-3.3-70b-instruct-turbo, endpoint: chat, upstreams: [{ provider: keyless, model: text-model }] }
 plans:
-  - { id: free, rank: 0, daily_tokens: 100000, requests_per_minute: 20, max_concurrent_jobs: 2 }
+  - { id: free, rank: 0, daily_tokens: 100000, requests_per_minute: 20, max_concurrent_jobs: 2, user_daily_tokens: 150000, user_requests_per_minute: 30, max_keys: 5 }
   - { id: pro, rank: 1, daily_tokens: 5000000, requests_per_minute: 300, max_concurrent_jobs: 10 }
 default_plan: free
 allow_private_image_urls: true

@@ -31,7 +31,7 @@ beforeAll(async () => {
   ajv.addSchema(doc as never, 'openapi');
   creds = {
     apiKey: t.key,
-    adminToken: gw.services.adminToken,
+    adminToken: gw.services.adminToken!,
     models: {
       chat: ['openai-text', 'anthropic-text', 'gemini-text', 'compat-text', 'openai-reasoning', 'gemini-agentic', 'anthropic-thinker', 'openai-fail400', 'failover'],
       messages: ['claude-sonnet-4-5', 'anthropic-text', 'openai-text', 'gemini-text'],
@@ -104,7 +104,7 @@ function check(op: Operation, req: BuiltRequest, res: { status: number; type: st
 
 describe('contract fuzzer', () => {
   it('covers every operation of the document', () => {
-    expect(operations(doc).length).toBe(46);
+    expect(operations(doc).length).toBe(48);
   });
 
   // One test per operation, so a failure names it; cases are generated and replayable by seed.

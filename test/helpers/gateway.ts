@@ -6,6 +6,7 @@ import pino, { type Logger } from 'pino';
 import { inject } from 'vitest';
 import { startGateway, type RunningGateway } from '../../server/main.ts';
 import { randomToken } from '../../server/auth/secrets.ts';
+import { jobsKey, quotaKey, type CounterOwner } from '../../server/billing/plans.ts';
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -97,12 +98,24 @@ export async function errorBody(res: Response) {
   return body.error;
 }
 
+/** Whose counters a key's are: its user's hash tag, the key's id (server/billing/plans.ts). */
+async function ownerOf(services: RunningGateway['services'], keyId: string): Promise<CounterOwner> {
+  const row = await services.db.prisma.apiKey.findUniqueOrThrow({ where: { id: keyId } });
+  return { userId: row.userId, keyId };
+}
+
+/** Today's quota counter of the key with this id (settled and still reserved tokens), and its job slots. */
+export async function keyCounters(services: RunningGateway['services'], keyId: string, now = Date.now()): Promise<{ settled: number; reserved: number; activeJobs: number }> {
+  const owner = await ownerOf(services, keyId);
+  const q = await services.counters.reserved(quotaKey(owner, now), now);
+  const jobs = await services.counters.reserved(jobsKey(owner), now);
+  return { settled: q.settled, reserved: q.reserved, activeJobs: jobs.holders };
+}
+
 /** Today's quota counter of a key: settled and still reserved tokens. */
 export async function quotaOf(gw: TestGateway, key: string): Promise<{ settled: number; reserved: number }> {
-  const now = Date.now();
-  const id = (await gw.services.keys.authenticate(key))!.keyId;
-  const q = await gw.services.counters.reserved(`{${id}}:quota:${new Date(now).toISOString().slice(0, 10)}`, now);
-  return { settled: q.settled, reserved: q.reserved };
+  const { settled, reserved } = await keyCounters(gw.services, (await gw.services.keys.authenticate(key))!.keyId);
+  return { settled, reserved };
 }
 
 /** Polls a job at `path` until it is done or failed (or `ms` pass), and returns its object. */

@@ -11,8 +11,8 @@ export const insecure = { [oauth.allowInsecureRequests]: true };
 
 export type Registered = { client: oauth.Client; secret: string | null; id: string; ownerKey: string };
 
-export async function startOAuthGateway(extra = '', logger?: Logger) {
-  const t = await startTextGateway(extra, logger);
+export async function startOAuthGateway(extra = '', logger?: Logger, plans?: string) {
+  const t = await startTextGateway(extra, logger, plans);
   const issuer = new URL(t.gw.url);
   const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }));
   const gw = t.gw;

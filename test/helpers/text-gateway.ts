@@ -7,7 +7,12 @@ export type ProviderName = (typeof PROVIDERS)[number];
 const SCENARIOS = ['text', 'reasoning', 'badjson', 'image', 'midcut', 'miderror', 'slow', 'delayed', 'keepalive', 'fail500', 'fail429', 'fail400', 'agentic'];
 
 /** A gateway whose models `<provider>-<scenario>` reach the fake upstreams. */
-export function textConfig(fake: string, extra = ''): string {
+export const TEXT_PLANS = `
+  - { id: free, rank: 0, daily_tokens: 1000000, requests_per_minute: 1000 }
+  - { id: pro, rank: 1, daily_tokens: 1000000, requests_per_minute: 1000 }`;
+
+/** `plans`: the plans' YAML list entries (default TEXT_PLANS). */
+export function textConfig(fake: string, extra = '', plans = TEXT_PLANS): string {
   const models = PROVIDERS.flatMap((p) => [
     ...SCENARIOS.map((s) => `  - { id: ${p}-${s}, endpoint: chat, upstreams: [{ provider: ${p}, model: ${s}-model }] }`),
     // What the catalog knows decides what a translated request keeps (reasoning, output size).
@@ -48,9 +53,7 @@ ${models.join('\n')}
   - { id: compat-embed, endpoint: embeddings, upstreams: [{ provider: openai, model: fail500-embed }, { provider: compat, model: nomic-embed-text }] }
   - { id: omni-moderation-latest, endpoint: moderation, upstreams: [{ provider: openai, model: omni-moderation-latest }] }
   - { id: text-moderation-stable, endpoint: moderation, upstreams: [{ provider: openai, model: omni-moderation-latest }] }
-plans:
-  - { id: free, rank: 0, daily_tokens: 1000000, requests_per_minute: 1000 }
-  - { id: pro, rank: 1, daily_tokens: 1000000, requests_per_minute: 1000 }
+plans:${plans}
 key_cache_ttl_ms: 500
 client_disconnect_drain_ms: 2000
 ${extra}`;
@@ -59,9 +62,9 @@ ${extra}`;
 /** Appended to the config: the gateway's own web search through the fake SearXNG. */
 export const searchBackend = (fake: string) => `web_search: { backend: searxng, base_url: "${fake}" }`;
 
-export async function startTextGateway(extra: string | ((fake: string) => string) = '', logger?: Logger): Promise<{ gw: TestGateway; fake: FakeUpstreams; key: string; close(): Promise<void> }> {
+export async function startTextGateway(extra: string | ((fake: string) => string) = '', logger?: Logger, plans?: string): Promise<{ gw: TestGateway; fake: FakeUpstreams; key: string; close(): Promise<void> }> {
   const fake = await startFakeUpstreams();
-  const gw = await startTestGateway({ config: textConfig(fake.url, typeof extra === 'function' ? extra(fake.url) : extra), logger });
+  const gw = await startTestGateway({ config: textConfig(fake.url, typeof extra === 'function' ? extra(fake.url) : extra, plans), logger });
   const key = await gw.newKey();
   return { gw, fake, key, close: async () => void (await Promise.all([gw.close(), fake.close()])) };
 }

@@ -87,8 +87,11 @@ async function upstreamReached(n: number) {
 async function cachedKey(): Promise<{ key: string; keyId: string }> {
   const key = await gw.newKey();
   const principal = (await gw.services.keys.authenticate(key))!;
+  userOf.set(principal.keyId, principal.userId);
   return { key, keyId: principal.keyId };
 }
+/** The user of each key cachedKey made: its counters carry the user's hash tag. */
+const userOf = new Map<string, string>();
 
 async function ledgerSum(keyId: string): Promise<{ tokens: number; count: number }> {
   const { rows } = await operator.query('SELECT coalesce(sum(billed_tokens), 0)::int AS tokens, count(*)::int AS count FROM usage_records WHERE api_key_id = $1', [keyId]);
@@ -102,7 +105,7 @@ async function ledgerAndCountersAgree(keyId: string, count: number, withinMs = 8
   for (;;) {
     const ledger = await ledgerSum(keyId);
     const now = Date.now();
-    const counter = await gw.services.counters.reserved(quotaKey(keyId, now), now).catch(() => null);
+    const counter = await gw.services.counters.reserved(quotaKey({ userId: userOf.get(keyId)!, keyId }, now), now).catch(() => null);
     last = { ledger, counter };
     if (ledger.count === count && counter && counter.reserved === 0 && counter.settled === ledger.tokens) return { ledger, counter };
     if (performance.now() - started > withinMs) throw new Error(`ledger and counters disagree: ${JSON.stringify(last)}`);

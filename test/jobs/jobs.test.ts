@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomToken } from '../../server/auth/secrets.ts';
 import { UrlSigner } from '../../server/blobs/signed-url.ts';
 import { jobTestConfig, jobTestRoutes, runs, type TestRequest } from './fixtures/test-kind.ts';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { keyCounters, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 
 let gw: TestGateway;
@@ -27,12 +27,7 @@ afterAll(async () => {
 const submit = (key: string, body: TestRequest) => fetch(`${base}/test/jobs`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
 const get = (key: string, path: string) => fetch(`${base}${path}`, { headers: { authorization: `Bearer ${key}` } });
 const keyIdOf = async (key: string) => (await gw.services.keys.authenticate(key))!.keyId;
-const counters = async (keyId: string) => {
-  const now = Date.now();
-  const quota = await gw.services.counters.reserved(`{${keyId}}:quota:${new Date(now).toISOString().slice(0, 10)}`, now);
-  const jobs = await gw.services.counters.reserved(`{${keyId}}:jobs`, now);
-  return { settled: quota.settled, reserved: quota.reserved, activeJobs: jobs.holders };
-};
+const counters = (keyId: string) => keyCounters(gw.services, keyId);
 const ledger = async (jobId: string) => {
   await gw.services.ledger.flush();
   return gw.services.db.prisma.usageRecord.findMany({ where: { requestId: jobId } });

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { randomToken } from '../../server/auth/secrets.ts';
 import { MemoryCounterStore } from '../../server/stores/memory.ts';
 import { RedisCounterStore } from '../../server/stores/redis.ts';
-import type { CounterStore } from '../../server/stores/types.ts';
+import { admitted, type CounterStore } from '../../server/stores/types.ts';
 import { TEST_REDIS_URL } from '../helpers/gateway.ts';
 
 const stores: [string, () => CounterStore][] = [
@@ -65,24 +65,74 @@ describe.each(stores)('%s store', (_name, make) => {
   });
 
   it('admissions of one turn for different keys stay apart', async () => {
-    const admit = (k: string, i: number) => store.admit({ key: `{${k}}:rpm`, limit: 3, windowMs: 60_000 }, { key: `{${k}}:quota`, id: `${k}:${i}`, amount: 5, limit: 100, ttlMs: 60_000, keepUntil: T0 + 60_000 }, T0);
+    const admit = (k: string, i: number) => store.admit([{ key: `{${k}}:rpm`, limit: 3, windowMs: 60_000 }], [{ key: `{${k}}:quota`, id: `${k}:${i}`, amount: 5, limit: 100, ttlMs: 60_000, keepUntil: T0 + 60_000 }], T0);
     const results = await Promise.all([0, 1, 2, 3, 4].flatMap((i) => [admit('x', i), admit('y', i)]));
-    expect(results.map((r) => r.rpm.allowed)).toEqual([true, true, true, true, true, true, false, false, false, false]);
-    expect(results.map((r) => r.rpm.value)).toEqual([1, 1, 2, 2, 3, 3, 3, 3, 3, 3]);
-    expect(results.map((r) => r.quota?.used ?? null)).toEqual([0, 0, 5, 5, 10, 10, null, null, null, null]);
+    expect(results.map((r) => r.windows[0]!.allowed)).toEqual([true, true, true, true, true, true, false, false, false, false]);
+    expect(results.map((r) => r.windows[0]!.value)).toEqual([1, 1, 2, 2, 3, 3, 3, 3, 3, 3]);
+    expect(results.map((r) => r.quotas?.[0]!.used ?? null)).toEqual([0, 0, 5, 5, 10, 10, null, null, null, null]);
   });
 
   it('admission counts the request and reserves quota in one step, exact under concurrency', async () => {
     const rpm = { key: '{k1}:rpm', limit: 30, windowMs: 60_000 };
     const results = await Promise.all(
-      Array.from({ length: 100 }, (_, i) => store.admit(rpm, { key: '{k1}:quota', id: `a${i}`, amount: 7, limit: 70, ttlMs: 60_000, keepUntil: T0 + 60_000 }, T0)),
+      Array.from({ length: 100 }, (_, i) => store.admit([rpm], [{ key: '{k1}:quota', id: `a${i}`, amount: 7, limit: 70, ttlMs: 60_000, keepUntil: T0 + 60_000 }], T0)),
     );
-    expect(results.filter((r) => r.rpm.allowed)).toHaveLength(30);
+    expect(results.filter((r) => r.windows[0]!.allowed)).toHaveLength(30);
     // Refused by the request limit: nothing reserved.
-    expect(results.filter((r) => !r.rpm.allowed).every((r) => r.quota === null)).toBe(true);
-    expect(results.filter((r) => r.quota?.allowed)).toHaveLength(10);
+    expect(results.filter((r) => !r.windows[0]!.allowed).every((r) => r.quotas === null)).toBe(true);
+    expect(results.filter((r) => r.quotas?.[0]!.allowed)).toHaveLength(10);
+    expect(results.filter(admitted)).toHaveLength(10);
     expect(await store.reserved('{k1}:quota', T0)).toEqual({ settled: 0, reserved: 70, holders: 10 });
     expect(await store.peekWindow('{k1}:rpm', T0)).toEqual({ value: 30, resetAt: T0 + 60_000 });
+  });
+
+  // Two API keys of one user: each key's own limits and the user's over both, in one step.
+  it('admission over a key and its user: exact at both levels under concurrency, all levels or none', async () => {
+    const level = (k: string, rpm: number, daily: number, i: number) => ({
+      window: { key: `{u1}:${k}:rpm`, limit: rpm, windowMs: 60_000 },
+      quota: { key: `{u1}:${k}:quota`, id: `r:${i}`, amount: 5, limit: daily, ttlMs: 60_000, keepUntil: T0 + 60_000 },
+    });
+    const admit = (i: number) => {
+      const key = level(i % 2 ? 'k1' : 'k2', 5, 100, i);
+      const user = level('user', 8, 30, i);
+      return store.admit([key.window, user.window], [key.quota, user.quota], T0);
+    };
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => admit(i)));
+    // The user's window holds 8 requests; each key's at most 5; a request refused at one level is counted at none.
+    const counted = results.filter((r) => r.windows.every((w) => w.allowed));
+    expect(counted).toHaveLength(8);
+    const k1 = (await store.peekWindow('{u1}:k1:rpm', T0))!.value;
+    const k2 = (await store.peekWindow('{u1}:k2:rpm', T0))!.value;
+    expect(k1 + k2).toBe(8);
+    expect(Math.max(k1, k2)).toBeLessThanOrEqual(5);
+    expect(await store.peekWindow('{u1}:user:rpm', T0)).toEqual({ value: 8, resetAt: T0 + 60_000 });
+    // The user's day holds 6 of them (30 / 5): reserved at both levels; the other 2 at neither.
+    expect(results.filter(admitted)).toHaveLength(6);
+    expect(results.filter((r) => r.quotas && !admitted(r)).every((r) => r.quotas![0]!.allowed && !r.quotas![1]!.allowed)).toBe(true);
+    expect(await store.reserved('{u1}:user:quota', T0)).toEqual({ settled: 0, reserved: 30, holders: 6 });
+    const q1 = await store.reserved('{u1}:k1:quota', T0);
+    const q2 = await store.reserved('{u1}:k2:quota', T0);
+    expect(q1.reserved + q2.reserved).toBe(30);
+    expect(q1.holders + q2.holders).toBe(6);
+  });
+
+  it('a window with room is not counted when another refuses; quotas alone (job slots) are all or nothing', async () => {
+    const key = { key: '{u2}:k:rpm', limit: 10, windowMs: 60_000 };
+    const user = { key: '{u2}:user:rpm', limit: 2, windowMs: 60_000 };
+    for (let i = 0; i < 2; i++) expect(admitted(await store.admit([key, user], [], T0))).toBe(true);
+    const refused = await store.admit([key, user], [], T0);
+    expect(refused.windows.map((w) => [w.allowed, w.value])).toEqual([[true, 2], [false, 2]]);
+    expect(refused.quotas).toBeNull();
+    expect(await store.peekWindow('{u2}:k:rpm', T0)).toEqual({ value: 2, resetAt: T0 + 60_000 });
+    // Two slots per key, three per user: the third slot of a key is refused at the key, the fourth of the user at the user.
+    const slot = (k: string, id: string) => store.admit([], [{ key: `{u2}:${k}:jobs`, id, amount: 1, limit: 2, ttlMs: 60_000, keepUntil: T0 + 60_000 }, { key: '{u2}:user:jobs', id, amount: 1, limit: 3, ttlMs: 60_000, keepUntil: T0 + 60_000 }], T0);
+    const a = [await slot('a', 'j1'), await slot('a', 'j2'), await slot('a', 'j3')];
+    expect(a.map((r) => r.quotas!.map((q) => q.allowed))).toEqual([[true, true], [true, true], [false, true]]);
+    const b = [await slot('b', 'j4'), await slot('b', 'j5')];
+    expect(b.map((r) => r.quotas!.map((q) => q.allowed))).toEqual([[true, true], [true, false]]);
+    expect(await store.reserved('{u2}:user:jobs', T0)).toEqual({ settled: 0, reserved: 3, holders: 3 });
+    expect(await store.reserved('{u2}:a:jobs', T0)).toMatchObject({ holders: 2 });
+    expect(await store.reserved('{u2}:b:jobs', T0)).toMatchObject({ holders: 1 });
   });
 
   it('a reservation whose holder never settles stops counting after its TTL', async () => {
@@ -134,10 +184,23 @@ it('two Redis clients (two gateway instances) share one limit', async () => {
     const holds = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? a : b).reserve('shared-q', `h${i}`, 7, 70, opts)));
     expect(holds.filter((r) => r.allowed)).toHaveLength(10);
     const admits = await Promise.all(
-      Array.from({ length: 100 }, (_, i) => (i % 2 ? a : b).admit({ key: '{s}:rpm', limit: 40, windowMs: 60_000 }, { key: '{s}:quota', id: `x${i}`, amount: 5, limit: 100, ttlMs: 60_000, keepUntil: T0 + 60_000 }, T0)),
+      Array.from({ length: 100 }, (_, i) => (i % 2 ? a : b).admit([{ key: '{s}:rpm', limit: 40, windowMs: 60_000 }], [{ key: '{s}:quota', id: `x${i}`, amount: 5, limit: 100, ttlMs: 60_000, keepUntil: T0 + 60_000 }], T0)),
     );
-    expect(admits.filter((r) => r.rpm.allowed)).toHaveLength(40);
-    expect(admits.filter((r) => r.quota?.allowed)).toHaveLength(20);
+    expect(admits.filter((r) => r.windows[0]!.allowed)).toHaveLength(40);
+    expect(admits.filter(admitted)).toHaveLength(20);
+    // Two keys of one user, half of the admissions through each instance: the user's limits hold across both.
+    const user = await Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        (i % 2 ? a : b).admit(
+          [{ key: `{t}:k${i % 3}:rpm`, limit: 15, windowMs: 60_000 }, { key: '{t}:user:rpm', limit: 25, windowMs: 60_000 }],
+          [{ key: `{t}:k${i % 3}:quota`, id: `y${i}`, amount: 4, limit: 1000, ttlMs: 60_000, keepUntil: T0 + 60_000 }, { key: '{t}:user:quota', id: `y${i}`, amount: 4, limit: 40, ttlMs: 60_000, keepUntil: T0 + 60_000 }],
+          T0,
+        ),
+      ),
+    );
+    expect(user.filter((r) => r.windows.every((w) => w.allowed))).toHaveLength(25);
+    expect(user.filter(admitted)).toHaveLength(10);
+    expect(await a.reserved('{t}:user:quota', T0)).toEqual({ settled: 0, reserved: 40, holders: 10 });
   } finally {
     await a.close();
     await b.close();

@@ -69,5 +69,5 @@ describe.each(PROVIDERS)('Claude Code CLI → %s', (p) => {
 it('shows the gateway’s error message for an unknown model', async () => {
   const r = await runClaude('Hello', 'no-such-model');
   expect(r.is_error).toBe(true);
-  expect(r.result).toContain("The model 'no-such-model' does not exist or is not served by this gateway.");
+  expect(r.result).toContain("The model 'no-such-model' does not exist or is not served by this gateway: GET /v1/models lists the models it serves.");
 });

@@ -205,7 +205,7 @@ describe('Messages errors in Anthropic’s envelope', () => {
     });
     const err = await an.messages.create({ model: 'nope', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
     expect(err).toBeInstanceOf(Anthropic.BadRequestError);
-    expect(err).toMatchObject({ status: 400, type: 'invalid_request_error', apiMessage: "The model 'nope' does not exist or is not served by this gateway." });
+    expect(err).toMatchObject({ status: 400, type: 'invalid_request_error', apiMessage: "The model 'nope' does not exist or is not served by this gateway: GET /v1/models lists the models it serves." });
   });
 
   it('authentication failures too, and only on /v1/messages', async () => {

@@ -3,7 +3,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { fetchImage } from '../../server/media/fetch-image.ts';
+import { fetchImage, isPublicAddress } from '../../server/media/fetch-image.ts';
 
 let base: string;
 const server = createServer((req, res) => {
@@ -42,5 +42,57 @@ it('a host that refuses the connection is 400 with the error class, not the sock
     status: 400,
     code: 'invalid_image_url',
     message: 'Cannot use image URL http://127.0.0.1:9/x.png: download failed (ECONNREFUSED).',
+  });
+});
+
+// The SSRF guard (issue 30): every way of writing a loopback, private, link-local or otherwise
+// non-public IPv4 address inside an IPv6 one is refused like the address itself; an IPv6 address
+// that embeds a public IPv4 one is judged by it.
+const denied: [string, string][] = [
+  ['IPv4-compatible loopback', '::127.0.0.1'],
+  ['IPv4-compatible loopback, as a URL writes it', '::7f00:1'],
+  ['IPv4-compatible, any address (deprecated, never routed)', '::8.8.8.8'],
+  ['IPv4-mapped loopback', '::ffff:127.0.0.1'],
+  ['IPv4-mapped loopback, hex', '::ffff:7f00:1'],
+  ['IPv4-mapped private', '::ffff:10.0.0.1'],
+  ['IPv4-mapped link-local (cloud metadata)', '::ffff:169.254.169.254'],
+  ['IPv4-translated loopback', '::ffff:0:127.0.0.1'],
+  ['NAT64 loopback', '64:ff9b::127.0.0.1'],
+  ['NAT64 private', '64:ff9b::c0a8:101'],
+  ['local-use NAT64', '64:ff9b:1::a00:1'],
+  ['6to4 of loopback', '2002:7f00:1::'],
+  ['6to4 of a private address', '2002:a00:1::1'],
+  ['Teredo', '2001:0:4136:e378:8000:63bf:3fff:fdd2'],
+  ['loopback', '::1'],
+  ['unspecified', '::'],
+  ['unique local', 'fd00::1'],
+  ['link-local', 'fe80::1'],
+  ['IPv4 loopback', '127.0.0.1'],
+  ['IPv4 private', '192.168.1.1'],
+  ['IPv4 link-local', '169.254.169.254'],
+  ['IPv4 carrier-grade NAT', '100.64.0.1'],
+];
+const allowed: [string, string][] = [
+  ['public IPv4', '8.8.8.8'],
+  ['public IPv6', '2606:4700:4700::1111'],
+  ['IPv4-mapped public', '::ffff:8.8.8.8'],
+  ['NAT64 of a public address (DNS64 networks)', '64:ff9b::808:808'],
+  ['6to4 of a public address', '2002:808:808::1'],
+];
+
+it.each(denied)('%s (%s) is not public', (_name, address) => {
+  expect(isPublicAddress(address)).toBe(false);
+});
+
+it.each(allowed)('%s (%s) is public', (_name, address) => {
+  expect(isPublicAddress(address)).toBe(true);
+});
+
+it.each(denied.filter(([, a]) => a.includes(':')))('an image URL at [%s] is refused before any connection (%s)', async (_name, address) => {
+  const url = `https://[${address}]/cat.png`;
+  await expect(fetchImage(url, { ...opts, allowPrivate: false })).rejects.toMatchObject({
+    status: 400,
+    code: 'invalid_image_url',
+    message: `Cannot use image URL ${url}: private, loopback and link-local addresses are not allowed.`,
   });
 });

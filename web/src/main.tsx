@@ -49,6 +49,21 @@ function Shell({ session }: { session: Session }) {
   const isAdmin = session.user.role === 'admin';
   const route = routes.find((r) => r.path === path && (!r.admin || isAdmin));
   const who = session.user.name ?? session.user.username ?? session.user.email ?? session.user.id;
+  // On a phone the navigation is one row that scrolls sideways: the current page's link is brought
+  // into view (the row scrolls, never the page), also when the window becomes that narrow.
+  useEffect(() => {
+    const show = () => {
+      const nav = document.querySelector<HTMLElement>('nav[aria-label="Dashboard"]');
+      const link = nav?.querySelector<HTMLElement>('[aria-current="page"]');
+      if (!nav || !link) return;
+      const [n, l] = [nav.getBoundingClientRect(), link.getBoundingClientRect()];
+      nav.scrollLeft += l.left - n.left - (n.width - l.width) / 2;
+    };
+    show();
+    const narrow = matchMedia('(max-width: 760px)');
+    narrow.addEventListener('change', show);
+    return () => narrow.removeEventListener('change', show);
+  }, [path]);
   return (
     <>
       <a class="skip" href="#main">

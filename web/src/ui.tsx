@@ -149,7 +149,7 @@ export function ConfirmButton({
   );
 }
 
-export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {
+export function CopyButton({ text, label = 'Copy', ariaLabel }: { text: string; label?: string; ariaLabel?: string }) {
   const [copied, setCopied] = useState(false);
   const copy = async () => {
     try {
@@ -168,7 +168,7 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
     setTimeout(() => setCopied(false), 2000);
   };
   return (
-    <button type="button" class="secondary small" onClick={copy}>
+    <button type="button" class="secondary small" onClick={copy} aria-label={ariaLabel}>
       {copied ? 'Copied' : label}
       <span class="visually-hidden" aria-live="polite">
         {copied ? ' — copied to the clipboard' : ''}
@@ -186,6 +186,37 @@ export function Secret({ text, id }: { text: string; id?: string }) {
       </code>
       <CopyButton text={text} />
     </div>
+  );
+}
+
+/**
+ * A command to copy. Its lines are never broken (a broken URL or key reads as two words): a line
+ * wider than the page scrolls sideways, and the block is focusable so the keyboard can scroll it.
+ */
+export function Snippet({ text, label }: { text: string; label: string }) {
+  return (
+    <div class="snippet">
+      <pre tabIndex={0} role="region" aria-label={label}>
+        <code data-copy={text}>{text}</code>
+      </pre>
+      <CopyButton text={text} ariaLabel={`Copy: ${label}`} />
+    </div>
+  );
+}
+
+/** A model id, broken across lines only after a `/`, never inside a name (at its hyphens or dots). */
+export function ModelId({ id }: { id: string }) {
+  // Each part ends with its '/' (no lookbehind: Safari before 16.4 cannot parse one).
+  const parts = id.replace(/\//g, '/\u0000').split('\u0000').filter(Boolean);
+  return (
+    <code class="model-id">
+      {parts.map((p, i) => (
+        <>
+          {i > 0 && <wbr />}
+          <span>{p}</span>
+        </>
+      ))}
+    </code>
   );
 }
 

@@ -610,7 +610,7 @@ export type paths = {
         put?: never;
         /**
          * Create an API key (the key is in this response only)
-         * @description At most 50 active keys per user (403 too_many_keys). Only the user’s own API keys may call this: credentials issued to an app (OAuth access tokens and the `api_key` of a grant) get 403 `app_credential_not_allowed`.
+         * @description With the dashboard session only (and its `X-CSRF-Token`): an API key cannot make keys (403 session_required), so a leaked key cannot outlive its revocation through keys it made. At most the plan’s `max_keys` active keys per user (403 too_many_keys); operators make keys with the admin API or `model-gateway keys create`.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -630,7 +630,7 @@ export type paths = {
         put?: never;
         /**
          * Revoke one of your API keys
-         * @description Every instance refuses it within the key-cache TTL (5 s by default); this one at once. Revoking a revoked key answers it unchanged. Only the user’s own API keys may call this: credentials issued to an app (OAuth access tokens and the `api_key` of a grant) get 403 `app_credential_not_allowed`.
+         * @description With the dashboard session only (and its `X-CSRF-Token`; an API key gets 403 session_required). Every instance refuses the key within the key-cache TTL (5 s by default); this one at once. Revoking a revoked key answers it unchanged. Its usage today still counts toward your per-user limits.
          */
         post: operations["revokeApiKey"];
         delete?: never;
@@ -695,6 +695,46 @@ export type paths = {
          * @description Running gateways apply a plan change or a disabling within the key-cache TTL (5 s by default). An admin cannot disable or demote themselves.
          */
         patch: operations["updateUser"];
+        trace?: never;
+    };
+    "/admin/v1/users/{user}/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a user's password
+         * @description The sign-up rules apply (400 `weak_password` names the broken one). Ends every dashboard session of the user and voids their unused reset links. 409 `password_signin_disabled` when `auth.local.enabled` is false. The password is never logged.
+         */
+        post: operations["setUserPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/users/{user}/password-reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a single-use password-reset link for a user
+         * @description The link opens a page where the user chooses a password (sign-up rules); it works once, until `expires_at`, and a newer link voids it. Using it ends the user’s other sessions. Its address is `public_url`, else the address the gateway listens on (never the request’s Host). 409 `user_disabled` for a disabled user, `password_signin_disabled` when `auth.local.enabled` is false.
+         */
+        post: operations["createPasswordResetLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/admin/v1/keys": {
@@ -934,7 +974,7 @@ export type components = {
             /** @description Human-readable explanation. Never contains a stack trace or a secret. */
             message: string;
             type: components["schemas"]["ErrorType"];
-            /** @description Machine-readable code. Values in use: missing_required_parameter, invalid_parameter, invalid_json, nesting_too_deep, invalid_url, malformed_request, uri_too_long, headers_too_large, model_not_found, invalid_api_key, model_requires_higher_plan, unauthorized_job_access, not_found, job_not_found, app_not_found, grant_not_found, user_not_found, key_not_found, job_not_ready, payload_too_large, unsupported_media_type, rate_limit_exceeded, daily_quota_exceeded, too_many_active_jobs, upstream_error, all_upstreams_failed, upstream_timeout, upstream_invalid_request, content_policy_violation, invalid_size, invalid_image_url, model_cannot_edit, too_many_images, invalid_voice, input_too_long, unsupported_audio_format, model_not_supported, generation_timeout, internal_error, counter_store_unavailable, database_unavailable. */
+            /** @description Machine-readable code. Values in use: missing_required_parameter, invalid_parameter, invalid_json, nesting_too_deep, invalid_url, malformed_request, uri_too_long, headers_too_large, model_not_found, invalid_api_key, api_key_required, session_required, too_many_keys, invalid_multipart, client_closed_request, model_requires_higher_plan, unauthorized_job_access, not_found, job_not_found, app_not_found, grant_not_found, user_not_found, key_not_found, job_not_ready, payload_too_large, unsupported_media_type, rate_limit_exceeded, daily_quota_exceeded, too_many_active_jobs, upstream_error, all_upstreams_failed, upstream_timeout, upstream_invalid_request, content_policy_violation, invalid_size, invalid_image_url, model_cannot_edit, too_many_images, invalid_voice, input_too_long, unsupported_audio_format, model_not_supported, generation_timeout, job_interrupted, job_input_missing, internal_error, counter_store_unavailable, database_unavailable. */
             code: string;
             /** @description The offending request field as a path, e.g. `messages[0].content`; null when no single field is at fault. */
             param?: string | null;
@@ -960,6 +1000,11 @@ export type components = {
                 reset_at: string;
                 /** @description Seconds from now until reset_at; the `Retry-After` header carries it rounded up. */
                 reset_seconds: number;
+                /**
+                 * @description Whose limit was hit: `key`, the calling API key’s (or OAuth grant’s) own; `user`, the plan’s limit over all of the user’s keys and connected apps together.
+                 * @enum {string}
+                 */
+                scope: "key" | "user";
             };
         };
         /** @description Chat-completions request. Unknown fields are passed on to the upstream. Silently stripped before forwarding: n, service_tier, metadata, store, safety_identifier, prompt_cache_key, user, deferred, plugins, provider. The gateway always asks the upstream for usage (`stream_options.include_usage`); the client sees the usage chunk only when it asked. */
@@ -1478,6 +1523,11 @@ export type components = {
                 reset_at: string;
                 /** @description Seconds from now until reset_at; the `Retry-After` header carries it rounded up. */
                 reset_seconds: number;
+                /**
+                 * @description Whose limit was hit: `key`, the calling API key’s (or OAuth grant’s) own; `user`, the plan’s limit over all of the user’s keys and connected apps together.
+                 * @enum {string}
+                 */
+                scope: "key" | "user";
             };
             /** @enum {string} */
             type: "error";
@@ -2139,10 +2189,12 @@ export type components = {
                 /** @description Human-readable explanation. Never contains a stack trace or a secret. */
                 message: string;
                 type: components["schemas"]["ErrorType"];
-                /** @description Machine-readable code. Values in use: missing_required_parameter, invalid_parameter, invalid_json, nesting_too_deep, invalid_url, malformed_request, uri_too_long, headers_too_large, model_not_found, invalid_api_key, model_requires_higher_plan, unauthorized_job_access, not_found, job_not_found, app_not_found, grant_not_found, user_not_found, key_not_found, job_not_ready, payload_too_large, unsupported_media_type, rate_limit_exceeded, daily_quota_exceeded, too_many_active_jobs, upstream_error, all_upstreams_failed, upstream_timeout, upstream_invalid_request, content_policy_violation, invalid_size, invalid_image_url, model_cannot_edit, too_many_images, invalid_voice, input_too_long, unsupported_audio_format, model_not_supported, generation_timeout, internal_error, counter_store_unavailable, database_unavailable. */
+                /** @description Machine-readable code. Values in use: missing_required_parameter, invalid_parameter, invalid_json, nesting_too_deep, invalid_url, malformed_request, uri_too_long, headers_too_large, model_not_found, invalid_api_key, api_key_required, session_required, too_many_keys, invalid_multipart, client_closed_request, model_requires_higher_plan, unauthorized_job_access, not_found, job_not_found, app_not_found, grant_not_found, user_not_found, key_not_found, job_not_ready, payload_too_large, unsupported_media_type, rate_limit_exceeded, daily_quota_exceeded, too_many_active_jobs, upstream_error, all_upstreams_failed, upstream_timeout, upstream_invalid_request, content_policy_violation, invalid_size, invalid_image_url, model_cannot_edit, too_many_images, invalid_voice, input_too_long, unsupported_audio_format, model_not_supported, generation_timeout, job_interrupted, job_input_missing, internal_error, counter_store_unavailable, database_unavailable. */
                 code: string;
                 /** @description The offending request field as a path, e.g. `messages[0].content`; null when no single field is at fault. */
                 param?: string | null;
+                /** @description The id the gateway's logs and the usage record carry for this job's work (the job's id): quote it when reporting a failure. */
+                request_id: string;
             } | null;
             /** @description What the gateway changed or left out for the upstream that ran the job (the X-Gateway-Warnings of a synchronous request). Empty when nothing was. */
             warnings: string[];
@@ -2483,10 +2535,12 @@ export type components = {
         ModelStatus: {
             model: string;
             /**
-             * @description From the last 15 minutes: ≥ 99% → operational, ≥ 50% → degraded, else down; unknown without traffic.
+             * @description From the last 15 minutes: ≥ 99% → operational, ≥ 50% → degraded, else down; unknown without traffic. `misconfigured` whatever the traffic: none of its upstreams can work (each one’s provider lacks its credential, see `problem`), so every request to it fails and counts as an error.
              * @enum {string}
              */
-            status: "operational" | "degraded" | "down" | "unknown";
+            status: "operational" | "degraded" | "down" | "unknown" | "misconfigured";
+            /** @description Why the model is `misconfigured` (e.g. `openai has no api_key`, one reason per provider); null otherwise. */
+            problem: string | null;
             /** @description Over the whole window, 0–1. */
             availability: number | null;
             error_rate: number | null;
@@ -2526,11 +2580,22 @@ export type components = {
             /** @enum {string} */
             object: "usage";
             plan: {
+                /** @description Billed tokens per UTC day, per key. */
+                daily_tokens: number;
+                /** @description Per key. */
+                requests_per_minute: number;
+                /** @description Active async jobs per key. */
+                max_concurrent_jobs: number;
+                /** @description Billed tokens per UTC day over all of a user’s keys and connected apps; null: no such limit. */
+                user_daily_tokens: number | null;
+                /** @description Over all of a user’s keys and apps; null: no such limit. */
+                user_requests_per_minute: number | null;
+                /** @description Over all of a user’s keys and apps; null: no such limit. */
+                user_max_concurrent_jobs: number | null;
+                /** @description API keys a user may hold at once (revoked ones do not count). */
+                max_keys: number;
                 id: string;
                 rank: number;
-                daily_tokens: number;
-                requests_per_minute: number;
-                max_concurrent_jobs: number;
                 /** @description The premium models of the catalog, and whether this plan may use them (its rank is at least the required plan’s). */
                 premium_models: {
                     model: string;
@@ -2538,7 +2603,7 @@ export type components = {
                     allowed: boolean;
                 }[];
             };
-            /** @description The calling key’s counters. With the dashboard session and no `key`: the sums over your active keys (each key has the plan’s limits, so `limit` is the plan’s × their number); `reset_at` is the earliest. */
+            /** @description The calling key’s counters (an OAuth access token: its grant’s). With the dashboard session and no `key`: the sums over your active keys (each key has the plan’s limits, so `limit` is the plan’s × their number); `reset_at` is the earliest. `user`: your counters over all keys and apps together, against the plan’s per-user limits; a request must fit both. */
             limits: {
                 /** @description Billed tokens today (UTC), including reservations of requests in flight. */
                 daily_tokens: {
@@ -2561,6 +2626,7 @@ export type components = {
                     active: number;
                     remaining: number;
                 };
+                user: components["schemas"]["UserLimits"];
             };
             period: {
                 start: string;
@@ -2614,6 +2680,37 @@ export type components = {
                     billed_tokens: number;
                 }[];
             }[];
+        };
+        /** @description Your counters over all your API keys and connected apps together, against the plan’s per-user limits. */
+        UserLimits: {
+            /** @description Billed tokens today (UTC) over all your keys and connected apps, revoked keys included; null when the plan sets no `user_daily_tokens`. */
+            daily_tokens: {
+                limit: number;
+                used: number;
+                remaining: number;
+                /** @description ISO 8601 UTC time when this counter resets. */
+                reset_at: string;
+            } | null;
+            /** @description Requests in the current 60-second window over all your keys and apps; null when the plan sets no `user_requests_per_minute`. */
+            requests_per_minute: {
+                limit: number;
+                used: number;
+                remaining: number;
+                /** @description ISO 8601 UTC time when this counter resets. */
+                reset_at: string;
+            } | null;
+            /** @description Active async jobs over all your keys and apps; null when the plan sets no `user_max_concurrent_jobs`. */
+            concurrent_jobs: {
+                limit: number;
+                active: number;
+                remaining: number;
+            } | null;
+            /** @description Active API keys against the plan’s `max_keys`. */
+            keys: {
+                limit: number;
+                active: number;
+                remaining: number;
+            };
         };
         OAuthTokenResponse: {
             access_token: string;
@@ -2761,6 +2858,35 @@ export type components = {
             csrf_token: string;
             /** @description When the session ends (ISO 8601). */
             expires_at: string;
+            /** @description The state of this gateway’s catalog, so a page can say why nothing can be called. */
+            catalog: {
+                /** @description How many models the catalog has (`GET /v1/models`). */
+                models: number;
+                /** @description While the catalog is empty: what the operator sets to give the gateway models; null otherwise. */
+                setup: {
+                    /**
+                     * @description `no_provider_key`: no config file, and none of the variables in `provider_keys` is set; `no_models_in_config_file`: the config file in use defines no model.
+                     * @enum {string}
+                     */
+                    problem: "no_provider_key" | "no_models_in_config_file";
+                    /** @description Without a config file, each provider whose variable is set when the gateway starts is enabled. */
+                    provider_keys: {
+                        /** @description A built-in provider (`openai`, `anthropic`, …). */
+                        provider: string;
+                        /** @description The environment variable whose API key enables it, with its default models. */
+                        variable: string;
+                    }[];
+                    /** @description The alternative: providers, models and plans in a config file. */
+                    config_file: {
+                        /** @description The environment variable naming a config file (`GATEWAY_CONFIG`). */
+                        variable: string;
+                        /** @description The file read when that variable is unset and the file exists, relative to the directory the gateway starts in. */
+                        default_path: string;
+                        /** @description The example in the distribution that shows every field. */
+                        example: string;
+                    };
+                } | null;
+            };
         };
         /**
          * @description `admin`: the operator view of the dashboard, and the admin API with the session. Granted with the CLI (`users set-role`).
@@ -2863,6 +2989,18 @@ export type components = {
             disabled?: boolean;
             role?: components["schemas"]["Role"];
         };
+        PasswordSet: {
+            user: components["schemas"]["AdminUser"];
+            /** @description Dashboard sessions of the user that ended with the change. */
+            sessions_ended: number;
+        };
+        PasswordResetLink: {
+            user_id: string;
+            email: string | null;
+            /** @description The single-use link, on the gateway’s public_url (else the address it listens on). Hand it to the user only: whoever opens it can set the password. */
+            url: string;
+            expires_at: string;
+        };
         AdminApiKey: {
             id: string;
             user_id: string;
@@ -2896,11 +3034,22 @@ export type components = {
             key: string;
         };
         Plan: {
+            /** @description Billed tokens per UTC day, per key. */
+            daily_tokens: number;
+            /** @description Per key. */
+            requests_per_minute: number;
+            /** @description Active async jobs per key. */
+            max_concurrent_jobs: number;
+            /** @description Billed tokens per UTC day over all of a user’s keys and connected apps; null: no such limit. */
+            user_daily_tokens: number | null;
+            /** @description Over all of a user’s keys and apps; null: no such limit. */
+            user_requests_per_minute: number | null;
+            /** @description Over all of a user’s keys and apps; null: no such limit. */
+            user_max_concurrent_jobs: number | null;
+            /** @description API keys a user may hold at once (revoked ones do not count). */
+            max_keys: number;
             id: string;
             rank: number;
-            daily_tokens: number;
-            requests_per_minute: number;
-            max_concurrent_jobs: number;
             /** @description The plan of new users. */
             default: boolean;
         };
@@ -5095,7 +5244,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["OAuthErrorBody"] | components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Internal error */
@@ -5169,7 +5318,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["OAuthErrorBody"] | components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Internal error */
@@ -5257,7 +5406,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["OAuthErrorBody"] | components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Internal error */
@@ -6503,6 +6652,249 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A path segment is longer than any id (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request headers too large (16 KiB in all) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Upstream providers unavailable, or a store the gateway needs (database, counter store) is unreachable: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    setUserPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id or email. */
+                user: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The new password: 10–256 characters, not one repeated character, not a common password, not containing the email’s name (the sign-up rules; 400 weak_password says which). */
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasswordSet"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict / not ready */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A path segment is longer than any id (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request headers too large (16 KiB in all) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Upstream providers unavailable, or a store the gateway needs (database, counter store) is unreachable: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createPasswordResetLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id or email. */
+                user: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description How long the link works: 5 minutes to 7 days; default 1 day.
+                     * @default 1440
+                     */
+                    expires_in_minutes?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasswordResetLink"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict / not ready */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -2,6 +2,7 @@
 // X-Gateway-Warnings. Passed-through requests reach their upstream as the client wrote them.
 import type { CatalogEntry } from '../../../contract/models.ts';
 import type * as C from '../../translate/canonical.ts';
+import { unknownFieldsWarning } from '../../translate/request-fields.ts';
 
 export type Fitted = { request: C.Request; warnings: string[] };
 
@@ -20,5 +21,6 @@ export function fitToModel(req: C.Request, entry: CatalogEntry | undefined): Fit
     warnings.push(`max_tokens lowered from ${req.maxTokens} to ${max}, the model's maximum output`);
   }
   if (req.untranslated?.length) warnings.push(`not supported by this model's provider, dropped: ${req.untranslated.join(', ')}`);
+  if (req.unknownFields?.length) warnings.push(unknownFieldsWarning(req.unknownFields));
   return { request, warnings };
 }

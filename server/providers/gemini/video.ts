@@ -7,6 +7,7 @@ import { mapToRatio, stripUnsupported } from '../../media/mapping.ts';
 import { GatewayError } from '../../http/errors.ts';
 import { download, getJson, postJson } from '../http.ts';
 import { contentPolicy, type VideoAdapter } from '../media.ts';
+import { redactUpstreamText } from '../upstream-errors.ts';
 import { joinUrl, vendorTarget } from '../vendor-client.ts';
 import { geminiClient, modelPath } from './client.ts';
 
@@ -56,7 +57,7 @@ export const geminiVideo: VideoAdapter = {
     const provider = call.provider.id;
     if (json.error) {
       const code = Number(json.error.code);
-      const message = `provider '${provider}': the video failed: ${json.error.message ?? 'no message'} (code ${json.error.code})`;
+      const message = `provider '${provider}': the video failed: ${redactUpstreamText(String(json.error.message ?? 'no message'))} (code ${redactUpstreamText(String(json.error.code))})`;
       throw CLIENT_CODES.has(code) ? new GatewayError(400, 'invalid_request_error', 'upstream_invalid_request', message) : new GatewayError(502, 'provider_error', 'upstream_error', message);
     }
     const r: Json = json.response?.generateVideoResponse ?? json.response ?? {};

@@ -7,6 +7,7 @@ import { GatewayError } from '../../http/errors.ts';
 import { download, getJson, postJson } from '../http.ts';
 import { MODERATION, contentPolicy, moderationRefusal, type VideoAdapter } from '../media.ts';
 import { openaiClient } from '../openai/client.ts';
+import { redactUpstreamText } from '../upstream-errors.ts';
 import { vendorTarget } from '../vendor-client.ts';
 
 type Json = Record<string, any>;
@@ -48,7 +49,7 @@ export const openRouterVideo: VideoAdapter = {
       case 'expired': {
         const message = typeof json.error === 'string' ? json.error : (json.error?.message ?? json.status);
         if (MODERATION.test(String(message))) throw contentPolicy(provider, String(message));
-        throw new GatewayError(502, 'provider_error', 'upstream_error', `provider '${provider}': the video ${json.status}: ${message}`);
+        throw new GatewayError(502, 'provider_error', 'upstream_error', `provider '${provider}': the video ${json.status}: ${redactUpstreamText(String(message))}`);
       }
       default:
         return { state: 'running' };

@@ -4,7 +4,7 @@ import { useMemo, useState } from 'preact/hooks';
 import { api, call, type Schemas, type Session } from '../api.ts';
 import { StackedBars } from '../chart.tsx';
 import { DAY, num, pct, utcDay, when } from '../format.ts';
-import { Badge, Cell, ConfirmButton, EmptyState, Loaded, NumCell, Page, SearchForm, Table, useLoad } from '../ui.tsx';
+import { Badge, Cell, ConfirmButton, EmptyState, Loaded, ModelId, NumCell, Page, SearchForm, Table, useLoad } from '../ui.tsx';
 
 type User = Schemas['AdminUser'];
 
@@ -216,7 +216,7 @@ function TopTable({ title, first, rows, code }: { title: string; first: string; 
       <Table caption={`${title} by billed tokens`} columns={[first, 'Requests', 'Errors', 'Billed tokens']} numeric={['Requests', 'Errors', 'Billed tokens']}>
         {rows.map((r) => (
           <tr>
-            <Cell label={first}>{code ? <code>{r.name}</code> : r.name}</Cell>
+            <Cell label={first} class={code ? 'wide' : undefined}>{code ? <ModelId id={r.name} /> : r.name}</Cell>
             <NumCell label="Requests" value={r.requests} />
             <NumCell label="Errors" value={r.errors} />
             <NumCell label="Billed tokens" value={r.billed_tokens} />
@@ -240,8 +240,8 @@ export function AdminHealth(_: { session: Session }) {
             <Table caption="Upstreams per model, last 24 hours" columns={['Model', 'Provider', 'Attempts', 'Errors', 'Availability', 'Median latency', 'Last error']} numeric={['Attempts', 'Errors', 'Median latency']}>
               {rows.map((u) => (
                 <tr>
-                  <Cell label="Model">
-                    <code>{u.model}</code>
+                  <Cell label="Model" class="wide">
+                    <ModelId id={u.model} /> {u.status === 'misconfigured' && <Badge kind="bad">misconfigured</Badge>}
                   </Cell>
                   <Cell label="Provider">{u.provider}</Cell>
                   <NumCell label="Attempts" value={u.requests} />
@@ -250,7 +250,7 @@ export function AdminHealth(_: { session: Session }) {
                     <Badge kind={u.availability === null ? 'neutral' : u.availability >= 0.99 ? 'ok' : u.availability >= 0.5 ? 'warn' : 'bad'}>{pct(u.availability, 2)}</Badge>
                   </Cell>
                   <NumCell label="Median latency" value={u.latency_ms_p50 === null ? null : Math.round(u.latency_ms_p50)} unit="ms" />
-                  <Cell label="Last error">{u.last_error ? `${u.last_error} (${when(u.last_error_at)})` : <span class="muted">none</span>}</Cell>
+                  <Cell label="Last error">{u.last_error ? <>{u.last_error} <span class="nowrap">({when(u.last_error_at)})</span></> : <span class="muted">none</span>}</Cell>
                 </tr>
               ))}
             </Table>

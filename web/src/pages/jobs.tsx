@@ -1,6 +1,7 @@
 import { api, call, type Schemas, type Session } from '../api.ts';
 import { when } from '../format.ts';
-import { Badge, Cell, EmptyState, Loaded, Page, Table, useLoad } from '../ui.tsx';
+import { Badge, Cell, EmptyState, Loaded, Loading, ModelId, Page, Snippet, Table, useLoad } from '../ui.tsx';
+import { useExampleModel } from './keys.tsx';
 
 type Job = Schemas['Job'];
 
@@ -45,8 +46,16 @@ function Downloads({ job }: { job: Job }) {
   );
 }
 
+/** An image made as a job (`sync: false`), or a video (always a job): neither needs a voice or a file. */
+const JOB_ENDPOINTS = ['images', 'video'];
+const jobExample = (model: string) => `curl ${location.origin}/v1/images/generations \\
+  -H "Authorization: Bearer $MODEL_GATEWAY_KEY" \\
+  -H "Content-Type: application/json" \\
+  -d '{"model": "${model}", "prompt": "a lighthouse at dusk", "sync": false}'`;
+
 export function Jobs(_: { session: Session }) {
   const state = useLoad(async () => (await call(api.GET('/v1/jobs', { params: { query: { limit: 50 } } }))).data);
+  const example = useExampleModel(JOB_ENDPOINTS);
   return (
     <Page
       title="Jobs"
@@ -61,12 +70,8 @@ export function Jobs(_: { session: Session }) {
         {(jobs) =>
           jobs.length === 0 ? (
             <EmptyState title="No jobs yet">
-              <p>Long work runs as a job: video, or any image, speech or transcription request sent to its job endpoint. For example:</p>
-              <pre>
-                <code>{`curl ${location.origin}/v1/audio/speech/jobs \\
-  -H "Authorization: Bearer $MODEL_GATEWAY_KEY" -H "Content-Type: application/json" \\
-  -d '{"model": "tts-1", "voice": "alloy", "input": "Hello!"}'`}</code>
-              </pre>
+              <p>Long work runs as a job: video, or any image, speech or transcription request sent to its job endpoint.{example ? ' For example:' : ''}</p>
+              {example === undefined ? <Loading what="an example request" /> : example && <Snippet text={jobExample(example)} label="Example job request" />}
             </EmptyState>
           ) : (
             <Table caption="Your recent jobs" columns={['Kind', 'Model', 'Status', 'Created', 'Warnings', 'Output']}>
@@ -77,8 +82,8 @@ export function Jobs(_: { session: Session }) {
                     <br />
                     <small class="muted">{j.id}</small>
                   </Cell>
-                  <Cell label="Model">
-                    <code>{j.model}</code>
+                  <Cell label="Model" class="wide">
+                    <ModelId id={j.model} />
                   </Cell>
                   <Cell label="Status">
                     <Badge kind={statusKind[j.status]}>{j.status.replace('_', ' ')}</Badge>

@@ -1,33 +1,63 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, call, type Schemas, type Session } from '../api.ts';
-import { num, when } from '../format.ts';
-import { Alert, Badge, Cell, ConfirmButton, EmptyState, Field, Loaded, Page, Secret, Table, useAction, useLoad } from '../ui.tsx';
+import { num, utcDay, when } from '../format.ts';
+import { Alert, Badge, Cell, ConfirmButton, EmptyState, Field, Loaded, Loading, Page, Secret, Snippet, Table, useAction, useLoad } from '../ui.tsx';
 
-let textModel: Promise<string> | null = null;
-/** A chat model of this gateway's catalog for examples (loaded once). */
-function firstTextModel(): Promise<string> {
-  textModel ??= call(api.GET('/v1/models')).then(
-    (list) => list.data.find((m) => m.endpoint === 'chat' && !m.premium)?.id ?? list.data.find((m) => m.endpoint === 'chat')?.id ?? 'gpt-4o-mini',
-    () => 'gpt-4o-mini',
+/** The endpoints whose models answer /v1/chat/completions (every text model does). */
+const TEXT_ENDPOINTS = ['chat', 'messages', 'responses'];
+
+type Usable = { id: string; endpoint: string }[];
+let usableModels: Promise<Usable> | null = null;
+/**
+ * The catalog's models this user's plan may call and that can work (not `misconfigured`), in
+ * catalog order, for examples: an example naming any other model would answer model_not_found or
+ * 403. Loaded once per page load.
+ */
+function loadUsableModels(): Promise<Usable> {
+  const today = utcDay(Date.now());
+  usableModels ??= Promise.all([
+    call(api.GET('/v1/models')),
+    call(api.GET('/v1/usage', { params: { query: { start: today, end: today } } })).catch(() => null),
+    call(api.GET('/v1/models/status', { params: { query: { window: '1h' } } })).catch(() => null),
+  ]).then(
+    ([models, usage, status]) => {
+      const allowed = new Set((usage?.plan.premium_models ?? []).filter((m) => m.allowed).map((m) => m.model));
+      const broken = new Set((status?.data ?? []).filter((s) => s.status === 'misconfigured').map((s) => s.model));
+      return models.data.filter((m) => (!m.premium || allowed.has(m.id)) && !broken.has(m.id));
+    },
+    () => [],
   );
-  return textModel;
+  return usableModels;
+}
+
+/** The first usable model of the first of `endpoints` that has one; null when none has (undefined while loading). */
+export function useExampleModel(endpoints: string[]): string | null | undefined {
+  const [model, setModel] = useState<string | null | undefined>(undefined);
+  useEffect(() => {
+    void loadUsableModels().then((usable) => {
+      for (const e of endpoints) {
+        const m = usable.find((u) => u.endpoint === e);
+        if (m) return setModel(m.id);
+      }
+      setModel(null);
+    });
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [endpoints.join()]);
+  return model;
 }
 
 /** A first request with a key, for the page that shows it and for empty states. */
 export function CurlExample({ keyText }: { keyText: string }) {
-  const [model, setModel] = useState('…');
-  useEffect(() => void firstTextModel().then(setModel), []);
+  const model = useExampleModel(TEXT_ENDPOINTS);
+  if (model === undefined) return <Loading what="an example request" />;
+  if (model === null) {
+    return <p class="muted" id="no-example">This gateway has no text model your plan can use yet, so there is no request to try.</p>;
+  }
   const text = `curl ${location.origin}/v1/chat/completions \\
   -H "Authorization: Bearer ${keyText}" \\
   -H "Content-Type: application/json" \\
   -d '{"model": "${model}", "messages": [{"role": "user", "content": "Hello"}]}'`;
-  return (
-    <div class="snippet">
-      <pre>
-        <code data-copy={text}>{text}</code>
-      </pre>
-    </div>
-  );
+  return <Snippet text={text} label="Example request" />;
 }
 
 export function Keys(_: { session: Session }) {

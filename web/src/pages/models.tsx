@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, call, type Schemas, type Session } from '../api.ts';
 import { num, pct, when } from '../format.ts';
-import { Badge, Loaded, Page, useLoad } from '../ui.tsx';
+import { Badge, Loaded, ModelId, Page, useLoad } from '../ui.tsx';
+import { CatalogSetupNotice } from './setup.tsx';
 
 type Entry = Schemas['CatalogEntry'];
 type Status = Schemas['ModelStatus'];
@@ -68,7 +69,7 @@ export function AvailabilityBars({ status, window }: { status: Status | undefine
       <div class="bars-legend">
         <span>{window} ago</span>
         <span>
-          {pct(status.availability, 2)} available · {num(status.errors)} errors{status.last_error ? ` · last: ${status.last_error} ${when(status.last_error_at)}` : ''}
+          {status.availability === null ? 'no traffic' : `${pct(status.availability, 2)} available`} · {num(status.errors)} error{status.errors === 1 ? '' : 's'}{status.last_error ? ` · last: ${status.last_error} ${when(status.last_error_at)}` : ''}
         </span>
         <span>now</span>
       </div>
@@ -76,9 +77,19 @@ export function AvailabilityBars({ status, window }: { status: Status | undefine
   );
 }
 
-const statusBadge: Record<Status['status'], 'ok' | 'warn' | 'bad' | 'neutral'> = { operational: 'ok', degraded: 'warn', down: 'bad', unknown: 'neutral' };
+const statusBadge: Record<Status['status'], 'ok' | 'warn' | 'bad' | 'neutral'> = { operational: 'ok', degraded: 'warn', down: 'bad', unknown: 'neutral', misconfigured: 'bad' };
 
-export function Models(_: { session: Session }) {
+/** Label and value kept together: on a narrow card a pair wraps as one. */
+function Fact({ label, children }: { label: string; children: preact.ComponentChildren }) {
+  return (
+    <div>
+      <dt>{label}</dt>
+      <dd>{children}</dd>
+    </div>
+  );
+}
+
+export function Models({ session }: { session: Session }) {
   const [window, setWindow] = useState<Window>('24h');
   const catalog = useLoad(async () => (await call(api.GET('/v1/models'))).data);
   const health = useLoad(() => call(api.GET('/v1/models/status', { params: { query: { window } } })), [window]);
@@ -86,55 +97,63 @@ export function Models(_: { session: Session }) {
   const byModel = new Map((health.data?.data ?? []).map((s) => [s.model, s]));
   return (
     <Page title="Models" intro="Every model this gateway serves, what it can do (unknown where no source says), and how its upstreams have answered.">
-      <div class="toolbar">
-        <div class="segmented" role="group" aria-label="Health history">
-          {WINDOWS.map((w) => (
-            <button type="button" class={window === w.id ? '' : 'secondary'} aria-pressed={window === w.id} onClick={() => setWindow(w.id)}>
-              {w.label}
-            </button>
-          ))}
+      {session.catalog.setup && <CatalogSetupNotice setup={session.catalog.setup} />}
+      {/* Nothing to filter or chart in an empty catalog. */}
+      {!session.catalog.setup && (
+        <div class="toolbar">
+          <div class="segmented" role="group" aria-label="Health history">
+            {WINDOWS.map((w) => (
+              <button type="button" class={window === w.id ? '' : 'secondary'} aria-pressed={window === w.id} onClick={() => setWindow(w.id)}>
+                {w.label}
+              </button>
+            ))}
+          </div>
+          <div class="field inline">
+            <label for="model-filter">Filter</label>
+            <input id="model-filter" type="search" value={filter} placeholder="model or provider" onInput={(e) => setFilter((e.target as HTMLInputElement).value)} />
+          </div>
         </div>
-        <div class="field inline">
-          <label for="model-filter">Filter</label>
-          <input id="model-filter" type="search" value={filter} placeholder="model or provider" onInput={(e) => setFilter((e.target as HTMLInputElement).value)} />
-        </div>
-      </div>
+      )}
       <Loaded state={catalog} what="the catalog">
-        {(models) => (
-          <ul class="models">
-            {models
-              .filter((m) => !filter || `${m.id} ${m.owned_by} ${m.endpoint}`.toLowerCase().includes(filter.toLowerCase()))
-              .map((m) => {
+        {(all) => {
+          const models = all.filter((m) => !filter || `${m.id} ${m.owned_by} ${m.endpoint}`.toLowerCase().includes(filter.toLowerCase()));
+          // An empty catalog is explained by the notice above; a filter that matches nothing says so.
+          if (!models.length) return all.length ? <p class="muted">No model matches “{filter}”.</p> : session.catalog.setup ? null : <p class="muted">The catalog is empty.</p>;
+          return (
+            <ul class="models">
+              {models.map((m) => {
                 const s = byModel.get(m.id);
                 return (
                   <li class="card model" id={`model-${m.id}`}>
                     <div class="model-head">
                       <h2>
-                        <code>{m.id}</code>
+                        <ModelId id={m.id} />
                       </h2>
                       <div>
                         <Badge kind="info">{m.endpoint}</Badge> <Badge>{m.owned_by}</Badge> {m.premium && <Badge kind="warn">premium: {m.required_plan}</Badge>}{' '}
                         {s && <Badge kind={statusBadge[s.status]}>{s.status}</Badge>}
                       </div>
                     </div>
+                    {s?.problem && (
+                      <p class="error-text problem">
+                        Cannot be called: {s.problem}. Requests to it fail until the operator gives the provider its key.
+                      </p>
+                    )}
                     {m.description && <p class="muted clamp">{m.description}</p>}
                     <dl class="facts inline">
-                      <dt>Context</dt>
-                      <dd>{num(m.context_window)}</dd>
-                      <dt>Max output</dt>
-                      <dd>{num(m.max_output_tokens)}</dd>
-                      <dt>Multiplier</dt>
-                      <dd>×{m.token_multiplier}</dd>
-                      <dt>Billed by</dt>
-                      <dd>{m.billing.unit === 'token' ? 'tokens' : `${m.billing.unit.replace('_', ' ')} (${num(m.billing.tokens_per_unit)} tokens)`}</dd>
+                      <Fact label="Context">{num(m.context_window)}</Fact>
+                      <Fact label="Max output">{num(m.max_output_tokens)}</Fact>
+                      <Fact label="Multiplier">×{m.token_multiplier}</Fact>
+                      <Fact label="Billed by">{m.billing.unit === 'token' ? 'tokens' : `${m.billing.unit.replace('_', ' ')} (${num(m.billing.tokens_per_unit)} tokens)`}</Fact>
                     </dl>
                     <Capabilities m={m} />
                     {health.error ? <p class="muted">Health history unavailable: {health.error}</p> : <AvailabilityBars status={s} window={window} />}
                   </li>
                 );
               })}
-          </ul>
-        )}
+            </ul>
+          );
+        }}
       </Loaded>
     </Page>
   );

@@ -1,8 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, call, type Session } from '../api.ts';
+import { api, call, type Schemas, type Session } from '../api.ts';
 import { duration, num, utcDay, when } from '../format.ts';
-import { Badge, Cell, EmptyState, Loaded, Meter, Page, Table, useLoad } from '../ui.tsx';
+import { Badge, Cell, EmptyState, Loaded, Meter, ModelId, Page, Table, useLoad } from '../ui.tsx';
 import { CurlExample } from './keys.tsx';
+import { CatalogSetupNotice } from './setup.tsx';
 
 /** Counts down to `iso`, once a second. */
 function Countdown({ iso }: { iso: string }) {
@@ -15,6 +16,41 @@ function Countdown({ iso }: { iso: string }) {
     <span>
       <span class="countdown">{duration(Date.parse(iso) - now)}</span> (at {when(iso)})
     </span>
+  );
+}
+
+/**
+ * The user's own counters over all keys and connected apps (`limits.user`): what the plan allows
+ * the person, whatever the number of keys. A request must fit these and its key's.
+ */
+function AccountLimits({ user }: { user: Schemas['UserLimits'] }) {
+  return (
+    <section class="card" aria-labelledby="account-h" id="account-limits">
+      <h2 id="account-h">You, over all keys and apps</h2>
+      {user.daily_tokens && (
+        <Meter
+          label="Your tokens today"
+          used={user.daily_tokens.used}
+          limit={user.daily_tokens.limit}
+          detail={
+            <>
+              Revoked keys’ use today counts too. Resets in <Countdown iso={user.daily_tokens.reset_at} />
+            </>
+          }
+        />
+      )}
+      {user.requests_per_minute && (
+        <Meter
+          label="Your requests this minute"
+          used={user.requests_per_minute.used}
+          limit={user.requests_per_minute.limit}
+          detail={user.requests_per_minute.used ? <>Window ends {when(user.requests_per_minute.reset_at)}</> : 'No requests in the current window.'}
+        />
+      )}
+      {user.concurrent_jobs && <Meter label="Your active jobs" used={user.concurrent_jobs.active} limit={user.concurrent_jobs.limit} />}
+      <Meter label="API keys" used={user.keys.active} limit={user.keys.limit} detail={user.keys.remaining ? `${num(user.keys.remaining)} more can be created.` : 'Revoke a key to create another.'} />
+      {!user.daily_tokens && !user.requests_per_minute && !user.concurrent_jobs && <p class="muted">Your plan limits each key on its own, not your keys together.</p>}
+    </section>
   );
 }
 
@@ -35,12 +71,14 @@ export function Overview({ session }: { session: Session }) {
         {({ usage, keys }) => {
           const active = keys.filter((k) => !k.revoked_at);
           const { plan, limits } = usage;
+          const setup = session.catalog.setup;
           return (
             <>
+              {setup && <CatalogSetupNotice setup={setup} />}
               {active.length === 0 && (
                 <EmptyState title="Create your first API key">
-                  <p>Every request to the API needs a key. Create one, then call any model with it:</p>
-                  <CurlExample keyText="$MODEL_GATEWAY_KEY" />
+                  <p>Every request to the API needs a key.{setup ? ' Once the gateway has models, create one and call them with it.' : ' Create one, then call any model with it:'}</p>
+                  {!setup && <CurlExample keyText="$MODEL_GATEWAY_KEY" />}
                   <p>
                     <a class="button" href="/keys">
                       Create an API key
@@ -60,6 +98,26 @@ export function Overview({ session }: { session: Session }) {
                     <dd>{num(plan.requests_per_minute)}</dd>
                     <dt>Concurrent jobs per key</dt>
                     <dd>{num(plan.max_concurrent_jobs)}</dd>
+                    {plan.user_daily_tokens !== null && (
+                      <>
+                        <dt>Daily tokens, all keys and apps</dt>
+                        <dd>{num(plan.user_daily_tokens)}</dd>
+                      </>
+                    )}
+                    {plan.user_requests_per_minute !== null && (
+                      <>
+                        <dt>Requests per minute, all keys and apps</dt>
+                        <dd>{num(plan.user_requests_per_minute)}</dd>
+                      </>
+                    )}
+                    {plan.user_max_concurrent_jobs !== null && (
+                      <>
+                        <dt>Concurrent jobs, all keys and apps</dt>
+                        <dd>{num(plan.user_max_concurrent_jobs)}</dd>
+                      </>
+                    )}
+                    <dt>API keys at once</dt>
+                    <dd>{num(plan.max_keys)}</dd>
                   </dl>
                   <h3>Premium models</h3>
                   {plan.premium_models.length === 0 ? (
@@ -68,7 +126,7 @@ export function Overview({ session }: { session: Session }) {
                     <ul class="plain" id="premium">
                       {plan.premium_models.map((m) => (
                         <li>
-                          <code>{m.model}</code> {m.allowed ? <Badge kind="ok">included</Badge> : <Badge kind="warn">needs {m.required_plan}</Badge>}
+                          <ModelId id={m.model} /> {m.allowed ? <Badge kind="ok">included</Badge> : <Badge kind="warn">needs {m.required_plan}</Badge>}
                         </li>
                       ))}
                     </ul>
@@ -105,6 +163,7 @@ export function Overview({ session }: { session: Session }) {
                     {num(usage.totals.requests)} requests today, {num(usage.totals.errors)} with errors. <a href="/usage">See usage</a>.
                   </p>
                 </section>
+                <AccountLimits user={limits.user} />
               </div>
               {active.length > 1 && (
                 <section aria-labelledby="per-key-h">

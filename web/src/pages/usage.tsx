@@ -2,7 +2,7 @@ import { useMemo, useState } from 'preact/hooks';
 import { api, call, type Schemas, type Session } from '../api.ts';
 import { StackedBars, type Series } from '../chart.tsx';
 import { DAY, num, utcDay } from '../format.ts';
-import { Cell, EmptyState, Field, Loaded, NumCell, Page, Table, useLoad } from '../ui.tsx';
+import { Cell, EmptyState, Field, Loaded, ModelId, NumCell, Page, Table, useLoad } from '../ui.tsx';
 
 type Report = Schemas['UsageReport'];
 
@@ -111,8 +111,8 @@ function UsageReport({ report }: { report: Report }) {
           <Table caption={`Usage per model, ${start} to ${end}`} columns={['Model', 'Requests', 'Errors', 'Prompt tokens', 'Completion tokens', 'Billed tokens']} numeric={['Requests', 'Errors', 'Prompt tokens', 'Completion tokens', 'Billed tokens']}>
             {report.by_model.map((m) => (
               <tr>
-                <Cell label="Model">
-                  <code>{m.model}</code>
+                <Cell label="Model" class="wide">
+                  <ModelId id={m.model} />
                   {m.metered && (
                     <small class="muted">
                       {' '}
