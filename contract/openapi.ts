@@ -6,7 +6,8 @@ import { z } from 'zod';
 import { contract, ErrorBody, MessagesErrorBody, OAuthErrorBody, type RouteMeta } from './index.ts';
 
 
-function* walk(router: AppRouter, prefix: string[] = []): Generator<[string, AppRoute]> {
+/** Every route of `router`, with its id (`inference.chatCompletions`). */
+export function* walk(router: AppRouter, prefix: string[] = []): Generator<[string, AppRoute]> {
   for (const [name, value] of Object.entries(router)) {
     if (isAppRoute(value)) yield [[...prefix, name].join('.'), value];
     else yield* walk(value as AppRouter, [...prefix, name]);

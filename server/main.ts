@@ -173,7 +173,6 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
       identityProviders: new IdentityProviders(config.auth.providers),
       cookieSecret: secret,
       refreshMetadata: refresher.refresh,
-      adminToken: admin.tokens.known,
       adminTokens: admin.tokens,
       version,
     };

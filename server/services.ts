@@ -50,12 +50,10 @@ export type Services = {
   /** Signs short-lived cookies (sign-in state with external providers). */
   cookieSecret: string;
   /**
-   * The admin token as this instance has it (GATEWAY_ADMIN_TOKEN or DATA_DIR/admin-token); null on
-   * an instance of a PostgreSQL deployment that did not create the deployment's token and has no
-   * copy (it knows only its hash, and accepts it all the same: `adminTokens`).
+   * Checks a presented admin token; `known` is the token as this instance has it
+   * (GATEWAY_ADMIN_TOKEN or DATA_DIR/admin-token), null on an instance of a PostgreSQL deployment
+   * that did not create the deployment's token (it knows only its hash, and accepts it all the same).
    */
-  adminToken: string | null;
-  /** Checks a presented admin token. */
   adminTokens: AdminTokens;
   version: string;
   /**

@@ -50,6 +50,11 @@ export class Passwords {
    */
   async set(user: UserRow, password: string): Promise<number> {
     await checkPassword(password, user.email);
+    return this.store(user, password);
+  }
+
+  /** `set` for a password already checked against the rules. */
+  private async store(user: UserRow, password: string): Promise<number> {
     const passwordHash = await hashPassword(password);
     const now = new Date(this.clock.now());
     const [, , ended] = await this.prisma.$transaction([
@@ -92,7 +97,7 @@ export class Passwords {
     if (weak) return { problem: weak, linkSpent: false };
     const claimed = await this.prisma.passwordReset.updateMany({ where: { id: user.resetId, usedAt: null }, data: { usedAt: new Date(this.clock.now()) } });
     if (claimed.count !== 1) return { problem: LINK_NOT_VALID, linkSpent: true };
-    await this.set(user, password);
+    await this.store(user, password);
     return { userId: user.id };
   }
 }

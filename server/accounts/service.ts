@@ -23,7 +23,9 @@ const userView = (u: { id: string; email: string | null; name: string | null; pl
   role: u.role === 'admin' ? 'admin' : 'user',
 });
 
-/** Active keys a user may hold at once (keys of connected apps not counted). */
+/** The user's API keys that count against `max_keys`: not revoked, not a connected app's. */
+const activeKeysOf = (userId: string) => ({ userId, kind: { not: GRANT_KEY_KIND }, revokedAt: null });
+
 const keyView = (k: {
   id: string;
   userId: string;
@@ -151,7 +153,7 @@ export class AccountService {
   private insertKey(user: { id: string; planId: string }, name: string | null, who: string) {
     return this.prisma.$transaction(async (tx) => {
       await tx.$queryRaw`SELECT id FROM users WHERE id = ${user.id} FOR UPDATE`;
-      const active = await tx.apiKey.count({ where: { userId: user.id, kind: { not: GRANT_KEY_KIND }, revokedAt: null } });
+      const active = await tx.apiKey.count({ where: activeKeysOf(user.id) });
       const plan = planOf(this.config, user.planId);
       if (active >= plan.max_keys) {
         throw errors.forbidden('too_many_keys', `${who} ${active} active API keys, the most the '${plan.id}' plan allows (max_keys ${plan.max_keys}): revoke one first.`);
@@ -170,7 +172,7 @@ export class AccountService {
 
   /** How many API keys the user holds now (not revoked; keys of connected apps do not count). */
   activeKeyCount(userId: string): Promise<number> {
-    return this.prisma.apiKey.count({ where: { userId, kind: { not: GRANT_KEY_KIND }, revokedAt: null } });
+    return this.prisma.apiKey.count({ where: activeKeysOf(userId) });
   }
 
   /** A user's own keys (not those of their connected apps), newest first. */

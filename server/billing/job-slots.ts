@@ -20,19 +20,19 @@ export async function acquireJobSlot(
 ): Promise<void> {
   const plan = planOf(deps.config, principal.planId);
   const now = deps.clock.now();
-  const slot = (key: string, limit: number): HoldSpec => ({ key, id: jobId, amount: 1, limit, ttlMs, keepUntil: now + ttlMs });
-  const levels: { scope: LimitScope; spec: HoldSpec }[] = [{ scope: 'key', spec: slot(jobsKey(principal), plan.max_concurrent_jobs) }];
-  if (plan.user_max_concurrent_jobs !== undefined) levels.push({ scope: 'user', spec: slot(userJobsKey(principal.userId), plan.user_max_concurrent_jobs) });
-  const r = await deps.counters.admit([], levels.map((l) => l.spec), now);
-  const refused = levels.findIndex((_, i) => !r.quotas![i]!.allowed);
-  if (refused < 0) return;
-  const { scope, spec } = levels[refused]!;
-  const { holders } = await deps.counters.reserved(spec.key, now);
+  const slot = (scope: LimitScope, key: string, limit: number): HoldSpec & { scope: LimitScope } => ({ scope, key, id: jobId, amount: 1, limit, ttlMs, keepUntil: now + ttlMs });
+  const slots = [slot('key', jobsKey(principal), plan.max_concurrent_jobs)];
+  if (plan.user_max_concurrent_jobs !== undefined) slots.push(slot('user', userJobsKey(principal.userId), plan.user_max_concurrent_jobs));
+  const r = await deps.counters.admit([], slots, now);
+  const refused = slots.find((_, i) => !r.quotas![i]!.allowed);
+  if (!refused) return;
+  const { scope, key, limit } = refused;
+  const { holders } = await deps.counters.reserved(key, now);
   throw rateLimited(
     'too_many_active_jobs',
-    `Too many active jobs: ${spec.limit} at once ${whose(scope, plan.id)}. Wait for one to finish.`,
-    spec.limit,
-    Math.max(0, spec.limit - holders),
+    `Too many active jobs: ${limit} at once ${whose(scope, plan.id)}. Wait for one to finish.`,
+    limit,
+    Math.max(0, limit - holders),
     // The earliest a slot is certain to free is when the oldest reservation would expire.
     now + ttlMs,
     now,

@@ -10,9 +10,6 @@ import type { UsageLedger } from './ledger.ts';
 import { SettlementRetries } from './settle-retry.ts';
 import { lastFormatted, nextUtcMidnight, planOf, quotaKey, rankOf, rpmKey, userQuotaKey, userRpmKey } from './plans.ts';
 
-/** One level of limits a request is admitted under, its key's or its user's: where its window and quota are in the admission (null: the plan sets none). */
-type Level = { scope: LimitScope; window: number | null; quota: number | null };
-
 const iso = (ms: number) => new Date(ms).toISOString();
 
 export type LimitScope = 'key' | 'user';
@@ -78,17 +75,11 @@ export class QuotaBilling implements Billing {
     const id = `${ctx.requestId}:${randomToken(6)}`;
     const ttlMs = ctx.ttlMs ?? this.config.reservationTtlMs;
     const keepUntil = Math.max(dayEnd, now + (ctx.ttlMs ?? 0));
-    const windows: WindowSpec[] = [{ key: rpmKey(owner), limit: plan.requests_per_minute, windowMs: 60_000 }];
-    const quotas: HoldSpec[] = [{ key, id, amount, limit: plan.daily_tokens, ttlMs, keepUntil }];
-    const levels: Level[] = [{ scope: 'key', window: 0, quota: 0 }];
-    const userRpm = plan.user_requests_per_minute;
-    const userDaily = plan.user_daily_tokens;
-    const userKey = userDaily === undefined ? null : userQuotaKey(principal.userId, now);
-    if (userRpm !== undefined || userDaily !== undefined) {
-      levels.push({ scope: 'user', window: userRpm === undefined ? null : windows.length, quota: userDaily === undefined ? null : quotas.length });
-      if (userRpm !== undefined) windows.push({ key: userRpmKey(principal.userId), limit: userRpm, windowMs: 60_000 });
-      if (userKey !== null) quotas.push({ key: userKey, id, amount, limit: userDaily!, ttlMs, keepUntil });
-    }
+    // Each level's window and quota, the key's first; the user's where the plan sets them.
+    const windows: (WindowSpec & { scope: LimitScope })[] = [{ scope: 'key', key: rpmKey(owner), limit: plan.requests_per_minute, windowMs: 60_000 }];
+    const quotas: (HoldSpec & { scope: LimitScope })[] = [{ scope: 'key', key, id, amount, limit: plan.daily_tokens, ttlMs, keepUntil }];
+    if (plan.user_requests_per_minute !== undefined) windows.push({ scope: 'user', key: userRpmKey(principal.userId), limit: plan.user_requests_per_minute, windowMs: 60_000 });
+    if (plan.user_daily_tokens !== undefined) quotas.push({ scope: 'user', key: userQuotaKey(principal.userId, now), id, amount, limit: plan.user_daily_tokens, ttlMs, keepUntil });
     let admission: AdmitResult;
     try {
       admission = await this.counters.admit(windows, quotas, now);
@@ -101,24 +92,23 @@ export class QuotaBilling implements Billing {
       throw err;
     }
 
-    // The headers name the binding level: the one with the least left.
-    const windowsLeft = levels.flatMap((l) => {
-      if (l.window === null) return [];
-      const spec = windows[l.window]!;
-      const w = admission.windows[l.window]!;
-      return [{ level: l, limit: spec.limit, remaining: Math.max(0, spec.limit - w.value), resetAt: w.resetAt, allowed: w.allowed }];
+    // The headers name the binding level: the one with the least left (of equals, the key's).
+    const windowsLeft = windows.map((spec, i) => {
+      const w = admission.windows[i]!;
+      return { scope: spec.scope, limit: spec.limit, remaining: Math.max(0, spec.limit - w.value), resetAt: w.resetAt, allowed: w.allowed };
     });
     const requests = windowsLeft.reduce((a, b) => (b.remaining < a.remaining ? b : a));
     // What each quota held before this request: when a window refused, the quotas were not looked
     // at, so they are read now (a refusal only).
     const used = admission.quotas ? admission.quotas.map((q) => q.used) : await Promise.all(quotas.map((q) => this.counters.reserved(q.key, now).then((r) => r.settled + r.reserved)));
     const ok = admitted(admission);
-    const quotasLeft = levels.flatMap((l) => {
-      if (l.quota === null) return [];
-      const spec = quotas[l.quota]!;
-      const before = used[l.quota]!;
-      return [{ level: l, limit: spec.limit, before, allowed: admission.quotas?.[l.quota]!.allowed ?? false, remaining: Math.max(0, spec.limit - before - (ok ? amount : 0)) }];
-    });
+    const quotasLeft = quotas.map((spec, i) => ({
+      scope: spec.scope,
+      limit: spec.limit,
+      before: used[i]!,
+      allowed: admission.quotas?.[i]!.allowed ?? false,
+      remaining: Math.max(0, spec.limit - used[i]! - (ok ? amount : 0)),
+    }));
     const tokens = quotasLeft.reduce((a, b) => (b.remaining < a.remaining ? b : a));
     const headers: Record<string, string> = {
       'x-ratelimit-limit-requests': String(requests.limit),
@@ -130,20 +120,21 @@ export class QuotaBilling implements Billing {
     };
     if (!ok) {
       const w = windowsLeft.find((x) => !x.allowed);
-      if (w) throw rateLimited('rate_limit_exceeded', `Rate limit reached: ${w.limit} requests per minute ${whose(w.level.scope, plan.id)}.`, w.limit, 0, w.resetAt, now, headers, w.level.scope);
+      if (w) throw rateLimited('rate_limit_exceeded', `Rate limit reached: ${w.limit} requests per minute ${whose(w.scope, plan.id)}.`, w.limit, 0, w.resetAt, now, headers, w.scope);
       const q = quotasLeft.find((x) => !x.allowed)!;
       const remaining = Math.max(0, q.limit - q.before);
       throw rateLimited(
         'daily_quota_exceeded',
-        `Daily token quota exceeded: this request may use up to ${amount} tokens (after the model's multiplier), ${remaining} of ${q.limit} remain ${whose(q.level.scope, plan.id)} until 00:00 UTC.`,
+        `Daily token quota exceeded: this request may use up to ${amount} tokens (after the model's multiplier), ${remaining} of ${q.limit} remain ${whose(q.scope, plan.id)} until 00:00 UTC.`,
         q.limit,
         remaining,
         dayEnd,
         now,
         headers,
-        q.level.scope,
+        q.scope,
       );
     }
+    const userKey = quotas.find((q) => q.scope === 'user')?.key ?? null;
     const reservation: Reservation = { requestId: ctx.requestId, keyId: principal.keyId, userId: principal.userId, appId: principal.appId ?? null, model: ctx.model, multiplier: ctx.multiplier, key, userKey, id, dayEnd, amount };
     return { headers, reservation, settle: this.settler(reservation, false) };
   }

@@ -4,8 +4,8 @@
 import type { z } from 'zod';
 import type { ModelStatus, ModelStatusList, ModelStatusQuery } from '../../contract/models.ts';
 import { unservableModels } from '../config/warnings.ts';
-import { errors } from '../http/errors.ts';
 import { LATENCY_BOUNDS, emptyHist, type Bucket } from '../routing/health.ts';
+import { knownModel } from '../routing/targets.ts';
 import type { Services } from '../services.ts';
 
 const WINDOWS = { '1h': [3_600_000, 300_000], '24h': [86_400_000, 3_600_000], '7d': [604_800_000, 3_600_000], '30d': [2_592_000_000, 86_400_000] } as const;
@@ -64,7 +64,7 @@ export async function modelStatus(services: Services, query: z.infer<typeof Mode
   const count = Math.round(span / size);
   const first = last - (count - 1) * size;
   const models = query.model ? [query.model] : services.catalog.entries.map((e) => e.id);
-  if (query.model && !services.catalog.model(query.model)) throw errors.modelNotFound(query.model, services.catalog.suggest(query.model));
+  if (query.model) knownModel(services.catalog, query.model);
 
   const rows = await services.db.prisma.modelHealthSample.findMany({
     where: { bucketStart: { gte: new Date(first) }, ...(query.model ? { model: query.model } : {}) },

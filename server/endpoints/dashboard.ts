@@ -12,7 +12,7 @@ import type { Services } from '../services.ts';
 
 type KeyRow = { id: string; name: string | null; prefix: string; createdAt: Date; lastUsedAt: Date | null; revokedAt: Date | null };
 
-async function keyView(services: Services, userId: string, planId: string, k: KeyRow, now: number): Promise<z.infer<typeof ApiKey>> {
+async function keyView(services: Services, owner: Pick<Principal, 'userId' | 'planId'>, k: KeyRow, now: number): Promise<z.infer<typeof ApiKey>> {
   return {
     id: k.id,
     name: k.name,
@@ -20,7 +20,7 @@ async function keyView(services: Services, userId: string, planId: string, k: Ke
     created_at: k.createdAt.toISOString(),
     last_used_at: k.lastUsedAt?.toISOString() ?? null,
     revoked_at: k.revokedAt?.toISOString() ?? null,
-    limits: k.revokedAt ? null : await keyLimits(services, { userId, keyId: k.id }, planId, now),
+    limits: k.revokedAt ? null : await keyLimits(services, { userId: owner.userId, keyId: k.id }, owner.planId, now),
   };
 }
 
@@ -39,19 +39,19 @@ export async function listKeys(services: Services, principal: Principal) {
   const now = services.clock.now();
   await services.keys.flushLastUsed();
   const rows = await services.accounts.userKeys(principal.userId);
-  return { object: 'list' as const, data: await Promise.all(rows.map((k) => keyView(services, principal.userId, principal.planId, k, now))) };
+  return { object: 'list' as const, data: await Promise.all(rows.map((k) => keyView(services, principal, k, now))) };
 }
 
 export async function createKey(services: Services, principal: Principal, name: string) {
   const { row, key } = await services.accounts.createUserKey({ id: principal.userId, planId: principal.planId }, name);
-  return { ...(await keyView(services, principal.userId, principal.planId, row, services.clock.now())), key };
+  return { ...(await keyView(services, principal, row, services.clock.now())), key };
 }
 
 export async function revokeKey(services: Services, principal: Principal, id: string) {
   const row = await services.accounts.revokeUserKey(principal.userId, id);
   // This instance refuses the key at once; the others within the key-cache TTL.
   services.keys.invalidateAll();
-  return keyView(services, principal.userId, principal.planId, row, services.clock.now());
+  return keyView(services, principal, row, services.clock.now());
 }
 
 /** Hosted links in results made absolute, as the job endpoints answer them. */

@@ -20,7 +20,7 @@ import type { GeneratedImage } from '../providers/media.ts';
 import { adapterFor } from '../providers/registry.ts';
 import { upstreamFailure } from '../providers/upstream-errors.ts';
 import type { FailoverOptions } from '../routing/failover.ts';
-import { route, type Target } from '../routing/targets.ts';
+import { knownModel, route, type Target } from '../routing/targets.ts';
 import type { Services } from '../services.ts';
 import { gatewayHeaders } from './gateway-headers.ts';
 import { beginMetered } from './metered.ts';
@@ -189,8 +189,7 @@ function reservation(model: { endpoint: 'images' | 'video' } & Parameters<typeof
 }
 
 export async function generateMedia(services: Services, c: ImageCall, body: Body): Promise<Answer> {
-  const model = services.catalog.model(body.model);
-  if (!model) throw errors.modelNotFound(body.model, services.catalog.suggest(body.model));
+  const model = knownModel(services.catalog, body.model);
   const capability: Media = model.endpoint === 'video' ? 'video' : 'images';
   const warnings: string[] = [];
   const req = parseMediaRequest(body, capability === 'video', warnings);

@@ -13,7 +13,7 @@ import { jobInputMissing } from '../jobs/input.ts';
 import { registerJobKind, type JobDone } from '../jobs/kinds.ts';
 import type { TranscriptionOutput } from '../providers/transcription.ts';
 import type { FailoverOptions } from '../routing/failover.ts';
-import { route } from '../routing/targets.ts';
+import { knownModel, route } from '../routing/targets.ts';
 import type { Services } from '../services.ts';
 import { audioDuration } from '../transcription/duration.ts';
 import { render, type Granularity, type ResponseFormat } from '../transcription/render.ts';
@@ -81,9 +81,7 @@ const billingOf = (d: Done): Outcome => ({
 });
 
 function reserve(services: Services, model: string, seconds: number): number {
-  const m = services.catalog.model(model);
-  if (!m) throw errors.modelNotFound(model, services.catalog.suggest(model));
-  return unitTokens(m, 'audio_minute', Math.max(seconds, 1) / 60);
+  return unitTokens(knownModel(services.catalog, model), 'audio_minute', Math.max(seconds, 1) / 60);
 }
 
 export type TranscriptionCall = { principal: Principal; requestId: string; upload: Upload; log?: FailoverOptions['log'] };

@@ -4,10 +4,11 @@
 // `{error, error_description}` when the request was for an OAuth protocol endpoint.
 import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { isAppRoute, type AppRouter } from '@ts-rest/core';
 import { contract, type RouteMeta } from '../../contract/index.ts';
+import { walk } from '../../contract/openapi.ts';
 import { envMs } from '../stores/index.ts';
 import { GatewayError } from './errors.ts';
+import { pathPattern } from './method-not-allowed.ts';
 
 /** How long a client may take to send a request: its headers, and the whole of it (body included). */
 export type RequestTimeouts = { headersMs: number; bodyMs: number };
@@ -44,20 +45,13 @@ export function serverTimeoutOptions(t: RequestTimeouts) {
   };
 }
 
-function* routes(router: AppRouter): Generator<{ path: string; metadata?: unknown }> {
-  for (const value of Object.values(router)) {
-    if (isAppRoute(value)) yield value;
-    else yield* routes(value);
-  }
-}
-
 /** Paths of the OAuth protocol endpoints (authenticated as an OAuth client, or by an access token), as patterns. */
-const OAUTH_PROTOCOL_PATHS: RegExp[] = [...routes(contract)]
-  .filter((r) => {
+const OAUTH_PROTOCOL_PATHS: RegExp[] = [...walk(contract)]
+  .filter(([, r]) => {
     const auth = (r.metadata as RouteMeta | undefined)?.auth;
     return auth === 'oauth-client' || auth === 'oauth-token';
   })
-  .map((r) => new RegExp(`^${r.path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_]\w*/g, '[^/]+')}$`));
+  .map(([, r]) => pathPattern(r.path));
 
 const isOAuthProtocolPath = (path: string | undefined) => !!path && OAUTH_PROTOCOL_PATHS.some((p) => p.test(path));
 

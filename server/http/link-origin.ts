@@ -5,49 +5,25 @@
 // the X-Forwarded-Host/-Proto it sets (as for the OAuth issuer); else the gateway's own address.
 import { TLSSocket } from 'node:tls';
 import type { FastifyRequest } from 'fastify';
+import proxyAddr from '@fastify/proxy-addr';
 import ipaddr from 'ipaddr.js';
 import type { TrustProxy } from '../config/schema.ts';
 import type { Services } from '../services.ts';
 
-// proxy-addr's names (Fastify's trustProxy takes them), as ranges.
-const NAMED_RANGES: Record<string, string[]> = {
-  loopback: ['127.0.0.1/8', '::1/128'],
-  linklocal: ['169.254.0.0/16', 'fe80::/10'],
-  uniquelocal: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'],
-};
-
-type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
-
-function rangesOf(entries: string[]): Range[] {
-  return entries.flatMap((entry) => NAMED_RANGES[entry] ?? [entry]).map((r): Range => {
-    if (r.includes('/')) return ipaddr.parseCIDR(r);
-    const ip = ipaddr.parse(r);
-    return [ip, ip.kind() === 'ipv4' ? 32 : 128];
-  });
-}
-
-function inRange(address: string, [net, bits]: Range): boolean {
-  let ip: ipaddr.IPv4 | ipaddr.IPv6 = ipaddr.parse(address);
-  if (ip.kind() === 'ipv6' && net.kind() === 'ipv4' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) ip = (ip as ipaddr.IPv6).toIPv4Address();
-  else if (ip.kind() === 'ipv4' && net.kind() === 'ipv6') ip = (ip as ipaddr.IPv4).toIPv4MappedAddress();
-  if (ip.kind() === 'ipv4' && net.kind() === 'ipv4') return (ip as ipaddr.IPv4).match(net as ipaddr.IPv4, bits);
-  if (ip.kind() === 'ipv6' && net.kind() === 'ipv6') return (ip as ipaddr.IPv6).match(net as ipaddr.IPv6, bits);
-  return false;
-}
-
-const compiled = new WeakMap<string[], Range[]>();
+const compiled = new WeakMap<string[], (address: string, hop: number) => boolean>();
 
 /**
  * Whether the peer at `address` is a proxy whose forwarded headers trust_proxy believes: the same
- * answer Fastify's trustProxy gives for the nearest hop (a hop count trusts it whatever its address).
+ * answer Fastify's trustProxy gives for the nearest hop (a hop count trusts it whatever its
+ * address), by the same library Fastify asks (proxy-addr, with its named ranges).
  */
 export function trustsPeer(trustProxy: TrustProxy, address: string | undefined): boolean {
   if (typeof trustProxy === 'boolean') return trustProxy;
   if (typeof trustProxy === 'number') return trustProxy > 0;
   if (!address || !ipaddr.isValid(address)) return false;
-  let ranges = compiled.get(trustProxy);
-  if (!ranges) compiled.set(trustProxy, (ranges = rangesOf(trustProxy)));
-  return ranges.some((r) => inRange(address, r));
+  let trust = compiled.get(trustProxy);
+  if (!trust) compiled.set(trustProxy, (trust = proxyAddr.compile(trustProxy)));
+  return trust(address, 0);
 }
 
 /** `host` as it goes in a URL: an IPv6 address in brackets, an IPv4-mapped one as plain IPv4. */

@@ -6,8 +6,8 @@ import { GatewayError } from './errors.ts';
 
 type Route = { methods: Set<string>; pattern: RegExp };
 
-/** A find-my-way path (`/v1/jobs/:id`, `/docs/*`) as an anchored regular expression. */
-function patternOf(url: string): RegExp {
+/** A route's path (`/v1/jobs/:id`, `/docs/*`: find-my-way's and ts-rest's syntax) as an anchored regular expression. */
+export function pathPattern(url: string): RegExp {
   const source = url
     .split(/(:[A-Za-z0-9_]+(?:\([^)]*\))?|\*)/)
     .map((part) => (part === '*' ? '.*' : part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
@@ -21,7 +21,7 @@ export class RouteMethods {
   add(method: string | string[], url: string): void {
     // A catch-all matches every path: it says nothing about which methods a path takes.
     if (url === '*' || url === '/*') return;
-    const route = this.routes.get(url) ?? { methods: new Set<string>(), pattern: patternOf(url) };
+    const route = this.routes.get(url) ?? { methods: new Set<string>(), pattern: pathPattern(url) };
     for (const m of Array.isArray(method) ? method : [method]) {
       route.methods.add(m.toUpperCase());
       // Fastify answers HEAD wherever it answers GET.

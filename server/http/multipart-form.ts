@@ -35,17 +35,15 @@ const MULTIPART = /^multipart\/form-data\b/i;
 const closing = (gw: GatewayError) => new GatewayError(gw.status, gw.type, gw.code, gw.message, gw.param, { ...gw.headers, connection: 'close' }, gw.extra);
 
 const truncatedForm = () =>
-  closing(
-    errors.invalid(
-      'The multipart form ends before its closing boundary (the upload was cut short, or Content-Length is wrong): send the whole form, ending with --<boundary>--.',
-      null,
-      'invalid_multipart',
-    ),
+  errors.invalid(
+    'The multipart form ends before its closing boundary (the upload was cut short, or Content-Length is wrong): send the whole form, ending with --<boundary>--.',
+    null,
+    'invalid_multipart',
   );
-const malformedForm = (what: string) => closing(errors.invalid(`The multipart form is malformed: ${what}. Send multipart/form-data as an HTTP client or FormData builds it.`, null, 'invalid_multipart'));
+const malformedForm = (what: string) => errors.invalid(`The multipart form is malformed: ${what}. Send multipart/form-data as an HTTP client or FormData builds it.`, null, 'invalid_multipart');
 
 /** The client went away mid-upload: nobody reads this answer, it names the request's end in the log. */
-const clientGone = () => closing(new GatewayError(400, 'invalid_request_error', 'client_closed_request', 'The client closed the connection before the upload ended.'));
+const clientGone = () => new GatewayError(400, 'invalid_request_error', 'client_closed_request', 'The client closed the connection before the upload ended.');
 
 /**
  * Reads the form of `request`: the fields into the result, the one file part handed to `onFile`
@@ -57,11 +55,13 @@ const clientGone = () => closing(new GatewayError(400, 'invalid_request_error', 
  */
 export function readForm<T>(request: FastifyRequest, limits: FormLimits, expected: { field: string; noun: string }, onFile: (file: FilePart) => Promise<T>): Promise<{ fields: FormFields; file: T | null }> {
   const contentType = request.headers['content-type'] ?? '';
-  if (!MULTIPART.test(contentType)) return Promise.reject(closing(errors.unsupportedMediaType('Send the form as multipart/form-data.')));
+  // Every refusal, here or part-way, closes the connection: the rest of the body is never read.
+  const refuse = (err: unknown) => Promise.reject(err instanceof GatewayError ? closing(err) : err);
+  if (!MULTIPART.test(contentType)) return refuse(errors.unsupportedMediaType('Send the form as multipart/form-data.'));
   const declared = Number(request.headers['content-length']);
-  if (declared > limits.bodyBytes) return Promise.reject(closing(bodyTooLarge(limits)));
+  if (declared > limits.bodyBytes) return refuse(bodyTooLarge(limits));
 
-  return new Promise((resolve, reject) => {
+  return new Promise<{ fields: FormFields; file: T | null }>((resolve, reject) => {
     const raw = request.raw;
     // No prototype: a field named `__proto__` or `constructor` is a field like any other.
     const fields: FormFields = Object.create(null) as FormFields;
@@ -93,7 +93,7 @@ export function readForm<T>(request: FastifyRequest, limits: FormLimits, expecte
 
     const count = (chunk: Buffer) => {
       received += chunk.length;
-      if (received > limits.bodyBytes) fail(closing(bodyTooLarge(limits)));
+      if (received > limits.bodyBytes) fail(bodyTooLarge(limits));
     };
 
     let bb: BusboyInstance;
@@ -103,12 +103,12 @@ export function readForm<T>(request: FastifyRequest, limits: FormLimits, expecte
         limits: { fileSize: limits.fileBytes, fieldSize: limits.fieldBytes, fields: limits.fields, files: 1, parts: limits.fields + 1 },
       });
     } catch {
-      return reject(closing(errors.invalid("The Content-Type multipart/form-data has no boundary: send it as `multipart/form-data; boundary=<boundary>`, as HTTP clients and FormData do.", null, 'invalid_multipart')));
+      return reject(errors.invalid("The Content-Type multipart/form-data has no boundary: send it as `multipart/form-data; boundary=<boundary>`, as HTTP clients and FormData do.", null, 'invalid_multipart'));
     }
 
     bb.on('field', (name: string, value: string, _nameTruncated: boolean, valueTruncated: boolean) => {
       if (failure) return;
-      if (valueTruncated) return fail(closing(errors.tooLarge(`The form field '${name}' is larger than ${limits.fieldBytes / 1024} KiB.`, name)));
+      if (valueTruncated) return fail(errors.tooLarge(`The form field '${name}' is larger than ${limits.fieldBytes / 1024} KiB.`, name));
       const key = name.replace(/\[\]$/, '');
       const previous = fields[key];
       fields[key] = previous === undefined ? value : [previous, value].flat();
@@ -120,10 +120,10 @@ export function readForm<T>(request: FastifyRequest, limits: FormLimits, expecte
       if (failure) return void stream.resume();
       if (name !== expected.field) {
         stream.resume();
-        return fail(closing(errors.invalid(`Unexpected file field '${name}': the ${expected.noun} goes in '${expected.field}'.`, name)));
+        return fail(errors.invalid(`Unexpected file field '${name}': the ${expected.noun} goes in '${expected.field}'.`, name));
       }
       current = stream;
-      stream.once('limit', () => fail(closing(errors.tooLarge(`The ${expected.noun} is larger than ${limits.fileBytes / 1024 / 1024} MB.`, expected.field))));
+      stream.once('limit', () => fail(errors.tooLarge(`The ${expected.noun} is larger than ${limits.fileBytes / 1024 / 1024} MB.`, expected.field)));
       stream.once('end', () => {
         if (current === stream) current = null;
       });
@@ -132,7 +132,7 @@ export function readForm<T>(request: FastifyRequest, limits: FormLimits, expecte
       consumer.catch((err: Error) => fail(err));
     });
 
-    const tooMany = () => fail(closing(errors.tooLarge(`The form has more fields or files than this endpoint takes (at most ${limits.fields} fields and one file).`)));
+    const tooMany = () => fail(errors.tooLarge(`The form has more fields or files than this endpoint takes (at most ${limits.fields} fields and one file).`));
     bb.on('fieldsLimit', tooMany);
     bb.on('filesLimit', tooMany);
     bb.on('partsLimit', tooMany);
@@ -151,7 +151,7 @@ export function readForm<T>(request: FastifyRequest, limits: FormLimits, expecte
       if (!raw.complete && !parsed) fail(clientGone());
     });
     raw.pipe(bb);
-  });
+  }).catch(refuse);
 }
 
 function bodyTooLarge(limits: FormLimits): GatewayError {

@@ -43,9 +43,15 @@ export function targetsFor<C extends Capability>(model: ModelConfig, capability:
 /** What routing reads of the catalog. */
 export type ModelLookup = { model(id: string): ModelConfig | undefined; suggest(id: string): string | undefined; providers: Map<string, ProviderConfig> };
 
-/** The model the client named (model_not_found when the catalog has none) and its candidates for `capability`. */
-export function route<C extends Capability>(catalog: ModelLookup, modelId: string, capability: C): { model: ModelConfig; targets: Target<C>[] } {
+/** The model the client named; model_not_found, with the close id the catalog suggests, when it serves none. */
+export function knownModel(catalog: Pick<ModelLookup, 'model' | 'suggest'>, modelId: string): ModelConfig {
   const model = catalog.model(modelId);
   if (!model) throw errors.modelNotFound(modelId, catalog.suggest(modelId));
+  return model;
+}
+
+/** The model the client named (model_not_found when the catalog has none) and its candidates for `capability`. */
+export function route<C extends Capability>(catalog: ModelLookup, modelId: string, capability: C): { model: ModelConfig; targets: Target<C>[] } {
+  const model = knownModel(catalog, modelId);
   return { model, targets: targetsFor(model, capability, catalog.providers) };
 }

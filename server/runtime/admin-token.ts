@@ -3,10 +3,10 @@
 // GATEWAY_ADMIN_TOKEN creates the deployment's token, writes it to its DATA_DIR/admin-token and
 // keeps only its SHA-256 in the database, so every instance accepts that one token — the database
 // never holds something that opens the admin API (decision 0020).
-import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { constantTimeEqualHex, hashSecret, randomToken } from '../auth/secrets.ts';
-import { adminToken, dataDirOf, ensureDataDir } from './data-dir.ts';
+import { constantTimeEqualHex, hashSecret } from '../auth/secrets.ts';
+import { adminToken, dataDirOf, newAdminToken, readSecretFile, writeSecretFile } from './data-dir.ts';
 import type { SharedSettings } from './shared-settings.ts';
 
 const SETTING = 'admin_token_sha256';
@@ -37,14 +37,6 @@ export class AdminTokens {
 /** The accepted tokens, where they came from (for the start-up log), and what the operator should know. */
 export type ResolvedAdminTokens = { tokens: AdminTokens; source: string; warnings: string[] };
 
-const fileToken = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').trim() || null : null);
-
-function writeTokenFile(dir: string, file: string, token: string): void {
-  ensureDataDir(dir);
-  writeFileSync(file, token + '\n', { mode: 0o600, flag: 'wx' });
-  chmodSync(file, 0o600);
-}
-
 export async function resolveAdminTokens(env: NodeJS.ProcessEnv, settings: SharedSettings | null): Promise<ResolvedAdminTokens> {
   const dir = dataDirOf(env);
   const file = path.join(dir, 'admin-token');
@@ -62,14 +54,14 @@ export async function resolveAdminTokens(env: NodeJS.ProcessEnv, settings: Share
         : [];
     return { tokens: AdminTokens.of(env.GATEWAY_ADMIN_TOKEN), source: 'token from GATEWAY_ADMIN_TOKEN', warnings };
   }
-  const local = fileToken(file);
+  const local = readSecretFile(file);
   if (stored === null) {
     // The first instance: its existing token (a deployment that had one keeps it), or a new one.
     // The file first, its hash second: a process that dies between the two leaves a token in a
     // file that nobody accepts yet (the next start offers it again), never a hash in the database
     // of a token nobody has.
-    const token = local ?? `mga-${randomToken(43)}`;
-    if (!local) writeTokenFile(dir, file, token);
+    const token = local ?? newAdminToken();
+    if (!local) writeSecretFile(dir, file, token);
     const { created } = await settings.setOnce(SETTING, hashSecret(token));
     if (created) return { tokens: AdminTokens.of(token), source: `token in ${file}, accepted by every instance (its hash is kept in the database)`, warnings: [] };
     // Another instance created it at the same moment: its token is the deployment's; the one just

@@ -1,4 +1,4 @@
-// Files a gateway keeps under DATA_DIR: the admin token, the embedded-database lock and the
+// Files a gateway keeps under DATA_DIR: the admin token and the secret, the embedded-database lock and the
 // running server's address, which the CLI reads to reach it.
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
@@ -63,6 +63,21 @@ export function ensureDataDir(dir: string): void {
   }
 }
 
+/** A secret kept in a file of DATA_DIR (secret, admin-token): its content, or null when there is none. */
+export function readSecretFile(file: string): string | null {
+  return existsSync(file) ? readFileSync(file, 'utf8').trim() || null : null;
+}
+
+/** Writes a new secret file into `dir`, readable by the owner only; never over an existing one. */
+export function writeSecretFile(dir: string, file: string, value: string): void {
+  ensureDataDir(dir);
+  writeFileSync(file, value + '\n', { mode: 0o600, flag: 'wx' });
+  chmodSync(file, 0o600);
+}
+
+/** A new admin token. */
+export const newAdminToken = () => `mga-${randomToken(43)}`;
+
 /** GATEWAY_ADMIN_TOKEN, else DATA_DIR/admin-token (created on first use, readable by the owner only). */
 export function adminToken(env: NodeJS.ProcessEnv, create: boolean): string | null {
   if (env.GATEWAY_ADMIN_TOKEN) return env.GATEWAY_ADMIN_TOKEN;
@@ -70,10 +85,8 @@ export function adminToken(env: NodeJS.ProcessEnv, create: boolean): string | nu
   const file = path.join(dir, 'admin-token');
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
   if (!create) return null;
-  ensureDataDir(dir);
-  const token = `mga-${randomToken(43)}`;
-  writeFileSync(file, token + '\n', { mode: 0o600, flag: 'wx' });
-  chmodSync(file, 0o600);
+  const token = newAdminToken();
+  writeSecretFile(dir, file, token);
   return token;
 }
 

@@ -1,7 +1,6 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomToken } from '../auth/secrets.ts';
-import { dataDirOf } from './data-dir.ts';
+import { dataDirOf, readSecretFile, writeSecretFile } from './data-dir.ts';
 import type { SharedSettings } from './shared-settings.ts';
 
 /**
@@ -16,14 +15,9 @@ export function gatewaySecret(env: NodeJS.ProcessEnv): string {
   const file = path.join(dir, 'secret');
   const existing = readSecretFile(file);
   if (existing) return existing;
-  mkdirSync(dir, { recursive: true });
   const secret = randomToken(64);
-  writeFileSync(file, secret + '\n', { mode: 0o600, flag: 'wx' });
+  writeSecretFile(dir, file, secret);
   return secret;
-}
-
-function readSecretFile(file: string): string | null {
-  return existsSync(file) ? readFileSync(file, 'utf8').trim() || null : null;
 }
 
 /** The secret, where it came from (for the start-up log), and what the operator should know. */

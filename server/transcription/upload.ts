@@ -128,7 +128,8 @@ export function receiveUpload(services: Services, to: 'file' | 'blob') {
         cleanup = fn;
       }),
     ).catch((err: unknown) => {
-      // The rest of an upload refused part-way is not read: the connection closes after the answer.
+      // readForm's own refusals close the connection; so does any other failure (a disk that is
+      // full): the rest of the upload is not read.
       reply.header('connection', 'close');
       throw err;
     });

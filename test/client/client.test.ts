@@ -21,7 +21,7 @@ it('lists the catalog with typed entries', async () => {
 });
 
 it('manages users and keys through the admin API, and the key authenticates', async () => {
-  const admin = createGatewayClient({ baseUrl: gw.url, apiKey: gw.services.adminToken! });
+  const admin = createGatewayClient({ baseUrl: gw.url, apiKey: gw.services.adminTokens.known! });
   const user = await admin.POST('/admin/v1/users', { body: { email: 'client@example.com', plan: 'pro' } });
   expect(user.response.status).toBe(201);
   expect(user.data!.plan).toBe('pro');

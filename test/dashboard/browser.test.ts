@@ -411,7 +411,7 @@ describe('an operator', () => {
     await adminPage.waitForURL(`${w.gw.url}/dashboard`);
     await settled(adminPage);
     expect(await adminPage.locator('nav').innerText()).not.toContain('Upstream health');
-    const env = { ...process.env, GATEWAY_URL: w.gw.url, GATEWAY_ADMIN_TOKEN: w.gw.services.adminToken! };
+    const env = { ...process.env, GATEWAY_URL: w.gw.url, GATEWAY_ADMIN_TOKEN: w.gw.services.adminTokens.known! };
     const { stdout } = await run(process.execPath, [bin, 'users', 'set-role', 'ops@example.com', 'admin'], { env });
     expect(stdout).toMatch(/^user usr_\w+ now has the admin role/);
 

@@ -91,7 +91,7 @@ describe('answers carrying secrets are never cached', () => {
     expect(rotated.status).toBe(200);
     expect(rotated.headers.get('cache-control')).toBe('no-store');
 
-    const admin = await gw.fetch('/admin/v1/keys', { method: 'POST', key: gw.services.adminToken!, json: { user: 'nostore@example.com' } });
+    const admin = await gw.fetch('/admin/v1/keys', { method: 'POST', key: gw.services.adminTokens.known!, json: { user: 'nostore@example.com' } });
     expect(admin.status).toBe(201);
     expect(admin.headers.get('cache-control')).toBe('no-store');
 

@@ -31,7 +31,7 @@ beforeAll(async () => {
   ajv.addSchema(doc as never, 'openapi');
   creds = {
     apiKey: t.key,
-    adminToken: gw.services.adminToken!,
+    adminToken: gw.services.adminTokens.known!,
     models: {
       chat: ['openai-text', 'anthropic-text', 'gemini-text', 'compat-text', 'openai-reasoning', 'gemini-agentic', 'anthropic-thinker', 'openai-fail400', 'failover'],
       messages: ['claude-sonnet-4-5', 'anthropic-text', 'openai-text', 'gemini-text'],

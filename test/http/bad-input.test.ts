@@ -17,7 +17,7 @@ beforeAll(async () => {
   t = await startTextGateway();
   gw = t.gw;
   key = t.key;
-  admin = gw.services.adminToken!;
+  admin = gw.services.adminTokens.known!;
 });
 afterAll(() => t?.close());
 

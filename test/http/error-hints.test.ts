@@ -95,7 +95,7 @@ describe('an Authorization header that is not `Bearer <key>` says how to write i
       code: 'invalid_admin_token',
       param: null,
     });
-    const bare = await fetch(`${gw.url}/admin/v1/users`, { headers: { authorization: gw.services.adminToken! } });
+    const bare = await fetch(`${gw.url}/admin/v1/users`, { headers: { authorization: gw.services.adminTokens.known! } });
     expect((await errorBody(bare)).message).toBe(
       'The Authorization header has no "Bearer " before the admin token: send `Authorization: Bearer <admin token>`; the gateway\'s admin token is in its DATA_DIR/admin-token (with PostgreSQL, that of the instance that created it), or is its GATEWAY_ADMIN_TOKEN when it was started with one.',
     );

@@ -178,7 +178,7 @@ describe('401, 404, 413, 415, 500', () => {
     const broken = await startTestGateway();
     try {
       await broken.services.db.close();
-      const res = await broken.fetch('/admin/v1/users', { key: broken.services.adminToken! });
+      const res = await broken.fetch('/admin/v1/users', { key: broken.services.adminTokens.known! });
       expect(res.status).toBe(500);
       const text = await res.text();
       expect(JSON.parse(text)).toMatchObject({ error: { type: 'server_error', code: 'internal_error' } });

@@ -78,7 +78,7 @@ smtp: { host: 127.0.0.1, port: ${smtp.port}, secure: false, user: mailer, passwo
       env: { SMTP_TEST_PASSWORD: 'smtp-pa55word' },
       logger: pino({ level: 'info' }, { write: (line: string) => void logs.push(line) }),
     });
-    admin = gw.services.adminToken!;
+    admin = gw.services.adminTokens.known!;
   });
   afterAll(async () => {
     await gw?.close();
@@ -277,7 +277,7 @@ describe('without an SMTP server', () => {
   });
 
   it('links are on public_url', async () => {
-    const admin = gw.services.adminToken!;
+    const admin = gw.services.adminTokens.known!;
     await gw.fetch('/admin/v1/users', { method: 'POST', key: admin, json: { email: 'gil@example.com' } });
     const res = await gw.fetch('/admin/v1/users/gil@example.com/password-reset', { method: 'POST', key: admin, json: {} });
     expect(((await res.json()) as { url: string }).url).toMatch(/^https:\/\/gateway\.example\/reset-password\?token=[0-9A-Za-z]{43}$/);
@@ -288,7 +288,7 @@ describe('with password sign-in off', () => {
   it('set-password and reset links are refused: 409 password_signin_disabled', async () => {
     const gw = await startTestGateway({ config: 'providers: []\nmodels: []\nauth: { local: { enabled: false } }\n' });
     try {
-      const admin = gw.services.adminToken!;
+      const admin = gw.services.adminTokens.known!;
       await gw.fetch('/admin/v1/users', { method: 'POST', key: admin, json: { email: 'hal@example.com' } });
       for (const [path, json] of [['password', { password: NEW_PASSWORD }], ['password-reset', {}]] as const) {
         const res = await gw.fetch(`/admin/v1/users/hal@example.com/${path}`, { method: 'POST', key: admin, json });
