@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { ENGINE_FLAGS } from './test/helpers/engine-flags.ts';
 
 export default defineConfig({
   test: {
@@ -8,7 +9,7 @@ export default defineConfig({
     hookTimeout: 90_000,
     pool: 'forks',
     // Memory tests call gc() to see what an upload leaves held, not what awaits collection.
-    execArgv: ['--expose-gc'],
+    execArgv: ['--expose-gc', ...ENGINE_FLAGS],
     reporters: ['default', './test/helpers/summary-reporter.ts'],
   },
 });

@@ -5,6 +5,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { freshDataDir } from './gateway.ts';
+import { ENGINE_FLAGS } from './engine-flags.ts';
 
 export type GatewayProcess = {
   url: string;
@@ -21,7 +22,7 @@ export async function spawnGateway(opts: { config: string; env?: NodeJS.ProcessE
   const dataDir = freshDataDir();
   const configPath = path.join(dataDir, 'gateway.config.yaml');
   writeFileSync(configPath, opts.config);
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'gateway-child.ts')], {
+  const child = spawn(process.execPath, [...ENGINE_FLAGS, '--import', 'tsx', path.join(import.meta.dirname, 'gateway-child.ts')], {
     env: { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', GATEWAY_CONFIG: configPath, GATEWAY_METADATA_FETCH: 'off', GATEWAY_TEST_KEYS: String(opts.keys ?? 2), ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -11,6 +11,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { randomToken } from '../../server/auth/secrets.ts';
 import { TEST_REDIS_URL, freshPostgres } from '../helpers/gateway.ts';
+import { ENGINE_FLAGS } from '../helpers/engine-flags.ts';
 import { jobTestConfig } from './fixtures/test-kind.ts';
 import { startS3 } from '../helpers/s3.ts';
 
@@ -23,7 +24,7 @@ const adminToken = `adm_${randomToken(24)}`;
 const instances: Instance[] = [];
 
 async function startInstance(name: string): Promise<Instance> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'fixtures/instance.ts')], {
+  const child = spawn(process.execPath, [...ENGINE_FLAGS, '--import', 'tsx', path.join(import.meta.dirname, 'fixtures/instance.ts')], {
     env: { ...env, DATA_DIR: path.join(work, name) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
