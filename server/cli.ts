@@ -202,7 +202,7 @@ Environment:
   PORT, HOST            where to listen (8080, 0.0.0.0)
   DATA_DIR              this instance's directory: embedded database, admin token, usage ledger (./data)
   DATABASE_URL          PostgreSQL URL; unset: the embedded database under DATA_DIR (one instance)
-  REDIS_URL             Redis for counters; unset: in-process
+  REDIS_URL             Redis for counters and generated Responses items; unset: in-process
   GATEWAY_CONFIG        config file (default ./gateway.config.yaml when present)
   GATEWAY_ADMIN_TOKEN   admin API token (default: DATA_DIR/admin-token; with DATABASE_URL the first
                         instance's, accepted by every instance)

@@ -39,7 +39,7 @@ import { projectPath } from './runtime/paths.ts';
 import { StartupError, acquireEmbeddedLock, dataDirOf, ensureDataDir, writeServerInfo } from './runtime/data-dir.ts';
 import { checkListenAddress, listenError } from './runtime/port.ts';
 import type { Services } from './services.ts';
-import { defaultRedisTimeouts, envMs, openCounterStore, type RedisTimeouts } from './stores/index.ts';
+import { defaultRedisTimeouts, envMs, openCounterStore, openItemStore, type RedisTimeouts } from './stores/index.ts';
 import { RedisCounterStore } from './stores/redis.ts';
 import { createLogger as createFormattedLogger } from './runtime/log-format.ts';
 
@@ -150,6 +150,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
     const jobs = new JobService(() => services, opened.store);
     // With Redis, BullMQ brings due jobs at once and the database poll is only the safety net.
     const jobRunner = new JobRunner(() => services, jobs, logger, { leaseMs: Number(env.JOB_LEASE_MS ?? 30_000), pollMs: Number(env.JOB_POLL_MS ?? (env.REDIS_URL ? 5_000 : 500)) });
+    let itemWarnedAt = -Infinity;
     const services: Services = {
       config,
       jobs,
@@ -157,6 +158,12 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
       urls: new UrlSigner(secret),
       db,
       counters,
+      items: openItemStore(counters, (err) => {
+        // Once a minute at most: during an outage every translated answer fails to store its items.
+        if (clock.now() - itemWarnedAt < 60_000) return;
+        itemWarnedAt = clock.now();
+        logger.warn({ err: String(err) }, 'Responses items not kept in Redis: an item_reference to them will be unknown');
+      }),
       keys,
       accounts: new AccountService(db.prisma, config, clock),
       catalog,

@@ -14,7 +14,7 @@ import type { Catalog } from './catalog/catalog.ts';
 import type { ResolvedConfig } from './config/schema.ts';
 import type { Database } from './db/client.ts';
 import type { Metrics } from './http/metrics.ts';
-import type { CounterStore } from './stores/index.ts';
+import type { CounterStore, ItemStore } from './stores/index.ts';
 import type { JobService } from './jobs/service.ts';
 import type { JobRunner } from './jobs/runner.ts';
 import type { UrlSigner } from './blobs/signed-url.ts';
@@ -25,6 +25,8 @@ export type Services = {
   config: ResolvedConfig;
   db: Database;
   counters: CounterStore;
+  /** Output items of translated Responses answers, for `item_reference` (shared through Redis when configured). */
+  items: ItemStore;
   keys: KeyAuthenticator;
   accounts: AccountService;
   catalog: Catalog;

@@ -49,7 +49,6 @@ export const ENDPOINT_UNITS: Record<z.infer<typeof ModelEndpoint>, BilledUnit> =
 export const unitOf = (endpoint: z.infer<typeof ModelEndpoint>): BilledUnit => ENDPOINT_UNITS[endpoint];
 /** The endpoints billed by `unit`, for messages. */
 export const endpointsOfUnit = (unit: BilledUnit) => Object.entries(ENDPOINT_UNITS).filter(([, u]) => u === unit).map(([e]) => e).join('/');
-export const ruleOf = (unit: MeteredUnit): RuleName => ruleOfUnit[unit];
 
 /** Tokens one unit is worth for this model (1 for token-billed models). */
 export function tokensPerUnit(model: { endpoint: z.infer<typeof ModelEndpoint>; billing?: BillingRules | null }): number {

@@ -19,7 +19,7 @@ import { createKey, listJobs, listKeys, revokeKey, sessionInfo } from './dashboa
 import { hostedFile } from '../blobs/hosted.ts';
 import { linkOrigin } from '../http/link-origin.ts';
 import { chatFormat, messagesFormat, responsesFormat } from './text/formats.ts';
-import { responsesToCanonical } from '../translate/responses.ts';
+import { itemReferenceIds, responsesToCanonical } from '../translate/responses.ts';
 import { chatToCanonical } from '../translate/chat.ts';
 import { messagesToCanonical } from '../translate/messages.ts';
 
@@ -87,9 +87,10 @@ export function buildRouter(services: Services) {
         return send(reply, result, 'messages');
       },
       responses: async ({ body, request, reply }) => {
-        const decoded = responsesToCanonical(body);
+        const ids = itemReferenceIds(body);
+        const decoded = responsesToCanonical(body, ids.length ? await services.items.lookup(ids) : new Map());
         const result = await runText(services, {
-          format: responsesFormat(body, decoded.builtIns, services.search !== null, decoded.nativeOnly),
+          format: responsesFormat(body, decoded.builtIns, services.search !== null, decoded.nativeOnly, (items) => services.items.remember(items)),
           requestId: request.id,
           principal: request.principal!,
           raw: body,

@@ -99,6 +99,3 @@ function responseFormat(body: Body): MediaRequest['responseFormat'] {
   if (body.response_format === undefined) return /^(gpt-image-|chatgpt-image-)/.test(body.model) ? 'b64_json' : 'url';
   return body.response_format === 'url' ? 'url' : 'b64_json';
 }
-
-/** The shape the client asked for, if any: its pixel size, else its ratio. */
-export const requestedShape = (req: MediaRequest): Dimensions | null => req.pixels ?? req.ratio;

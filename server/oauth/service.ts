@@ -2,7 +2,7 @@
 // Every secret is stored as a SHA-256 hash and compared in constant time.
 import { createHash, createHmac } from 'node:crypto';
 import type { z } from 'zod';
-import type { App } from '../../contract/oauth.ts';
+import { OAuthScope, type App } from '../../contract/oauth.ts';
 import type { PrismaClient } from '../db/client.ts';
 import type { Prisma } from '../db/generated/client.ts';
 import { API_KEY_PREFIX, constantTimeEqualHex, displayPrefix, hashSecret, newId, randomToken } from '../auth/secrets.ts';
@@ -10,8 +10,8 @@ import { errors } from '../http/errors.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { OAuthError } from './errors.ts';
 
-export const SCOPES = ['identity', 'email', 'inference'] as const;
-export type Scope = (typeof SCOPES)[number];
+/** The scopes an app may ask for: the contract's list. */
+export const SCOPES = OAuthScope.options;
 export const ACCESS_TOKEN_TTL_S = 3600;
 export const CODE_TTL_MS = 120_000;
 export const REFRESH_TOKEN_TTL_MS = 90 * 86_400_000;

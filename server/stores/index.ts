@@ -1,14 +1,21 @@
 import { MemoryCounterStore } from './memory.ts';
 import { RedisCounterStore, defaultRedisTimeouts, type RedisTimeouts } from './redis.ts';
 import type { CounterStore } from './types.ts';
+import { MemoryItemStore, RedisItemStore, type ItemStore } from './items.ts';
 
 export type { AdmitResult, CounterStore, HoldSpec, WindowResult, WindowSpec } from './types.ts';
 export { CounterStoreUnavailableError, admitted } from './types.ts';
 export { defaultRedisTimeouts, type RedisTimeouts } from './redis.ts';
+export type { GeneratedItem, ItemStore } from './items.ts';
 
 /** Redis when REDIS_URL is set (shared by every instance), else in-process counters. */
 export function openCounterStore(redisUrl?: string, prefix?: string, timeouts: RedisTimeouts = defaultRedisTimeouts): CounterStore {
   return redisUrl ? new RedisCounterStore(redisUrl, prefix, timeouts) : new MemoryCounterStore();
+}
+
+/** Generated Responses items: in Redis beside the counters when they are there (every instance sees them), else in this process. */
+export function openItemStore(counters: CounterStore, onError: (err: unknown) => void): ItemStore {
+  return counters instanceof RedisCounterStore ? new RedisItemStore(counters, onError) : new MemoryItemStore();
 }
 
 /** Positive integer milliseconds from the environment, else `fallback`. */

@@ -198,7 +198,7 @@ export class RedisCounterStore implements CounterStore {
 
   constructor(
     url: string,
-    private readonly prefix = 'mg:',
+    readonly prefix = 'mg:',
     timeouts: RedisTimeouts = defaultRedisTimeouts,
   ) {
     // Auto-pipelining sends the commands of one event-loop turn in one write: a socket write per
@@ -255,7 +255,7 @@ export class RedisCounterStore implements CounterStore {
    * The deadline is the caller's: ioredis times a command from when it is written, and an
    * auto-pipelined command waits for the batch before it (itself up to a command timeout) first.
    */
-  private async run<T>(command: () => Promise<T>): Promise<T> {
+  async run<T>(command: () => Promise<T>): Promise<T> {
     if (this.firstConnection) await this.firstConnection;
     let timer: NodeJS.Timeout | undefined;
     try {

@@ -9,28 +9,24 @@ import { RESPONSES_FIELDS, droppedFields } from './request-fields.ts';
 type Json = Record<string, any>;
 
 /**
- * Output items this gateway generated for translated responses, so a client that sends them back
- * as `item_reference` (the AI SDK does) can be served without OpenAI's response storage. Ids are
- * 40 random characters; entries live an hour, per instance.
+ * Where the output items of translated answers go, so that a client sending them back as
+ * `item_reference` can be served without OpenAI's response storage (the item store, stores/items.ts).
  */
-class ItemMemory {
-  private readonly items = new Map<string, { item: Json; expires: number }>();
-  constructor(private readonly max = 50_000, private readonly ttlMs = 3_600_000) {}
-  remember(items: Json[]): void {
-    const expires = Date.now() + this.ttlMs;
-    for (const item of items) {
-      if (!item.id) continue;
-      if (this.items.size >= this.max) this.items.delete(this.items.keys().next().value!);
-      this.items.set(item.id, { item, expires });
-    }
-  }
-  get(id: string): Json | undefined {
-    const e = this.items.get(id);
-    if (!e || e.expires < Date.now()) return undefined;
-    return e.item;
-  }
+export type RememberItems = (items: Json[]) => void;
+
+/** An id of an item this gateway generated (`itemId`): only those are worth looking up. */
+const GENERATED_ITEM_ID = /^(msg|rs|fc)_[0-9A-Za-z]{40}$/;
+
+/**
+ * The ids of the `item_reference` items in a request's input that this gateway may have generated,
+ * once each, to look up before decoding it (others, such as OpenAI's own, are never in the store).
+ */
+export function itemReferenceIds(body: ResponsesRequest): string[] {
+  if (typeof body.input === 'string') return [];
+  const ids = new Set<string>();
+  for (const item of body.input as Json[]) if (item.type === 'item_reference' && typeof item.id === 'string' && GENERATED_ITEM_ID.test(item.id)) ids.add(item.id);
+  return [...ids];
 }
-export const generatedItems = new ItemMemory();
 
 export const WEB_SEARCH_TOOLS = new Set(['web_search', 'web_search_preview', 'web_search_2025_08_26', 'web_search_preview_2025_03_11']);
 
@@ -69,7 +65,8 @@ function contentParts(content: string | Json[], at: string, nativeOnly: (e: Gate
   });
 }
 
-export function responsesToCanonical(body: ResponsesRequest): ResponsesDecoded {
+/** `referenced`: the items of the input's `item_reference`s that the item store still has. */
+export function responsesToCanonical(body: ResponsesRequest, referenced: ReadonlyMap<string, Json>): ResponsesDecoded {
   let nativeOnly: GatewayError | null = null;
   const needsNative = (e: GatewayError) => void (nativeOnly ??= e);
   const system: string[] = body.instructions ? [body.instructions] : [];
@@ -86,7 +83,7 @@ export function responsesToCanonical(body: ResponsesRequest): ResponsesDecoded {
     body.input.forEach((raw, i) => {
       let item = raw as Json;
       const at = `input[${i}]`;
-      if (item.type === 'item_reference') item = generatedItems.get(item.id) ?? item;
+      if (item.type === 'item_reference') item = referenced.get(item.id) ?? item;
       if (item.type === undefined || item.type === 'message') {
         if (item.role === 'system' || item.role === 'developer') {
           system.push(contentParts(item.content, `${at}.content`, needsNative).map((p) => (p.type === 'text' ? p.text : '')).join(''));
@@ -225,9 +222,9 @@ export function responseShell(id: string, model: string, raw: Json, createdAt: n
   };
 }
 
-export function canonicalToResponse(r: C.Response, model: string, raw: Json): Json {
+export function canonicalToResponse(r: C.Response, model: string, raw: Json, remember: RememberItems): Json {
   const output = outputItems(r.content);
-  generatedItems.remember(output);
+  remember(output);
   return {
     ...responseShell(itemId('resp'), model, raw, Math.floor(Date.now() / 1000)),
     ...statusOf(r.finishReason),
@@ -257,7 +254,11 @@ export class ResponsesStreamEncoder {
   private usage: C.Usage | null = null;
   private pendingSignature: string | undefined;
 
-  constructor(model: string, raw: Json) {
+  constructor(
+    model: string,
+    raw: Json,
+    private readonly remember: RememberItems,
+  ) {
     this.shell = responseShell(itemId('resp'), model, raw, Math.floor(Date.now() / 1000));
   }
 
@@ -378,7 +379,7 @@ export class ResponsesStreamEncoder {
 
   end(): string {
     const out = this.start() + this.close();
-    generatedItems.remember(this.items);
+    this.remember(this.items);
     const response = { ...this.shell, ...statusOf(this.finish), output: this.items, usage: responsesUsage(this.usage) };
     return out + this.ev({ type: response.status === 'completed' ? 'response.completed' : 'response.incomplete', response });
   }

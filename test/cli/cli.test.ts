@@ -343,11 +343,12 @@ describe('start-up errors name the setting, the value and the fix', () => {
       expect(r.code).toBe(1);
       expect(r.fatal).toEqual([`cannot start: PORT ${blocker.port} on 127.0.0.1 is already in use (another gateway, or another program): stop it, or set PORT to a free port.`]);
       expect(r.stderr).toBe('');
-      // Migrating a new embedded database takes seconds; the check comes before it (the whole
-      // process, Node's start included, well under 1.5 s).
+      // The check comes before the database is opened: nothing of it exists. The time bound only
+      // catches a wait of several seconds (the whole process, Node's start included, takes ~1 s
+      // here, 1.64 s once on a loaded machine: so not a tighter bound).
       expect(existsSync(path.join(dir, 'db'))).toBe(false);
       expect(existsSync(path.join(dir, 'db.lock'))).toBe(false);
-      expect(r.ms).toBeLessThan(1_500);
+      expect(r.ms).toBeLessThan(4_000);
     } finally {
       blocker.server.close();
     }

@@ -1,7 +1,7 @@
 import { chatStrippedFields } from '../../../contract/chat.ts';
 import { responsesStrippedFields } from '../../../contract/responses.ts';
 import { randomToken } from '../../auth/secrets.ts';
-import { ResponsesStreamEncoder, WEB_SEARCH_TOOLS, canonicalToResponse, responseShell, responsesSse } from '../../translate/responses.ts';
+import { ResponsesStreamEncoder, WEB_SEARCH_TOOLS, canonicalToResponse, responseShell, responsesSse, type RememberItems } from '../../translate/responses.ts';
 import type { GatewayError } from '../../http/errors.ts';
 import { ChatStreamEncoder, canonicalToChat } from '../../translate/chat.ts';
 import { MessagesStreamEncoder, canonicalToMessages, sseEvent } from '../../translate/messages.ts';
@@ -74,7 +74,7 @@ export const messagesFormat = (webSearch = false, gatewaySearch = false, nativeO
  * Responses. `builtIns`: the built-in tools the client asked for; `gatewaySearch`: whether the
  * gateway can run web search itself for upstreams without a native one.
  */
-export function responsesFormat(raw: Json, builtIns: string[], gatewaySearch: boolean, nativeOnly: GatewayError | null = null): ClientFormat {
+export function responsesFormat(raw: Json, builtIns: string[], gatewaySearch: boolean, nativeOnly: GatewayError | null, remember: RememberItems): ClientFormat {
   let encoder: ResponsesStreamEncoder | null = null;
   let lastSeq = -1;
   return {
@@ -86,8 +86,8 @@ export function responsesFormat(raw: Json, builtIns: string[], gatewaySearch: bo
       for (const f of responsesStrippedFields) delete out[f];
       return out;
     },
-    encodeResponse: (r, model) => canonicalToResponse(r, model, raw),
-    streamEncoder: (model) => (encoder = new ResponsesStreamEncoder(model, raw)),
+    encodeResponse: (r, model) => canonicalToResponse(r, model, raw, remember),
+    streamEncoder: (model) => (encoder = new ResponsesStreamEncoder(model, raw, remember)),
     passthroughFrame(e, { json }, model) {
       if (typeof json?.sequence_number === 'number') lastSeq = json.sequence_number;
       const response = json?.response;
