@@ -67,13 +67,15 @@ export class RedisItemStore implements ItemStore {
   }
 
   remember(items: readonly GeneratedItem[]): void {
-    for (const item of items) {
+    const kept = items.flatMap((item) => {
       const id = idOf(item);
-      if (!id) continue;
-      // Auto-pipelined with the other commands of this turn: sent before the client can have read
-      // the answer that names the item, so its follow-up finds it on any instance.
-      this.store.run(() => this.store.redis.set(this.key(id), JSON.stringify(item), 'PX', this.ttlMs)).catch(this.onError);
-    }
+      return id ? [[this.key(id), JSON.stringify(item)] as const] : [];
+    });
+    if (!kept.length) return;
+    // One deadline for the answer's items; the SETs are auto-pipelined with the other commands of
+    // this turn, sent before the client can have read the answer that names them, so its
+    // follow-up finds them on any instance.
+    this.store.run(() => Promise.all(kept.map(([key, json]) => this.store.redis.set(key, json, 'PX', this.ttlMs)))).catch(this.onError);
   }
 
   async lookup(ids: readonly string[]): Promise<Map<string, GeneratedItem>> {

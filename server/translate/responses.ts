@@ -14,8 +14,11 @@ type Json = Record<string, any>;
  */
 export type RememberItems = (items: Json[]) => void;
 
-/** An id of an item this gateway generated (`itemId`): only those are worth looking up. */
-const GENERATED_ITEM_ID = /^(msg|rs|fc)_[0-9A-Za-z]{40}$/;
+/** The kinds of output item this gateway makes, by their ids' prefix: messages, reasoning, function calls. */
+const ITEM_PREFIXES = ['msg', 'rs', 'fc'] as const;
+const ITEM_ID_CHARS = 40;
+/** An id `itemId` made for an output item: only those are worth looking up. */
+const GENERATED_ITEM_ID = new RegExp(`^(${ITEM_PREFIXES.join('|')})_[0-9A-Za-z]{${ITEM_ID_CHARS}}$`);
 
 /**
  * The ids of the `item_reference` items in a request's input that this gateway may have generated,
@@ -153,7 +156,7 @@ export function responsesUsage(u: C.Usage | null): Json | null {
   };
 }
 
-const itemId = (prefix: string) => `${prefix}_${randomToken(40)}`;
+const itemId = (prefix: (typeof ITEM_PREFIXES)[number] | 'resp') => `${prefix}_${randomToken(ITEM_ID_CHARS)}`;
 
 function reasoningItem(p: C.ReasoningPart, id = itemId('rs')): Json {
   const item: Json = { id, type: 'reasoning', summary: p.text ? [{ type: 'summary_text', text: p.text }] : [] };
