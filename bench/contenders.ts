@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { randomToken } from '../server/auth/secrets.ts';
+import { randomToken } from '../server/runtime/secrets.ts';
 
 export type Target = { name: string; url: string; path: string; headers: Record<string, string>; body: string; pid?: number };
 const root = fileURLToPath(new URL('..', import.meta.url));

@@ -11,18 +11,18 @@ import { initServer } from '@ts-rest/fastify';
 import { contract } from '../contract/index.ts';
 import { buildOpenApiDocument } from '../contract/openapi.ts';
 import { authHook, routeMeta } from './http/auth-hook.ts';
-import { GatewayError, errors, validationError } from './http/errors.ts';
+import { GatewayError, errors, validationError } from './runtime/errors.ts';
 import { clientErrorHandler, defaultRequestTimeouts, serverTimeoutOptions, type RequestTimeouts } from './http/client-errors.ts';
 import { deepestPath, nestsDeeperThan } from './http/json-depth.ts';
 import { RouteMethods, methodNotAllowed } from './http/method-not-allowed.ts';
 import { jsonSyntaxError } from './config/json-position.ts';
 import { MAX_JSON_DEPTH } from '../contract/common.ts';
-import { errorPage } from './oauth/endpoints.ts';
-import { buildRouter } from './endpoints/router.ts';
-import { randomToken } from './auth/secrets.ts';
+import { errorPage } from './http/oauth-endpoints.ts';
+import { buildRouter } from './http/router.ts';
+import { randomToken } from './runtime/secrets.ts';
 import { isDatabaseUnavailable } from './db/unavailable.ts';
 import { CounterStoreUnavailableError } from './stores/index.ts';
-import type { Services } from './services.ts';
+import type { Services } from './http/services.ts';
 
 /** The largest JSON body by default (README: 20 MiB). */
 const DEFAULT_BODY_LIMIT = 20 * 1024 * 1024;

@@ -9,18 +9,23 @@ import { SettlementRetries } from './billing/settle-retry.ts';
 import { systemClock } from './runtime/clock.ts';
 import { startIdleGc } from './runtime/idle-gc.ts';
 import { openSearchBackend } from './search/backends.ts';
-import { resolveGatewaySecret } from './runtime/secret.ts';
-import { resolveAdminTokens } from './runtime/admin-token.ts';
-import { SharedSettings } from './runtime/shared-settings.ts';
+import { resolveGatewaySecret } from './auth/gateway-secret.ts';
+import { resolveAdminTokens } from './auth/admin-token.ts';
+import { SharedSettings } from './db/shared-settings.ts';
 import { openBlobStore } from './blobs/select.ts';
 import { UrlSigner } from './blobs/signed-url.ts';
 import { JobRunner } from './jobs/runner.ts';
 import { BullQueue } from './jobs/queue.ts';
 import { JobService } from './jobs/service.ts';
+import { JobKinds, type JobKind } from './jobs/kinds.ts';
+import type { CapabilityDeps } from './endpoints/deps.ts';
+import { mediaJobKinds } from './endpoints/images.ts';
+import { speechJobKind } from './endpoints/speech.ts';
+import { transcriptionJobKind } from './endpoints/transcriptions.ts';
 import { OAuthAuthenticator } from './oauth/authenticator.ts';
 import { OAuthService } from './oauth/service.ts';
-import { AccountDirectory } from './web/accounts.ts';
-import { IdentityProviders } from './web/identity.ts';
+import { AccountDirectory } from './accounts/directory.ts';
+import { IdentityProviders } from './accounts/identity.ts';
 import { Sessions } from './web/sessions.ts';
 import { HealthRecorder } from './routing/health.ts';
 import { buildApp, redactedPaths } from './app.ts';
@@ -29,16 +34,16 @@ import { KeyAuthenticator } from './auth/key-cache.ts';
 import { Catalog } from './catalog/catalog.ts';
 import { MetadataStore } from './catalog/metadata.ts';
 import { startMetadataRefresh } from './catalog/refresh.ts';
-import { loadConfig } from './config/load.ts';
+import { loadConfig } from './boot/config.ts';
 import { catalogSetup, setupAdvice } from './config/setup.ts';
-import { configWarnings } from './config/warnings.ts';
+import { configWarnings } from './boot/warnings.ts';
 import { deploymentWarnings } from './config/deployment.ts';
 import { databaseTimeouts, openDatabase } from './db/client.ts';
-import { createMetrics } from './http/metrics.ts';
+import { createMetrics } from './runtime/metrics.ts';
 import { projectPath } from './runtime/paths.ts';
 import { StartupError, acquireEmbeddedLock, dataDirOf, ensureDataDir, writeServerInfo } from './runtime/data-dir.ts';
 import { checkListenAddress, listenError } from './runtime/port.ts';
-import type { Services } from './services.ts';
+import type { Services } from './http/services.ts';
 import { defaultRedisTimeouts, envMs, openCounterStore, openItemStore, type RedisTimeouts } from './stores/index.ts';
 import { RedisCounterStore } from './stores/redis.ts';
 import { createLogger as createFormattedLogger } from './runtime/log-format.ts';
@@ -60,7 +65,10 @@ function redisTimeouts(env: NodeJS.ProcessEnv): RedisTimeouts {
 
 export type RunningGateway = { url: string; services: Services; close(): Promise<void> };
 
-export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger: Logger = createLogger(env)): Promise<RunningGateway> {
+/** What a caller adds to the gateway it starts: job kinds besides the capabilities' own (a test's). */
+export type GatewayExtras = { jobKinds?: JobKind[] };
+
+export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger: Logger = createLogger(env), extras: GatewayExtras = {}): Promise<RunningGateway> {
   const { config, enabledFromEnv } = loadConfig(env);
   if (enabledFromEnv?.length) {
     logger.info(`no config file: enabled ${enabledFromEnv.join(', ')} from API keys in the environment (${config.models.length} models)`);
@@ -147,32 +155,34 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
     const opened = await openBlobStore(env, dataDir, databaseTimeouts(env));
     cleanups.push(() => opened.close());
     logger.info(`blob store (uploads, job outputs, hosted files): ${opened.description}`);
-    const jobs = new JobService(() => services, opened.store);
-    // With Redis, BullMQ brings due jobs at once and the database poll is only the safety net.
-    const jobRunner = new JobRunner(() => services, jobs, logger, { leaseMs: Number(env.JOB_LEASE_MS ?? 30_000), pollMs: Number(env.JOB_POLL_MS ?? (env.REDIS_URL ? 5_000 : 500)) });
+    const urls = new UrlSigner(secret);
+    const metrics = createMetrics();
+    const billing = new QuotaBilling(config, counters, ledger, clock, (id) => catalog.model(id), settlements);
     let itemWarnedAt = -Infinity;
+    const items = openItemStore(counters, (err) => {
+      // Once a minute at most: during an outage every translated answer fails to store its items.
+      if (clock.now() - itemWarnedAt < 60_000) return;
+      itemWarnedAt = clock.now();
+      logger.warn({ err: String(err) }, 'Responses items not kept in Redis: an item_reference to them will be unknown');
+    });
+    // The capabilities add their job kinds below, once what they run with exists.
+    const jobKinds = new JobKinds();
+    const jobDeps = { config, db, clock, counters, billing, catalog };
+    // With Redis, BullMQ brings due jobs at once and the database poll is only the safety net.
+    const jobRunner = new JobRunner(jobDeps, opened.store, jobKinds, logger, { leaseMs: Number(env.JOB_LEASE_MS ?? 30_000), pollMs: Number(env.JOB_POLL_MS ?? (env.REDIS_URL ? 5_000 : 500)) });
+    const jobs = new JobService(jobDeps, opened.store, jobKinds, jobRunner);
+    const search = openSearchBackend(config.webSearch);
+    const capabilities: CapabilityDeps = { config, clock, catalog, health, metrics, billing, search, items, jobs, urls };
+    jobKinds.add(...mediaJobKinds(capabilities), speechJobKind(capabilities), transcriptionJobKind(capabilities), ...(extras.jobKinds ?? []));
     const services: Services = {
-      config,
-      jobs,
+      ...capabilities,
       jobRunner,
-      urls: new UrlSigner(secret),
+      jobKinds,
       db,
       counters,
-      items: openItemStore(counters, (err) => {
-        // Once a minute at most: during an outage every translated answer fails to store its items.
-        if (clock.now() - itemWarnedAt < 60_000) return;
-        itemWarnedAt = clock.now();
-        logger.warn({ err: String(err) }, 'Responses items not kept in Redis: an item_reference to them will be unknown');
-      }),
       keys,
       accounts: new AccountService(db.prisma, config, clock),
-      catalog,
-      metrics: createMetrics(),
-      health,
-      billing: new QuotaBilling(config, counters, ledger, clock, (id) => catalog.model(id), settlements),
       ledger,
-      clock,
-      search: openSearchBackend(config.webSearch),
       oauth,
       oauthAuth,
       sessions: new Sessions(db.prisma, clock, config.auth.session_ttl_hours * 3_600_000, secret),

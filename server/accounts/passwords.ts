@@ -4,12 +4,15 @@
 // SHA-256 is stored, like every other secret of the gateway; it works once, until it expires, and a
 // newer link or a new password voids it. Setting a password ends the user's sessions.
 import type { PrismaClient } from '../db/client.ts';
-import { hashSecret, newId, randomToken } from '../auth/secrets.ts';
-import { errors } from '../http/errors.ts';
+import { hashSecret, newId, randomToken } from '../runtime/secrets.ts';
+import { errors } from '../runtime/errors.ts';
 import type { Clock } from '../runtime/clock.ts';
-import type { Services } from '../services.ts';
-import { hashPassword } from '../web/accounts.ts';
-import { passwordProblem } from '../web/credentials.ts';
+import type { ResolvedConfig } from '../config/schema.ts';
+import { hashPassword } from './directory.ts';
+import { passwordProblem } from './credentials.ts';
+
+/** Where links for people point: the configured public URL, else the address this instance listens on. */
+export type LinkBaseDeps = { config: Pick<ResolvedConfig, 'publicUrl'>; listenUrl?: string };
 
 /** Where the reset page lives; the token travels in `token` (redacted in request logs). */
 export const RESET_PATH = '/reset-password';
@@ -20,7 +23,7 @@ export const OPERATOR_LINK_MINUTES = { default: 24 * 60, min: 5, max: 7 * 24 * 6
  * The address in links made for people: public_url, else the address this instance listens on.
  * Never a request's Host header, which whoever sends the request chooses.
  */
-export function linkBase(services: Pick<Services, 'config' | 'listenUrl'>): string {
+export function linkBase(services: LinkBaseDeps): string {
   const base = services.config.publicUrl ?? services.listenUrl;
   if (!base) throw new Error('the gateway is not listening yet: no address for links');
   return base;

@@ -1,5 +1,5 @@
 import type { PrismaClient } from '../db/client.ts';
-import { constantTimeEqualHex, hashSecret } from './secrets.ts';
+import { constantTimeEqualHex, hashSecret } from '../runtime/secrets.ts';
 import type { Principal } from './principal.ts';
 
 type Entry = { principal: Principal | null; expiresAt: number };

@@ -1,17 +1,22 @@
 // GET /admin/v1/usage: the ledger across every user — top users and models, per-day totals.
 import type { z } from 'zod';
 import type { AdminUsageQuery, AdminUsageReport } from '../../contract/dashboard.ts';
-import { errors } from '../http/errors.ts';
-import type { Services } from '../services.ts';
+import { errors } from '../runtime/errors.ts';
+import type { Database } from '../db/client.ts';
+import type { Clock } from '../runtime/clock.ts';
+import type { UsageLedger } from './ledger.ts';
 import { utcDay } from './plans.ts';
 import { period } from './usage-report.ts';
+
+/** What the operators' usage report reads. */
+export type AdminUsageDeps = { db: Database; clock: Clock; ledger: Pick<UsageLedger, 'flush' | 'databaseUnavailable'> };
 
 type Report = z.infer<typeof AdminUsageReport>;
 const DAY = 86_400_000;
 type Sums = { requests: number; errors: number; prompt: bigint; completion: bigint; cached: bigint; reasoning: bigint; billed: bigint };
 const counted = (r: Pick<Sums, 'requests' | 'errors' | 'billed'>) => ({ requests: r.requests, errors: r.errors, billed_tokens: Number(r.billed ?? 0n) });
 
-export async function adminUsageReport(services: Services, query: z.infer<typeof AdminUsageQuery>): Promise<Report> {
+export async function adminUsageReport(services: AdminUsageDeps, query: z.infer<typeof AdminUsageQuery>): Promise<Report> {
   const { start, end } = period(query, services.clock.now());
   await services.ledger.flush();
   if (services.ledger.databaseUnavailable) throw errors.databaseUnavailable();

@@ -1,6 +1,6 @@
 import type { Principal } from '../auth/principal.ts';
 import type * as C from '../translate/canonical.ts';
-import type { MeteredUnit } from './rules.ts';
+import type { MeteredUnit } from '../config/billing-rules.ts';
 
 /** The ledger's `endpoint`: the API surface a request used. */
 export type BilledEndpoint = 'chat' | 'messages' | 'responses' | 'embeddings' | 'moderations' | 'images' | 'video' | 'speech' | 'transcriptions';
@@ -62,7 +62,7 @@ export type BillingTicket = {
  * The billing seam of the request path: `begin` runs before any upstream call (the quota
  * reservation goes here), the ticket's `settle` exactly once after it (stream or not, client
  * gone or not). Each capability sizes its own reservation: the most the request can cost, in
- * tokens before the model's multiplier (billing/rules.ts converts non-token units).
+ * tokens before the model's multiplier (config/billing-rules.ts converts non-token units).
  */
 export interface Billing {
   begin(ctx: {

@@ -27,7 +27,7 @@ export type LedgerRecord = {
   cachedTokens: number;
   reasoningTokens: number;
   surchargeTokens: number;
-  /** Non-token work and its amount (server/billing/rules.ts); absent on token-billed records. */
+  /** Non-token work and its amount (server/config/billing-rules.ts); absent on token-billed records. */
   meteredUnit?: string | null;
   meteredQuantity?: number | null;
   multiplier: number;

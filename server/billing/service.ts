@@ -1,11 +1,11 @@
 // Plans, limits and quota reservations (spec parts 1, 5, 7, 8; DESIGN.md §4).
-import { randomToken } from '../auth/secrets.ts';
+import { randomToken } from '../runtime/secrets.ts';
 import type { ResolvedConfig } from '../config/schema.ts';
-import { GatewayError, errors } from '../http/errors.ts';
+import { GatewayError, errors } from '../runtime/errors.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { CounterStoreUnavailableError, admitted, type AdmitResult, type CounterStore, type HoldSpec, type WindowSpec } from '../stores/index.ts';
 import type { Billing, BillingTicket, Reservation, UsageReport } from './hooks.ts';
-import { unitTokens } from './rules.ts';
+import { unitTokens } from '../config/billing-rules.ts';
 import type { UsageLedger } from './ledger.ts';
 import { SettlementRetries } from './settle-retry.ts';
 import { lastFormatted, nextUtcMidnight, planOf, quotaKey, rankOf, rpmKey, userQuotaKey, userRpmKey } from './plans.ts';

@@ -2,10 +2,27 @@
 import type { z } from 'zod';
 import type { UsageQuery, UsageReport } from '../../contract/usage.ts';
 import { isSession, type Principal } from '../auth/principal.ts';
-import { errors } from '../http/errors.ts';
-import type { Services } from '../services.ts';
-import type { MeteredUnit } from './rules.ts';
+import { errors } from '../runtime/errors.ts';
+import type { AccountService } from '../accounts/service.ts';
+import type { Catalog } from '../catalog/catalog.ts';
+import type { ResolvedConfig } from '../config/schema.ts';
+import type { Database } from '../db/client.ts';
+import type { Clock } from '../runtime/clock.ts';
+import type { CounterStore } from '../stores/index.ts';
+import type { UsageLedger } from './ledger.ts';
+import type { MeteredUnit } from '../config/billing-rules.ts';
 import { jobsKey, nextUtcMidnight, planLimits, planOf, quotaKey, rankOf, rpmKey, userJobsKey, userQuotaKey, userRpmKey, utcDay, type CounterOwner } from './plans.ts';
+
+/** What the usage reads and the limits views read. */
+export type UsageReportDeps = {
+  config: ResolvedConfig;
+  db: Database;
+  clock: Clock;
+  counters: CounterStore;
+  ledger: Pick<UsageLedger, 'flush' | 'databaseUnavailable'>;
+  accounts: Pick<AccountService, 'userKeys' | 'activeKeyCount'>;
+  catalog: Pick<Catalog, 'entries'>;
+};
 
 type Report = z.infer<typeof UsageReport>;
 type Totals = Report['totals'];
@@ -40,7 +57,7 @@ const minuteOf = (limit: number, window: { value: number; resetAt: number } | nu
 const slotsOf = (limit: number, active: number): Slots => ({ limit, active, remaining: Math.max(0, limit - active) });
 
 /** One key's live counters, against the plan's limits. */
-export async function keyLimits(services: Services, owner: CounterOwner, planId: string, now = services.clock.now()): Promise<KeyLimits> {
+export async function keyLimits(services: UsageReportDeps, owner: CounterOwner, planId: string, now = services.clock.now()): Promise<KeyLimits> {
   const plan = planOf(services.config, planId);
   const [rpm, quota, jobs] = await Promise.all([
     services.counters.peekWindow(rpmKey(owner), now),
@@ -55,7 +72,7 @@ export async function keyLimits(services: Services, owner: CounterOwner, planId:
 }
 
 /** The user's live counters over all their keys and apps, against the plan's per-user limits (null where it sets none). */
-export async function userLimits(services: Services, userId: string, planId: string, now = services.clock.now()): Promise<UserLimits> {
+export async function userLimits(services: UsageReportDeps, userId: string, planId: string, now = services.clock.now()): Promise<UserLimits> {
   const plan = planOf(services.config, planId);
   const [rpm, quota, jobs, keys] = await Promise.all([
     plan.user_requests_per_minute === undefined ? null : services.counters.peekWindow(userRpmKey(userId), now),
@@ -98,7 +115,7 @@ type DayRow = { day: string; model: string; requests: number; errors: number; pr
  * The report for an API key (its own counters and ledger), or for the dashboard's session: every
  * key of the user (or the one named by `key`), counters summed.
  */
-export async function usageReport(services: Services, principal: Principal, query: z.infer<typeof UsageQuery>): Promise<Report> {
+export async function usageReport(services: UsageReportDeps, principal: Principal, query: z.infer<typeof UsageQuery>): Promise<Report> {
   const now = services.clock.now();
   const plan = planOf(services.config, principal.planId);
   const { start, end } = period(query, now);

@@ -5,7 +5,7 @@ import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { randomToken } from '../auth/secrets.ts';
+import { randomToken } from '../runtime/secrets.ts';
 import { checkKey, type BlobInfo, type BlobStore } from './store.ts';
 
 export class FilesystemBlobStore implements BlobStore {

@@ -11,7 +11,7 @@
 // connection per chunk and must not make the request path's queries wait for one.
 import type pg from 'pg';
 import { Readable } from 'node:stream';
-import { randomToken } from '../auth/secrets.ts';
+import { randomToken } from '../runtime/secrets.ts';
 import { checkKey, type BlobInfo, type BlobStore } from './store.ts';
 
 /** Bytes per chunk row: large enough that a 25 MB upload is 25 inserts, small enough to hold one at a time. */

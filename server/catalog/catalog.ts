@@ -1,7 +1,7 @@
 import type { CatalogEntry } from '../../contract/models.ts';
 import type { ProviderConfig, ResolvedConfig } from '../config/schema.ts';
 import type { MetadataStore, Resolved } from './metadata.ts';
-import { tokensPerUnit, unitOf } from '../billing/rules.ts';
+import { tokensPerUnit, unitOf } from '../config/billing-rules.ts';
 import { closest } from '../config/schema-keys.ts';
 
 type ModelConfig = ResolvedConfig['models'][number];

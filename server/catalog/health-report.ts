@@ -3,10 +3,17 @@
 // instance's not-yet-written minute buckets.
 import type { z } from 'zod';
 import type { ModelStatus, ModelStatusList, ModelStatusQuery } from '../../contract/models.ts';
-import { unservableModels } from '../config/warnings.ts';
+import { unservableModels } from '../boot/warnings.ts';
 import { LATENCY_BOUNDS, emptyHist, type Bucket } from '../routing/health.ts';
 import { knownModel } from '../routing/targets.ts';
-import type { Services } from '../services.ts';
+import type { ResolvedConfig } from '../config/schema.ts';
+import type { Database } from '../db/client.ts';
+import type { Clock } from '../runtime/clock.ts';
+import type { HealthRecorder } from '../routing/health.ts';
+import type { Catalog } from './catalog.ts';
+
+/** What the models status page reads. */
+export type HealthReportDeps = { config: ResolvedConfig; db: Database; clock: Clock; catalog: Catalog; health: Pick<HealthRecorder, 'pending'> };
 
 const WINDOWS = { '1h': [3_600_000, 300_000], '24h': [86_400_000, 3_600_000], '7d': [604_800_000, 3_600_000], '30d': [2_592_000_000, 86_400_000] } as const;
 /** The current state looks at the last 15 minutes. */
@@ -57,7 +64,7 @@ const availability = (a: Acc) => (a.requests ? (a.requests - a.errors) / a.reque
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const round = (x: number | null) => (x === null ? null : Math.round(x * 10_000) / 10_000);
 
-export async function modelStatus(services: Services, query: z.infer<typeof ModelStatusQuery>): Promise<z.infer<typeof ModelStatusList>> {
+export async function modelStatus(services: HealthReportDeps, query: z.infer<typeof ModelStatusQuery>): Promise<z.infer<typeof ModelStatusList>> {
   const now = services.clock.now();
   const [span, size] = WINDOWS[query.window];
   const last = Math.floor(now / size) * size;

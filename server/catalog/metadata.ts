@@ -7,7 +7,7 @@ import { request } from 'undici';
 import type { CatalogEntry } from '../../contract/models.ts';
 import type { PrismaClient } from '../db/client.ts';
 import type { ProviderConfig, ResolvedConfig } from '../config/schema.ts';
-import { upstreamAgent } from '../providers/http.ts';
+import { upstreamAgent } from '../upstream/http.ts';
 
 type Json = Record<string, any>;
 export type Source = 'openrouter' | 'poe';

@@ -1,6 +1,6 @@
 // What the gateway serves with no config file: each built-in provider whose key is in the
 // environment, with a model list of its current mainstream models.
-import type { BillingRules } from '../billing/rules.ts';
+import type { BillingRules } from './billing-rules.ts';
 import type { GatewayConfigInput, ProviderType } from './schema.ts';
 
 type Builtin = {
@@ -8,7 +8,7 @@ type Builtin = {
   type: ProviderType;
   env: string;
   base_url: string;
-  /** `billing`: where a model's work costs other than the default rule (server/billing/rules.ts) says, in proportion to list prices. */
+  /** `billing`: where a model's work costs other than the default rule (server/config/billing-rules.ts) says, in proportion to list prices. */
   models: { id: string; endpoint: string; upstream?: string; billing?: BillingRules }[];
 };
 

@@ -1,8 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { ModelEndpoint } from '../../contract/models.ts';
-import { typesServing } from '../providers/registry.ts';
-import { ENDPOINT_UNITS, RULES, endpointsOfUnit, type RuleName } from '../billing/rules.ts';
+import { ENDPOINT_UNITS, RULES, endpointsOfUnit, type RuleName } from './billing-rules.ts';
 
 export const ProviderType = z.enum(['openai', 'anthropic', 'gemini', 'elevenlabs', 'openai-compatible']);
 export type ProviderType = z.infer<typeof ProviderType>;
@@ -206,7 +205,7 @@ export const SmtpConfig = z.strictObject({
 });
 export type SmtpConfig = z.infer<typeof SmtpConfig>;
 
-/** The shape of the config file; `GatewayConfig` adds the checks between its parts. */
+/** The shape of the config file; `referenceIssues` (and the providers' `vendorIssues`) check between its parts. */
 export const GatewayConfigShape = z.strictObject({
   providers: z.array(ProviderConfig).default([]),
   models: z.array(ModelConfig).default([]),
@@ -243,12 +242,8 @@ export const GatewayConfigShape = z.strictObject({
   ),
 });
 
-export const GatewayConfig = GatewayConfigShape.superRefine((cfg, ctx) => {
-  for (const issue of referenceIssues(cfg)) ctx.addIssue({ code: 'custom', ...issue });
-});
-
-const list = (v: unknown): Record<string, unknown>[] => (Array.isArray(v) ? v.map((x) => (x && typeof x === 'object' ? (x as Record<string, unknown>) : {})) : []);
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+export const list = (v: unknown): Record<string, unknown>[] => (Array.isArray(v) ? v.map((x) => (x && typeof x === 'object' ? (x as Record<string, unknown>) : {})) : []);
+export const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
 /**
  * Duplicate ids and references to unknown providers and plans. Reads the input defensively, so the
@@ -271,19 +266,12 @@ export function referenceIssues(input: unknown): { path: (string | number)[]; me
   dup('models');
   dup('plans');
   const providers = new Set(list(cfg.providers).flatMap((p) => str(p.id) ?? []));
-  const providerTypes = new Map(list(cfg.providers).flatMap((p) => (str(p.id) !== undefined && str(p.type) !== undefined ? [[str(p.id)!, str(p.type)!]] : [])));
   const plans = new Set(Array.isArray(cfg.plans) ? list(cfg.plans).flatMap((p) => str(p.id) ?? []) : defaultPlans.map((p) => p.id));
   list(cfg.models).forEach((m, i) => {
     list(m.upstreams).forEach((u, j) => {
       const provider = str(u.provider);
       if (provider !== undefined && !providers.has(provider)) {
         issues.push({ path: ['models', i, 'upstreams', j, 'provider'], message: `unknown provider "${provider}" (known: ${[...providers].join(', ') || 'none'})` });
-      }
-      // The registry says which provider types serve the model's endpoint: another type would never be tried.
-      const type = provider === undefined ? undefined : providerTypes.get(provider);
-      const serving = type && ModelEndpoint.safeParse(m.endpoint).success ? typesServing(m.endpoint as z.infer<typeof ModelEndpoint>) : null;
-      if (type && serving && !serving.includes(type as ProviderType)) {
-        issues.push({ path: ['models', i, 'upstreams', j, 'provider'], message: `provider "${provider}" is ${type}, which cannot serve ${m.endpoint} (served by: ${serving.join(', ')})` });
       }
     });
     const endpoint = str(m.endpoint);
@@ -303,7 +291,7 @@ export function referenceIssues(input: unknown): { path: (string | number)[]; me
   if (defaultPlan !== undefined && !plans.has(defaultPlan)) issues.push({ path: ['default_plan'], message: `unknown plan "${defaultPlan}" (known: ${[...plans].join(', ')})` });
   return issues;
 }
-export type GatewayConfigInput = z.input<typeof GatewayConfig>;
+export type GatewayConfigInput = z.input<typeof GatewayConfigShape>;
 
 export const defaultPlans: PlanConfig[] = [
   // A user's allowance is the plan's, whatever the number of keys: per key as much as per user.

@@ -8,22 +8,23 @@ import type { z } from 'zod';
 import type { ImageGenerationRequest, ImagesResponse } from '../../contract/images.ts';
 import type { GenerationTimeoutBody, Job } from '../../contract/jobs.ts';
 import type { Principal } from '../auth/principal.ts';
-import { unitTokens } from '../billing/rules.ts';
-import { GatewayError, errors } from '../http/errors.ts';
-import { registerJobKind, type JobDone, type JobRecheck, type JobRecord } from '../jobs/kinds.ts';
-import { jobOutputKey, newJobId, type JobOrigin } from '../jobs/service.ts';
+import { unitTokens } from '../config/billing-rules.ts';
+import { GatewayError, errors } from '../runtime/errors.ts';
+import type { JobDone, JobKind, JobRecheck, JobRecord } from '../jobs/kinds.ts';
+import { jobOutputKey } from '../jobs/deps.ts';
+import { newJobId, type JobOrigin } from '../jobs/service.ts';
 import { mp4Duration } from '../media/mp4-duration.ts';
 import { loadReferences } from '../media/references.ts';
 import { parseMediaRequest, type MediaRequest } from '../media/request.ts';
 import type { AdapterCall } from '../providers/adapter.ts';
 import type { GeneratedImage } from '../providers/media.ts';
 import { adapterFor } from '../providers/registry.ts';
-import { upstreamFailure } from '../providers/upstream-errors.ts';
+import { upstreamFailure } from '../upstream/errors.ts';
 import type { FailoverOptions } from '../routing/failover.ts';
 import { knownModel, route, type Target } from '../routing/targets.ts';
-import type { Services } from '../services.ts';
+import type { CapabilityDeps } from './deps.ts';
 import { gatewayHeaders } from './gateway-headers.ts';
-import { beginMetered } from './metered.ts';
+import { beginMetered } from '../billing/metered.ts';
 import { syncOrJob } from './sync-or-job.ts';
 import { exchange } from './upstream-exchange.ts';
 
@@ -46,7 +47,7 @@ type VideoState = { provider: string; upstreamModel: string; operation: string; 
 const MAX_POLL_FAILURES = 5;
 
 /** The model's upstreams able to take `references` reference images; 400 naming the model when none can. */
-function mediaTargets<C extends Media>(services: Services, modelId: string, capability: C, references: number): Target<C>[] {
+function mediaTargets<C extends Media>(services: CapabilityDeps, modelId: string, capability: C, references: number): Target<C>[] {
   const { targets } = route(services.catalog, modelId, capability);
   if (!references) return targets;
   const max = (t: Target<C>) => t.adapter.maxReferences(t.upstreamModel);
@@ -58,7 +59,7 @@ function mediaTargets<C extends Media>(services: Services, modelId: string, capa
 }
 
 /** A stored file's signed link, relative to the gateway (made absolute when answered: withOrigin). */
-function hostedUrl(services: Services, key: string): string {
+function hostedUrl(services: CapabilityDeps, key: string): string {
   return `/v1/files/${services.urls.sign(key, services.clock.now() + services.config.jobs.retention_hours * 3_600_000)}`;
 }
 
@@ -79,14 +80,14 @@ const mediaType = (given: string | null | undefined, kind: 'image' | 'video', fa
   return new RegExp(`^${kind}/[a-z0-9.+-]+$`).test(t) ? t : fallback;
 };
 
-async function hostImage(services: Services, jobId: string, image: GeneratedImage) {
+async function hostImage(services: CapabilityDeps, jobId: string, image: GeneratedImage) {
   const key = jobOutputKey(jobId);
   await services.jobs.blobs.put(key, Readable.from([image.data]), image.contentType);
   return { key, url: hostedUrl(services, key) };
 }
 
 /** One image, from the first upstream that makes it; stored, and answered as the request asked. */
-async function makeImage(services: Services, jobId: string, model: string, stored: Stored, signal: AbortSignal, log?: FailoverOptions['log']): Promise<JobDone & { provider: string; upstreamMs: number }> {
+async function makeImage(services: CapabilityDeps, jobId: string, model: string, stored: Stored, signal: AbortSignal, log?: FailoverOptions['log']): Promise<JobDone & { provider: string; upstreamMs: number }> {
   const { req } = stored;
   const targets = mediaTargets(services, model, 'images', req.references.length);
   const references = await loadReferences(services, req.references);
@@ -110,7 +111,7 @@ async function makeImage(services: Services, jobId: string, model: string, store
 }
 
 /** A stored video's duration from its movie header (to 0.1 s), or null when the file does not say. */
-async function containerDuration(services: Services, key: string): Promise<number | null> {
+async function containerDuration(services: CapabilityDeps, key: string): Promise<number | null> {
   const blob = await services.jobs.blobs.get(key);
   if (!blob) return null;
   try {
@@ -124,7 +125,7 @@ async function containerDuration(services: Services, key: string): Promise<numbe
 }
 
 /** One step of a video job: start the operation, or check it and, once done, keep the file. */
-async function videoStep(services: Services, job: JobRecord, signal: AbortSignal): Promise<JobDone | JobRecheck> {
+async function videoStep(services: CapabilityDeps, job: JobRecord, signal: AbortSignal): Promise<JobDone | JobRecheck> {
   const stored = job.request as Stored;
   const pollMs = services.config.jobs.poll_seconds * 1000;
   const state = job.state as VideoState | null;
@@ -168,13 +169,11 @@ async function videoStep(services: Services, job: JobRecord, signal: AbortSignal
   };
 }
 
-registerJobKind({
-  kind: IMAGE_JOB,
-  object: 'image.generation.job',
-  endpoint: 'images',
-  run: ({ job, services, signal }) => makeImage(services, job.id, job.model, job.request as Stored, signal),
-});
-registerJobKind({ kind: VIDEO_JOB, object: 'image.generation.job', endpoint: 'video', run: ({ job, services, signal }) => videoStep(services, job, signal) });
+/** The image and video job kinds, run with `services`. */
+export const mediaJobKinds = (services: CapabilityDeps): JobKind[] => [
+  { kind: IMAGE_JOB, object: 'image.generation.job', endpoint: 'images', run: ({ job, signal }) => makeImage(services, job.id, job.model, job.request as Stored, signal) },
+  { kind: VIDEO_JOB, object: 'image.generation.job', endpoint: 'video', run: ({ job, signal }) => videoStep(services, job, signal) },
+];
 
 export type ImageCall = { principal: Principal; requestId: string; origin: string; log?: FailoverOptions['log'] };
 
@@ -188,7 +187,7 @@ function reservation(model: { endpoint: 'images' | 'video' } & Parameters<typeof
   return model.endpoint === 'video' ? unitTokens(model, 'video_second', 10) : unitTokens(model, 'image', 1);
 }
 
-export async function generateMedia(services: Services, c: ImageCall, body: Body): Promise<Answer> {
+export async function generateMedia(services: CapabilityDeps, c: ImageCall, body: Body): Promise<Answer> {
   const model = knownModel(services.catalog, body.model);
   const capability: Media = model.endpoint === 'video' ? 'video' : 'images';
   const warnings: string[] = [];
@@ -226,6 +225,6 @@ export async function generateMedia(services: Services, c: ImageCall, body: Body
   };
 }
 
-export async function imageJob(services: Services, principal: Principal, id: string, origin: string): Promise<JobObject> {
+export async function imageJob(services: CapabilityDeps, principal: Principal, id: string, origin: string): Promise<JobObject> {
   return withOrigin(await services.jobs.status(principal, id, MEDIA_JOBS), origin);
 }

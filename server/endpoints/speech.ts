@@ -8,18 +8,18 @@ import type { z } from 'zod';
 import type { SpeechRequest, SpeechWithTimestamps } from '../../contract/audio.ts';
 import type { GenerationTimeoutBody, Job } from '../../contract/jobs.ts';
 import type { Principal } from '../auth/principal.ts';
-import { unitTokens } from '../billing/rules.ts';
-import { errors } from '../http/errors.ts';
-import { registerJobKind, type JobDone } from '../jobs/kinds.ts';
+import { unitTokens } from '../config/billing-rules.ts';
+import { errors } from '../runtime/errors.ts';
+import type { JobDone, JobKind } from '../jobs/kinds.ts';
 import { newJobId, type JobOrigin } from '../jobs/service.ts';
 import type { SpeechAudio, SpeechInput, SpeechTimestamps } from '../providers/speech.ts';
 import type { FailoverOptions } from '../routing/failover.ts';
 import { route, type Target } from '../routing/targets.ts';
-import type { Services } from '../services.ts';
+import type { CapabilityDeps } from './deps.ts';
 import { applyPronunciation } from '../speech/pronunciation.ts';
 import { ELEVENLABS_MAX_CHARACTERS, FAMILY_FIELDS, familyOf, phonemeSupport, resolveVoice, voiceNames, type Family } from '../speech/voices.ts';
 import { gatewayHeaders, headerSafe } from './gateway-headers.ts';
-import { beginMetered, type Outcome } from './metered.ts';
+import { beginMetered, type Outcome } from '../billing/metered.ts';
 import { syncOrJob } from './sync-or-job.ts';
 import { exchange, type Exchanged } from './upstream-exchange.ts';
 
@@ -35,7 +35,7 @@ type Prepared = { target: Target<'speech'>; family: Family; input: SpeechInput; 
  * The model's upstreams that can read this request: the voice is one of their family's, and for
  * ElevenLabs the text (tags included) is within its cap. None: 400 naming the valid voices, or the cap.
  */
-function prepare(services: Services, body: Body): { model: NonNullable<ReturnType<Services['catalog']['model']>>; prepared: Prepared[] } {
+function prepare(services: CapabilityDeps, body: Body): { model: NonNullable<ReturnType<CapabilityDeps['catalog']['model']>>; prepared: Prepared[] } {
   const { model, targets } = route(services.catalog, body.model, 'speech');
   const prepared: Prepared[] = [];
   let refusal: ReturnType<typeof errors.invalid> | null = null;
@@ -67,7 +67,7 @@ function prepare(services: Services, body: Body): { model: NonNullable<ReturnTyp
 
 type Spoken = { ex: Exchanged<SpeechAudio | SpeechTimestamps, 'speech'>; p: Prepared };
 
-async function speak(services: Services, modelId: string, prepared: Prepared[], signal: AbortSignal, log?: FailoverOptions['log']): Promise<Spoken> {
+async function speak(services: CapabilityDeps, modelId: string, prepared: Prepared[], signal: AbortSignal, log?: FailoverOptions['log']): Promise<Spoken> {
   const of = new Map(prepared.map((p) => [p.target, p]));
   const ex = await exchange(
     services,
@@ -103,12 +103,13 @@ function jobDone(s: Spoken): JobDone {
   return { type: 'done', output, billing: billingOf(s), warnings: s.ex.warnings, pronunciationWarnings: s.p.pronunciationWarnings };
 }
 
-registerJobKind({
+/** The speech job kind, run with `services`. */
+export const speechJobKind = (services: CapabilityDeps): JobKind => ({
   kind: SPEECH_JOB,
   object: 'audio.speech.job',
   endpoint: 'speech',
   downloadPath: (id) => `/v1/audio/speech/jobs/${id}/download`,
-  async run({ job, services, signal }) {
+  async run({ job, signal }) {
     const { prepared } = prepare(services, job.request as Body);
     return jobDone(await speak(services, job.model, prepared, signal));
   },
@@ -125,7 +126,7 @@ export type SpeechAnswer =
 
 const pronunciationHeader = (warnings: string[]): Record<string, string> => (warnings.length ? { 'x-service-pronunciation-warnings': headerSafe(warnings.join('; ')) } : {});
 
-export async function speech(services: Services, c: SpeechCall, body: Body): Promise<SpeechAnswer> {
+export async function speech(services: CapabilityDeps, c: SpeechCall, body: Body): Promise<SpeechAnswer> {
   const { model, prepared } = prepare(services, body);
   const origin: JobOrigin = { id: newJobId(), principal: c.principal, kind: SPEECH_JOB, model: model.id, request: body };
   const meter = await beginMetered(services, { requestId: origin.id, principal: c.principal, model: model.id, endpoint: 'speech', reserveTokens: reserveTokens(model, prepared), ttlMs: services.jobs.maxRunMs });
@@ -146,7 +147,7 @@ export async function speech(services: Services, c: SpeechCall, body: Body): Pro
   return { status: 200, kind: 'audio', body: answer.body, contentType: answer.contentType, length: answer.length, headers, upstreamMs: s.ex.upstreamMs };
 }
 
-export async function submitSpeechJob(services: Services, principal: Principal, body: Body): Promise<JobObject> {
+export async function submitSpeechJob(services: CapabilityDeps, principal: Principal, body: Body): Promise<JobObject> {
   const { model, prepared } = prepare(services, body);
   return services.jobs.submit({ principal, kind: SPEECH_JOB, model: model.id, request: body, reserveTokens: reserveTokens(model, prepared) });
 }

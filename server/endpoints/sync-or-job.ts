@@ -6,8 +6,8 @@ import type { z } from 'zod';
 import type { GenerationTimeoutBody, Job } from '../../contract/jobs.ts';
 import type { JobDone } from '../jobs/kinds.ts';
 import type { JobOrigin } from '../jobs/service.ts';
-import type { Services } from '../services.ts';
-import type { Meter } from './metered.ts';
+import type { CapabilityDeps } from './deps.ts';
+import type { Meter } from '../billing/metered.ts';
 
 type JobObject = z.infer<typeof Job>;
 
@@ -19,7 +19,7 @@ export type SyncOutcome<T> = { done: T } | { timeout: z.infer<typeof GenerationT
  * outcome the runner stores should it be adopted.
  */
 export async function syncOrJob<T>(
-  services: Services,
+  services: CapabilityDeps,
   o: { origin: JobOrigin; meter: Meter; abort: AbortController; what: string; pollPath: string; show: (job: JobObject) => JobObject },
   work: Promise<T>,
   done: (value: T) => JobDone | Promise<JobDone>,

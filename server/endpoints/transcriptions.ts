@@ -1,4 +1,4 @@
-// Speech to text (spec 4.4): the upload stored as it streams in (transcription/upload.ts), sent to
+// Speech to text (spec 4.4): the upload stored as it streams in (http/audio-upload.ts), sent to
 // the model's first upstream that answers, and every response format rendered by the gateway from
 // the richest timing that upstream gives (transcription/render.ts). Async jobs keep the upload in
 // the blob store and the rendered transcript as their download.
@@ -7,19 +7,19 @@ import type { z } from 'zod';
 import type { TranscriptionRequest } from '../../contract/audio.ts';
 import type { Job } from '../../contract/jobs.ts';
 import type { Principal } from '../auth/principal.ts';
-import { unitTokens } from '../billing/rules.ts';
-import { errors } from '../http/errors.ts';
+import { unitTokens } from '../config/billing-rules.ts';
+import { errors } from '../runtime/errors.ts';
 import { jobInputMissing } from '../jobs/input.ts';
-import { registerJobKind, type JobDone } from '../jobs/kinds.ts';
+import type { JobDone, JobKind } from '../jobs/kinds.ts';
 import type { TranscriptionOutput } from '../providers/transcription.ts';
 import type { FailoverOptions } from '../routing/failover.ts';
 import { knownModel, route } from '../routing/targets.ts';
-import type { Services } from '../services.ts';
+import type { CapabilityDeps } from './deps.ts';
 import { audioDuration } from '../transcription/duration.ts';
 import { render, type Granularity, type ResponseFormat } from '../transcription/render.ts';
-import { openUpload, type Upload } from '../transcription/upload.ts';
+import { openUpload, type Upload } from './stored-upload.ts';
 import { gatewayHeaders } from './gateway-headers.ts';
-import { metered, type Outcome } from './metered.ts';
+import { metered, type Outcome } from '../billing/metered.ts';
 import { exchange } from './upstream-exchange.ts';
 
 type Body = z.infer<typeof TranscriptionRequest>;
@@ -48,16 +48,16 @@ function options(body: Body): Options {
 }
 
 /** Seconds of audio, from the container; when it does not say, from the size at 32 kbit/s (low for speech: a generous reservation). */
-async function measure(services: Services, u: Upload): Promise<{ seconds: number | null; reserveSeconds: number }> {
-  const seconds = await audioDuration(openUpload(services, u)(), u.mediaType, u.size);
+async function measure(services: CapabilityDeps, u: Upload): Promise<{ seconds: number | null; reserveSeconds: number }> {
+  const seconds = await audioDuration(openUpload(services.jobs.blobs, u)(), u.mediaType, u.size);
   return { seconds, reserveSeconds: seconds ?? u.size / 4000 };
 }
 
 type Done = { out: TranscriptionOutput; provider: string; upstreamModel: string; warnings: string[]; upstreamMs: number; rendered: ReturnType<typeof render>; seconds: number };
 
-async function transcribeUpload(services: Services, o: Options, u: Upload, containerSeconds: number | null, signal?: AbortSignal, log?: FailoverOptions['log']): Promise<Done> {
+async function transcribeUpload(services: CapabilityDeps, o: Options, u: Upload, containerSeconds: number | null, signal?: AbortSignal, log?: FailoverOptions['log']): Promise<Done> {
   const { targets } = route(services.catalog, o.model, 'transcription');
-  const file = { open: openUpload(services, u), size: u.size, filename: u.filename, mediaType: u.mediaType };
+  const file = { open: openUpload(services.jobs.blobs, u), size: u.size, filename: u.filename, mediaType: u.mediaType };
   const ex = await exchange(services, o.model, targets, (t, call) => t.adapter.run({ file, language: o.language, prompt: o.prompt, temperature: o.temperature }, { ...call, signal }), log);
   const out = ex.value;
   const words = out.transcript.words;
@@ -80,13 +80,13 @@ const billingOf = (d: Done): Outcome => ({
   estimated: false,
 });
 
-function reserve(services: Services, model: string, seconds: number): number {
+function reserve(services: CapabilityDeps, model: string, seconds: number): number {
   return unitTokens(knownModel(services.catalog, model), 'audio_minute', Math.max(seconds, 1) / 60);
 }
 
 export type TranscriptionCall = { principal: Principal; requestId: string; upload: Upload; log?: FailoverOptions['log'] };
 
-export async function transcription(services: Services, c: TranscriptionCall, body: Body): Promise<{ body: string; contentType: string; headers: Record<string, string>; upstreamMs: number }> {
+export async function transcription(services: CapabilityDeps, c: TranscriptionCall, body: Body): Promise<{ body: string; contentType: string; headers: Record<string, string>; upstreamMs: number }> {
   const o = options(body);
   route(services.catalog, o.model, 'transcription'); // the model is one, before anything is reserved
   const { seconds, reserveSeconds } = await measure(services, c.upload);
@@ -100,7 +100,8 @@ export async function transcription(services: Services, c: TranscriptionCall, bo
 
 type Stored = { options: Options; upload: Upload; seconds: number | null };
 
-registerJobKind({
+/** The transcription job kind, run with `services`. */
+export const transcriptionJobKind = (services: CapabilityDeps): JobKind => ({
   kind: TRANSCRIPTION_JOB,
   object: 'audio.transcription.job',
   endpoint: 'transcriptions',
@@ -109,7 +110,7 @@ registerJobKind({
     const where = (request as Stored).upload.where;
     return 'blob' in where ? [where.blob] : [];
   },
-  async run({ job, services, signal }): Promise<JobDone> {
+  async run({ job, signal }): Promise<JobDone> {
     const s = job.request as Stored;
     const blob = 'blob' in s.upload.where ? s.upload.where.blob : null;
     // Checked before any upstream is called: a missing upload is the gateway's state, not an upstream failure.
@@ -120,7 +121,7 @@ registerJobKind({
   },
 });
 
-export async function submitTranscriptionJob(services: Services, principal: Principal, upload: Upload, body: Body): Promise<JobObject> {
+export async function submitTranscriptionJob(services: CapabilityDeps, principal: Principal, upload: Upload, body: Body): Promise<JobObject> {
   const o = options(body);
   route(services.catalog, o.model, 'transcription');
   const { seconds, reserveSeconds } = await measure(services, upload);

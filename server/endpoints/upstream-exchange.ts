@@ -8,14 +8,14 @@ import type { Capability } from '../providers/registry.ts';
 import { withFailover, type FailoverOptions } from '../routing/failover.ts';
 import { route, type Target } from '../routing/targets.ts';
 import { UpstreamClock } from '../routing/upstream-clock.ts';
-import type { Services } from '../services.ts';
+import type { CapabilityDeps } from './deps.ts';
 import { gatewayHeaders } from './gateway-headers.ts';
-import { metered, type Metering, type Outcome } from './metered.ts';
+import { metered, type Metering, type Outcome } from '../billing/metered.ts';
 
 export type Exchanged<T, C extends Capability> = { value: T; target: Target<C>; warnings: string[]; upstreamMs: number };
 
 export async function exchange<C extends Capability, T>(
-  services: Services,
+  services: CapabilityDeps,
   model: string,
   targets: Target<C>[],
   run: (target: Target<C>, call: AdapterCall) => Promise<T>,
@@ -41,7 +41,7 @@ export async function exchange<C extends Capability, T>(
 export type RunResult<T> = { body: T; headers: Record<string, string>; upstreamMs: number; warnings: string[] };
 
 /** A capability's runner, called alike by its route and by a job: the validated request in, the result out. */
-export type Runner<B, T> = (services: Services, principal: Principal, requestId: string, body: B, log?: FailoverOptions['log']) => Promise<RunResult<T>>;
+export type Runner<B, T> = (services: CapabilityDeps, principal: Principal, requestId: string, body: B, log?: FailoverOptions['log']) => Promise<RunResult<T>>;
 
 /**
  * A whole single-exchange call: the model's candidates for `capability` (refused before anything
@@ -49,7 +49,7 @@ export type Runner<B, T> = (services: Services, principal: Principal, requestId:
  * `answer` turns what the adapter returned into the body and what the ledger records.
  */
 export async function meteredExchange<C extends Capability, A, T>(
-  services: Services,
+  services: CapabilityDeps,
   metering: Metering,
   capability: C,
   run: (target: Target<C>, call: AdapterCall) => Promise<A>,

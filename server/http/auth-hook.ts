@@ -2,8 +2,8 @@ import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fast
 import type { RouteMeta } from '../../contract/index.ts';
 import type { Principal } from '../auth/principal.ts';
 import { isAccessToken } from '../oauth/service.ts';
-import type { Services } from '../services.ts';
-import { GatewayError, errors } from './errors.ts';
+import type { Services } from './services.ts';
+import { GatewayError, errors } from '../runtime/errors.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {

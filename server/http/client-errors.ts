@@ -7,7 +7,7 @@ import type { Socket } from 'node:net';
 import { contract, type RouteMeta } from '../../contract/index.ts';
 import { walk } from '../../contract/openapi.ts';
 import { envMs } from '../stores/index.ts';
-import { GatewayError } from './errors.ts';
+import { GatewayError } from '../runtime/errors.ts';
 import { pathPattern } from './method-not-allowed.ts';
 
 /** How long a client may take to send a request: its headers, and the whole of it (body included). */

@@ -1,7 +1,7 @@
 // The nesting limit of JSON bodies (contract MAX_JSON_DEPTH), checked on the raw text before it
 // is parsed: the gateway's own walks over a body (estimates, translation, serialising) recurse, and
 // a body nested thousands deep must be a 400 naming the field, not a stack overflow.
-import { paramPath } from './errors.ts';
+import { paramPath } from '../runtime/errors.ts';
 
 /** Whether `[`/`{` nest deeper than `max` anywhere in `text` (strings skipped). */
 export function nestsDeeperThan(text: string, max: number): boolean {

@@ -8,7 +8,8 @@ import type { FastifyRequest } from 'fastify';
 import proxyAddr from '@fastify/proxy-addr';
 import ipaddr from 'ipaddr.js';
 import type { TrustProxy } from '../config/schema.ts';
-import type { Services } from '../services.ts';
+import type { LinkBaseDeps } from '../accounts/passwords.ts';
+import type { ResolvedConfig } from '../config/schema.ts';
 
 const compiled = new WeakMap<string[], (address: string, hop: number) => boolean>();
 
@@ -40,7 +41,7 @@ function urlHost(address: string): string {
  * host and protocol; else the address of this gateway the client connected to (the one it listens
  * on, or for a wildcard listener the interface the connection came in on), never the Host header.
  */
-export function linkOrigin(services: Pick<Services, 'config' | 'listenUrl'>, request: FastifyRequest): string {
+export function linkOrigin(services: LinkBaseDeps & { config: Pick<ResolvedConfig, 'trustProxy'> }, request: FastifyRequest): string {
   const { publicUrl, trustProxy } = services.config;
   if (publicUrl) return publicUrl;
   // Fastify's request.host is X-Forwarded-Host from a trusted peer and the Host header otherwise:

@@ -2,7 +2,7 @@
 // `Allow`) instead of hearing that the path does not exist (404). Filled from Fastify's onRoute hook:
 // every route of every scope, the contract's and the pages', as it is added.
 import type { FastifyInstance } from 'fastify';
-import { GatewayError } from './errors.ts';
+import { GatewayError } from '../runtime/errors.ts';
 
 type Route = { methods: Set<string>; pattern: RegExp };
 

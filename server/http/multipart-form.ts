@@ -6,7 +6,7 @@
 // that will not finish.
 import { Busboy, type BusboyFileStream, type BusboyInstance } from '@fastify/busboy';
 import type { FastifyRequest } from 'fastify';
-import { GatewayError, errors } from './errors.ts';
+import { GatewayError, errors } from '../runtime/errors.ts';
 
 export type FormLimits = {
   /** Bytes of the one file part. */

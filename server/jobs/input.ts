@@ -1,7 +1,7 @@
 // A job that cannot read what it was submitted with (a transcription's audio in the blob store)
 // fails with this, never as an internal error: the client learns to submit again, the operator
 // what is wrong (instances that do not share one blob store: decision 0020).
-import { GatewayError } from '../http/errors.ts';
+import { GatewayError } from '../runtime/errors.ts';
 
 export const jobInputMissing = (what: string) =>
   new GatewayError(

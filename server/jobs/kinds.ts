@@ -1,17 +1,16 @@
 // What a kind of async job is: how to run it and what its object is called. The capabilities
-// register theirs (images/video, speech, transcription); the runner knows none of them.
+// make theirs (images/video, speech, transcription) and the composition root (main.ts) adds them
+// to the instance's JobKinds; the runner knows none of them.
 import type { Readable } from 'node:stream';
 import type { Job } from '../../contract/jobs.ts';
 import type { BilledEndpoint } from '../billing/hooks.ts';
-import type { Outcome } from '../endpoints/metered.ts';
-import type { Services } from '../services.ts';
+import type { Outcome } from '../billing/metered.ts';
 
 /** The stored job a run sees. */
 export type JobRecord = { id: string; kind: string; model: string; request: unknown; state: unknown; attempts: number };
 
 export type JobRun = {
   job: JobRecord;
-  services: Services;
   /** Aborted when the gateway stops or this instance lost the job's lease (another one runs it). */
   signal: AbortSignal;
 };
@@ -48,10 +47,16 @@ export type JobKind = {
   inputs?(request: unknown): string[];
 };
 
-const kinds = new Map<string, JobKind>();
+/** The job kinds this instance runs: one list, filled at start-up, read by the service and the runner. */
+export class JobKinds {
+  private readonly kinds = new Map<string, JobKind>();
 
-export function registerJobKind(kind: JobKind): void {
-  kinds.set(kind.kind, kind);
+  add(...kinds: JobKind[]): this {
+    for (const kind of kinds) this.kinds.set(kind.kind, kind);
+    return this;
+  }
+
+  get(name: string): JobKind | undefined {
+    return this.kinds.get(name);
+  }
 }
-
-export const jobKind = (name: string): JobKind | undefined => kinds.get(name);

@@ -4,14 +4,14 @@
 // a ten-minute video holds no worker. Ending a job settles its reservation (once, whichever
 // instance ends it), frees its slot and keeps the output in the blob store.
 import type { Logger } from 'pino';
-import { randomToken } from '../auth/secrets.ts';
+import { randomToken } from '../runtime/secrets.ts';
 import { releaseJobSlot } from '../billing/job-slots.ts';
 import type { Reservation } from '../billing/hooks.ts';
-import { NOTHING, type Outcome } from '../endpoints/metered.ts';
-import { GatewayError, errors } from '../http/errors.ts';
-import type { Services } from '../services.ts';
-import { jobKind, type JobDone, type JobKind, type JobRecheck, type JobRecord } from './kinds.ts';
-import { jobOutputKey, type JobService } from './service.ts';
+import { NOTHING, type Outcome } from '../billing/metered.ts';
+import { GatewayError, errors } from '../runtime/errors.ts';
+import type { BlobStore } from '../blobs/store.ts';
+import type { JobDone, JobKind, JobKinds, JobRecheck, JobRecord } from './kinds.ts';
+import { jobOutputKey, maxRunMs, type JobDeps } from './deps.ts';
 import { databaseQueue, type JobQueue } from './queue.ts';
 
 /** Claims of one job that ended without an outcome (its instance died) before it is given up. */
@@ -36,8 +36,9 @@ export class JobRunner {
   queue: JobQueue = databaseQueue;
 
   constructor(
-    private readonly services: () => Services,
-    private readonly jobs: JobService,
+    private readonly deps: JobDeps,
+    private readonly blobs: BlobStore,
+    private readonly kinds: JobKinds,
     private readonly log: Pick<Logger, 'warn' | 'error'>,
     private readonly opts: RunnerOptions = {},
   ) {
@@ -57,7 +58,7 @@ export class JobRunner {
     if (this.polling || this.closed) return this.polling ?? Promise.resolve();
     this.polling = (async () => {
       try {
-        while (!this.closed && this.running.size < this.services().config.jobs.concurrency) {
+        while (!this.closed && this.running.size < this.deps.config.jobs.concurrency) {
           const job = await this.claim();
           if (!job) break;
           const run = this.run(job).finally(() => this.finished.delete(run));
@@ -94,7 +95,7 @@ export class JobRunner {
 
   /** One due job, leased to this instance: queued, due for a re-check, or abandoned by a dead instance. */
   private async claim(only?: string): Promise<ClaimedJob | null> {
-    const { db, clock } = this.services();
+    const { db, clock } = this.deps;
     const now = new Date(clock.now());
     const until = new Date(clock.now() + this.leaseMs);
     const rows = await db.prisma.$queryRaw<{ id: string }[]>`
@@ -122,12 +123,12 @@ export class JobRunner {
 
   private run(job: ClaimedJob): Promise<void> {
     const abort = new AbortController();
-    return this.execute(job, abort, (kind) => kind.run({ job, services: this.services(), signal: abort.signal }));
+    return this.execute(job, abort, (kind) => kind.run({ job, signal: abort.signal }));
   }
 
   private async execute(job: ClaimedJob, abort: AbortController, work: (kind: JobKind) => Promise<JobDone | JobRecheck>): Promise<void> {
-    const services = this.services();
-    const kind = jobKind(job.kind);
+    const services = this.deps;
+    const kind = this.kinds.get(job.kind);
     this.running.set(job.id, abort);
     const heartbeat = setInterval(() => void this.renew(job.id, abort), Math.max(50, this.leaseMs / 3));
     heartbeat.unref();
@@ -136,7 +137,7 @@ export class JobRunner {
       if (job.attempts > MAX_ATTEMPTS) {
         return await this.fail(job, new GatewayError(500, 'server_error', 'job_interrupted', `The job was interrupted ${MAX_ATTEMPTS} times (the gateway running it stopped) and was given up. Nothing was billed.`));
       }
-      if (services.clock.now() - job.createdAt.getTime() > this.jobs.maxRunMs) {
+      if (services.clock.now() - job.createdAt.getTime() > maxRunMs(services.config)) {
         return await this.fail(job, new GatewayError(524, 'server_error', 'upstream_timeout', `The job did not finish within ${services.config.jobs.max_run_minutes} minutes. Nothing was billed.`));
       }
       let outcome;
@@ -162,7 +163,7 @@ export class JobRunner {
       let result = outcome.result ?? null;
       if (outcome.output) {
         outputKey = jobOutputKey(job.id);
-        const stored = await this.jobs.blobs.put(outputKey, outcome.output.body, outcome.output.contentType);
+        const stored = await this.blobs.put(outputKey, outcome.output.body, outcome.output.contentType);
         // A job whose answer is its download says what it is and how large.
         result ??= { content_type: outcome.output.contentType, bytes: stored.size };
       }
@@ -198,12 +199,12 @@ export class JobRunner {
 
   private async settle(job: { id: string; model: string; kind: string; reservation: Reservation | null }, outcome: Outcome, status: number, code: string | null) {
     if (!job.reservation) return;
-    const kind = jobKind(job.kind);
-    await this.services().billing.resume(job.reservation).settle({ ...outcome, requestId: job.id, model: job.model, endpoint: kind?.endpoint ?? 'images', status, errorCode: code, latencyMs: 0 });
+    const kind = this.kinds.get(job.kind);
+    await this.deps.billing.resume(job.reservation).settle({ ...outcome, requestId: job.id, model: job.model, endpoint: kind?.endpoint ?? 'images', status, errorCode: code, latencyMs: 0 });
   }
 
   private async fail(job: ClaimedJob, err: GatewayError, logged?: string) {
-    const services = this.services();
+    const services = this.deps;
     if (logged) this.log.error({ job: job.id, reqId: job.id }, logged);
     await this.settle(job, NOTHING, err.status, err.code);
     const ended = await services.db.prisma.job.updateMany({
@@ -216,16 +217,16 @@ export class JobRunner {
 
   /** The blobs the job's request held (its upload), once its end is recorded by this instance. */
   private async dropInputs(job: ClaimedJob) {
-    const keys = jobKind(job.kind)?.inputs?.(job.request) ?? [];
-    await Promise.all(keys.map((key) => this.jobs.blobs.delete(key).catch((err: unknown) => this.log.warn({ err, job: job.id, key }, 'could not delete the job’s input; it stays in the blob store'))));
+    const keys = this.kinds.get(job.kind)?.inputs?.(job.request) ?? [];
+    await Promise.all(keys.map((key) => this.blobs.delete(key).catch((err: unknown) => this.log.warn({ err, job: job.id, key }, 'could not delete the job’s input; it stays in the blob store'))));
   }
 
   /** Extends the lease; a lease another instance took over aborts this run. */
   private async renew(id: string, abort: AbortController) {
     try {
-      const { count } = await this.services().db.prisma.job.updateMany({
+      const { count } = await this.deps.db.prisma.job.updateMany({
         where: { id, lockedBy: this.instance },
-        data: { lockedUntil: new Date(this.services().clock.now() + this.leaseMs) },
+        data: { lockedUntil: new Date(this.deps.clock.now() + this.leaseMs) },
       });
       if (count === 0) abort.abort();
     } catch {
@@ -235,15 +236,15 @@ export class JobRunner {
 
   /** Deletes expired jobs' outputs and marks them expired (polling answers 404 from expires_at on). */
   async sweep(): Promise<number> {
-    const { db, clock } = this.services();
+    const { db, clock } = this.deps;
     const now = new Date(clock.now());
     const due = await db.prisma.job.findMany({ where: { expiresAt: { lte: now }, status: { not: 'expired' } }, select: { id: true, outputKey: true }, take: 500 });
     for (const j of due) {
-      if (j.outputKey) await this.jobs.blobs.delete(j.outputKey);
+      if (j.outputKey) await this.blobs.delete(j.outputKey);
       await db.prisma.job.update({ where: { id: j.id }, data: { status: 'expired', outputKey: null } });
     }
     // What writes cut short by a dying process left in the store (PostgreSQL: their chunks).
-    await this.jobs.blobs.sweep?.();
+    await this.blobs.sweep?.();
     return due.length;
   }
 
@@ -257,7 +258,7 @@ export class JobRunner {
     for (const a of this.running.values()) a.abort();
     await Promise.allSettled([...this.finished]);
     if (ids.length) {
-      await this.services()
+      await this.deps
         .db.prisma.job.updateMany({ where: { id: { in: ids }, lockedBy: this.instance }, data: { lockedBy: null, lockedUntil: null, attempts: { decrement: 1 } } })
         .catch(() => {});
       // Another instance takes them up now rather than at its next poll.

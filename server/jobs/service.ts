@@ -9,14 +9,15 @@ import type { Readable } from 'node:stream';
 import type { z } from 'zod';
 import type { Job } from '../../contract/jobs.ts';
 import { isSession, type Principal } from '../auth/principal.ts';
-import { randomToken } from '../auth/secrets.ts';
+import { randomToken } from '../runtime/secrets.ts';
 import { acquireJobSlot, releaseJobSlot } from '../billing/job-slots.ts';
 import type { Reservation } from '../billing/hooks.ts';
 import type { BlobStore } from '../blobs/store.ts';
-import { beginMetered } from '../endpoints/metered.ts';
-import { GatewayError, errors } from '../http/errors.ts';
-import type { Services } from '../services.ts';
-import { jobKind, type JobDone } from './kinds.ts';
+import { beginMetered } from '../billing/metered.ts';
+import { GatewayError, errors } from '../runtime/errors.ts';
+import { maxRunMs, type JobDeps } from './deps.ts';
+import type { JobDone, JobKinds } from './kinds.ts';
+import type { JobRunner } from './runner.ts';
 import type { Job as JobRow } from '../db/generated/client.ts';
 
 type JobObject = z.infer<typeof Job>;
@@ -25,25 +26,20 @@ const seconds = (d: Date | null) => (d ? Math.floor(d.getTime() / 1000) : null);
 
 export const newJobId = () => `job_${randomToken(24)}`;
 
-/** Where a job's output (its download, or the hosted file its result links to) is kept; swept with the job. */
-export const jobOutputKey = (jobId: string) => `jobs/${jobId}/output`;
-
 /** A synchronous request's work, kept as a job: its id (the request's billing id), owner and what it ran. */
 export type JobOrigin = { id: string; principal: Principal; kind: string; model: string; request: unknown };
 
 export class JobService {
   constructor(
-    private readonly services: () => Services,
+    private readonly deps: JobDeps,
     readonly blobs: BlobStore,
+    private readonly kinds: JobKinds,
+    private readonly runner: Pick<JobRunner, 'instance' | 'leaseMs' | 'notify' | 'adopt'>,
   ) {}
-
-  private get s() {
-    return this.services();
-  }
 
   /** How long a job may take from submission: its reservation and slot hold as long. */
   get maxRunMs(): number {
-    return this.s.config.jobs.max_run_minutes * 60_000;
+    return maxRunMs(this.deps.config);
   }
 
   /**
@@ -51,9 +47,9 @@ export class JobService {
    * row. A failure on the way gives back what was taken.
    */
   async submit(p: { principal: Principal; kind: string; model: string; request: unknown; reserveTokens: number }): Promise<JobObject> {
-    const kind = jobKind(p.kind);
+    const kind = this.kinds.get(p.kind);
     if (!kind) throw new Error(`unknown job kind ${p.kind}`);
-    const s = this.s;
+    const s = this.deps;
     const id = newJobId();
     const now = s.clock.now();
     await acquireJobSlot(s, p.principal, id, this.maxRunMs);
@@ -65,7 +61,7 @@ export class JobService {
       const row = await s.db.prisma.job.create({
         data: { ...this.rowOf({ id, principal: p.principal, kind: p.kind, model: p.model, request: p.request }, now), status: 'queued', reservation: reservation as never },
       });
-      await s.jobRunner.notify(id);
+      await this.runner.notify(id);
       return this.toObject(row);
     } catch (err) {
       if (meter) await meter.fail(err).catch(() => {});
@@ -80,7 +76,7 @@ export class JobService {
    * runner when `work` settles, billed once through the reservation the request made.
    */
   async adopt(o: JobOrigin, reservation: Reservation, abort: AbortController, work: Promise<JobDone>): Promise<JobObject> {
-    const s = this.s;
+    const s = this.deps;
     const now = s.clock.now();
     const row = await s.db.prisma.job.create({
       data: {
@@ -89,18 +85,18 @@ export class JobService {
         reservation: reservation as never,
         attempts: 1,
         startedAt: new Date(now),
-        lockedBy: s.jobRunner.instance,
-        lockedUntil: new Date(now + s.jobRunner.leaseMs),
+        lockedBy: this.runner.instance,
+        lockedUntil: new Date(now + this.runner.leaseMs),
       },
     });
-    s.jobRunner.adopt({ id: o.id, kind: o.kind, model: o.model, request: o.request, state: null, attempts: 1, reservation, apiKeyId: o.principal.keyId, userId: o.principal.userId, createdAt: row.createdAt }, abort, work);
+    this.runner.adopt({ id: o.id, kind: o.kind, model: o.model, request: o.request, state: null, attempts: 1, reservation, apiKeyId: o.principal.keyId, userId: o.principal.userId, createdAt: row.createdAt }, abort, work);
     return this.toObject(row);
   }
 
   /** A synchronous request's finished work, kept as a done job: pollable by its id, its hosted output deleted with it. */
   async recordDone(o: JobOrigin, done: JobDone, startedAt: number): Promise<void> {
-    const now = this.s.clock.now();
-    await this.s.db.prisma.job.create({
+    const now = this.deps.clock.now();
+    await this.deps.db.prisma.job.create({
       data: {
         ...this.rowOf(o, startedAt),
         status: 'done',
@@ -123,15 +119,15 @@ export class JobService {
       request: o.request as never,
       runAt: new Date(createdAt),
       createdAt: new Date(createdAt),
-      expiresAt: new Date(createdAt + this.s.config.jobs.retention_hours * 3_600_000),
+      expiresAt: new Date(createdAt + this.deps.config.jobs.retention_hours * 3_600_000),
     };
   }
 
   /** The job, if this key created it, it has not expired, and (when `kinds` is given) it is of one of them. */
   async find(principal: Principal, id: string, kinds?: readonly string[]): Promise<JobRow> {
-    const row = await this.s.db.prisma.job.findUnique({ where: { id } });
-    if (!row || row.status === 'expired' || row.expiresAt.getTime() <= this.s.clock.now() || (kinds && !kinds.includes(row.kind))) {
-      throw errors.notFound(`No job with id '${id}' (jobs are deleted ${this.s.config.jobs.retention_hours} h after submission).`, 'job_not_found', 'id');
+    const row = await this.deps.db.prisma.job.findUnique({ where: { id } });
+    if (!row || row.status === 'expired' || row.expiresAt.getTime() <= this.deps.clock.now() || (kinds && !kinds.includes(row.kind))) {
+      throw errors.notFound(`No job with id '${id}' (jobs are deleted ${this.deps.config.jobs.retention_hours} h after submission).`, 'job_not_found', 'id');
     }
     // The dashboard's session sees every job of the user's keys.
     const mine = isSession(principal) ? row.userId === principal.userId : row.apiKeyId === principal.keyId;
@@ -141,8 +137,8 @@ export class JobService {
 
   /** Recent jobs of the key (or, for the session, of every key of the user), newest first; expired ones left out. */
   async list(principal: Principal, limit: number): Promise<JobObject[]> {
-    const rows = await this.s.db.prisma.job.findMany({
-      where: { ...(isSession(principal) ? { userId: principal.userId } : { apiKeyId: principal.keyId }), status: { not: 'expired' }, expiresAt: { gt: new Date(this.s.clock.now()) } },
+    const rows = await this.deps.db.prisma.job.findMany({
+      where: { ...(isSession(principal) ? { userId: principal.userId } : { apiKeyId: principal.keyId }), status: { not: 'expired' }, expiresAt: { gt: new Date(this.deps.clock.now()) } },
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
       take: limit,
     });
@@ -165,7 +161,7 @@ export class JobService {
   }
 
   toObject(row: JobRow): JobObject {
-    const kind = jobKind(row.kind);
+    const kind = this.kinds.get(row.kind);
     return {
       id: row.id,
       object: kind?.object ?? 'image.generation.job',

@@ -4,7 +4,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import ipaddr from 'ipaddr.js';
 import { Agent, request } from 'undici';
-import { GatewayError } from '../http/errors.ts';
+import { GatewayError } from '../runtime/errors.ts';
 
 export type ImageFetchOptions = { allowPrivate: boolean; maxBytes: number; timeoutMs: number };
 

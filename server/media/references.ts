@@ -1,12 +1,13 @@
 // Reference images (`image_url`) as bytes: data: URIs decoded, HTTPS URLs downloaded through the
 // SSRF guard. Done once per request, before any upstream is asked, so a failed-over attempt
 // sends the same bytes again without fetching them again.
-import { GatewayError, errors } from '../http/errors.ts';
-import type { Services } from '../services.ts';
+import { GatewayError, errors } from '../runtime/errors.ts';
+import type { ResolvedConfig } from '../config/schema.ts';
 import { MAX_IMAGE_BYTES, fetchImage, imageFetchOptions } from './fetch-image.ts';
 
-export type ReferenceImage = { mediaType: string; data: Buffer };
+export type ReferenceDeps = { config: ResolvedConfig };
 
+export type ReferenceImage = { mediaType: string; data: Buffer };
 
 const DATA_URI = /^data:(image\/[a-z0-9.+-]+)(;[a-z0-9-]+=[^;,]*)*;base64,([A-Za-z0-9+/=\s]*)$/i;
 
@@ -19,7 +20,7 @@ function decodeDataUri(uri: string, param: string): ReferenceImage {
   return { mediaType: m[1]!.toLowerCase(), data };
 }
 
-export async function loadReferences(services: Services, urls: readonly string[]): Promise<ReferenceImage[]> {
+export async function loadReferences(services: ReferenceDeps, urls: readonly string[]): Promise<ReferenceImage[]> {
   const opts = imageFetchOptions(services.config);
   return Promise.all(
     urls.map(async (url, i) => {

@@ -3,7 +3,7 @@
 // What each upstream then honours, maps or strips is its adapter's business (docs/images.md).
 import type { z } from 'zod';
 import type { ImageGenerationRequest } from '../../contract/images.ts';
-import { errors } from '../http/errors.ts';
+import { errors } from '../runtime/errors.ts';
 import { parsePixels, parseRatio, ratio, type Dimensions } from './geometry.ts';
 
 export type MediaRequest = {

@@ -1,5 +1,5 @@
 import type { Principal } from '../auth/principal.ts';
-import { hashSecret } from '../auth/secrets.ts';
+import { hashSecret } from '../runtime/secrets.ts';
 import type { OAuthService } from './service.ts';
 
 /**

@@ -5,8 +5,8 @@ import type { z } from 'zod';
 import { OAuthScope, type App } from '../../contract/oauth.ts';
 import type { PrismaClient } from '../db/client.ts';
 import type { Prisma } from '../db/generated/client.ts';
-import { API_KEY_PREFIX, constantTimeEqualHex, displayPrefix, hashSecret, newId, randomToken } from '../auth/secrets.ts';
-import { errors } from '../http/errors.ts';
+import { API_KEY_PREFIX, constantTimeEqualHex, displayPrefix, hashSecret, newId, randomToken } from '../runtime/secrets.ts';
+import { errors } from '../runtime/errors.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { OAuthError } from './errors.ts';
 

@@ -2,13 +2,13 @@
 // (media/request.ts, reference images already loaded), image bytes or a long-running operation out.
 // Each adapter maps sizes, durations and fields to its upstream's vocabulary and names what it
 // changed or stripped through `call.warn` (docs/images.md lists them per upstream model).
-import { GatewayError } from '../http/errors.ts';
-import { UpstreamError, redactUpstreamText } from './upstream-errors.ts';
+import { GatewayError } from '../runtime/errors.ts';
+import { UpstreamError, redactUpstreamText } from '../upstream/errors.ts';
 import type * as C from '../translate/canonical.ts';
 import type { MediaRequest } from '../media/request.ts';
 import type { ReferenceImage } from '../media/references.ts';
 import type { AdapterCall } from './adapter.ts';
-import type { UpstreamDownload } from './http.ts';
+import type { UpstreamDownload } from '../upstream/http.ts';
 
 export type MediaInput = { req: MediaRequest; references: ReferenceImage[] };
 

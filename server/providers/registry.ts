@@ -1,11 +1,11 @@
 // Which provider type serves which capability, and with which adapter: the one table. A missing
 // entry means the type cannot serve that capability: routing never offers such an upstream
-// (routing/targets.ts) and the config refuses one (config/schema.ts, shown by `config check`).
+// (routing/targets.ts) and the config refuses one (`vendorIssues`, shown by `config check`).
 // A capability gets a vendor by adding its adapter file (providers/<vendor>/<capability>.ts) and
 // one line here.
 import type { z } from 'zod';
 import { ModelEndpoint } from '../../contract/models.ts';
-import type { ProviderType } from '../config/schema.ts';
+import { list, str, type ProviderType } from '../config/schema.ts';
 import { anthropicMessages } from './anthropic/messages.ts';
 import type { EmbeddingsAdapter } from './embeddings.ts';
 import { geminiEmbeddings } from './gemini/embeddings.ts';
@@ -85,4 +85,27 @@ export const builtCapabilities = (): Capability[] => ModelEndpoint.options.filte
 export function typesServing(capability: Capability): ProviderType[] | null {
   if (!builtCapabilities().includes(capability)) return null;
   return (Object.keys(registry) as ProviderType[]).filter((t) => registry[t][capability] !== undefined);
+}
+
+/**
+ * Upstreams whose provider type cannot serve their model's endpoint (another type would never be
+ * tried). Reads the input defensively, like the config's own reference checks, so the loader reports
+ * them together with shape errors elsewhere in the file.
+ */
+export function vendorIssues(input: unknown): { path: (string | number)[]; message: string }[] {
+  const cfg = input && typeof input === 'object' ? (input as Record<string, unknown>) : {};
+  const types = new Map(list(cfg.providers).flatMap((p) => (str(p.id) !== undefined && str(p.type) !== undefined ? [[str(p.id)!, str(p.type)!]] : [])));
+  const issues: { path: (string | number)[]; message: string }[] = [];
+  list(cfg.models).forEach((m, i) => {
+    const endpoint = ModelEndpoint.safeParse(m.endpoint);
+    const serving = endpoint.success ? typesServing(endpoint.data) : null;
+    list(m.upstreams).forEach((u, j) => {
+      const provider = str(u.provider);
+      const type = provider === undefined ? undefined : types.get(provider);
+      if (type && serving && !serving.includes(type as ProviderType)) {
+        issues.push({ path: ['models', i, 'upstreams', j, 'provider'], message: `provider "${provider}" is ${type}, which cannot serve ${m.endpoint} (served by: ${serving.join(', ')})` });
+      }
+    });
+  });
+  return issues;
 }

@@ -2,7 +2,7 @@
 // authenticated, and how its error bodies read. Each vendor declares this once
 // (providers/<vendor>/client.ts); the capability files only add a path and a body.
 import type { ProviderConfig } from '../config/schema.ts';
-import { upstreamLimits, type UpstreamTarget } from './http.ts';
+import { upstreamLimits, type UpstreamTarget } from '../upstream/http.ts';
 
 /** The provider fields a vendor client reads. */
 export type ProviderRef = Pick<ProviderConfig, 'type' | 'base_url' | 'api_key' | 'headers'>;

@@ -1,6 +1,6 @@
-import { GatewayError, errors } from '../http/errors.ts';
-import type { Metrics } from '../http/metrics.ts';
-import { upstreamFailure, type UpstreamError } from '../providers/upstream-errors.ts';
+import { GatewayError, errors } from '../runtime/errors.ts';
+import type { Metrics } from '../runtime/metrics.ts';
+import { upstreamFailure, type UpstreamError } from '../upstream/errors.ts';
 import type { HealthRecorder } from './health.ts';
 import { missingCredential } from '../providers/credentials.ts';
 

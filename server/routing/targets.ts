@@ -1,7 +1,7 @@
 // The one way to get a model's upstream candidates for a capability, in failover order: every
 // upstream whose provider type has an adapter for it in the registry (providers/registry.ts).
 import type { ProviderConfig, ResolvedConfig } from '../config/schema.ts';
-import { errors } from '../http/errors.ts';
+import { errors } from '../runtime/errors.ts';
 import { TEXT_CAPABILITIES, adapterFor, servesCapability, type Capability, type CapabilityAdapters } from '../providers/registry.ts';
 
 type ModelConfig = ResolvedConfig['models'][number];

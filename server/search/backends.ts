@@ -1,6 +1,6 @@
 // Web search backends the gateway runs itself for models whose provider has no native search.
 import { request } from 'undici';
-import { upstreamAgent } from '../providers/http.ts';
+import { upstreamAgent } from '../upstream/http.ts';
 
 export type SearchResult = { title: string; url: string; snippet: string };
 

@@ -1,7 +1,7 @@
 // The chat-completions client format: request → canonical, canonical → response and SSE chunks.
 import type { ChatCompletionRequest } from '../../contract/chat.ts';
-import { randomToken } from '../auth/secrets.ts';
-import { errors } from '../http/errors.ts';
+import { randomToken } from '../runtime/secrets.ts';
+import { errors } from '../runtime/errors.ts';
 import type * as C from './canonical.ts';
 import { CHAT_FIELDS, droppedFields } from './request-fields.ts';
 

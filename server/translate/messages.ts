@@ -1,8 +1,8 @@
 // The Messages client format: request → canonical, canonical → response and SSE events.
 import type { MessagesRequest } from '../../contract/messages.ts';
-import { randomToken } from '../auth/secrets.ts';
-import { errors, type GatewayError } from '../http/errors.ts';
-import { budgetToEffort, parseJsonArgs } from '../providers/types.ts';
+import { randomToken } from '../runtime/secrets.ts';
+import { errors, type GatewayError } from '../runtime/errors.ts';
+import { budgetToEffort, parseJsonArgs } from './arguments-and-effort.ts';
 import type * as C from './canonical.ts';
 import { MESSAGES_FIELDS, droppedFields } from './request-fields.ts';
 
@@ -104,7 +104,6 @@ function reasoningOf(body: MessagesRequest): C.Request['reasoning'] {
       return effort ? { effort, adaptive: true } : undefined;
   }
 }
-
 
 const textOf = (content: unknown): string =>
   typeof content === 'string' ? content : Array.isArray(content) ? content.filter((b: Json) => b.type === 'text').map((b: Json) => b.text).join('\n\n') : '';

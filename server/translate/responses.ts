@@ -1,7 +1,7 @@
 // The Responses client format: request → canonical, canonical → Response object and typed events.
 import type { ResponsesRequest } from '../../contract/responses.ts';
-import { randomToken } from '../auth/secrets.ts';
-import { errors, type GatewayError } from '../http/errors.ts';
+import { randomToken } from '../runtime/secrets.ts';
+import { errors, type GatewayError } from '../runtime/errors.ts';
 import { parseImageUrl } from './chat.ts';
 import type * as C from './canonical.ts';
 import { RESPONSES_FIELDS, droppedFields } from './request-fields.ts';

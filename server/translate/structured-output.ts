@@ -1,5 +1,5 @@
 import { Ajv, type ValidateFunction } from 'ajv';
-import { GatewayError } from '../http/errors.ts';
+import { GatewayError } from '../runtime/errors.ts';
 import type * as C from './canonical.ts';
 
 const ajv = new Ajv({ strict: false, allErrors: false, validateFormats: false });

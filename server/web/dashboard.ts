@@ -6,7 +6,7 @@ import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { projectPath } from '../runtime/paths.ts';
-import type { Services } from '../services.ts';
+import type { Services } from '../http/services.ts';
 import { FAVICON_PATH, faviconSvg } from './favicon.ts';
 import type { SessionUser } from './sessions.ts';
 

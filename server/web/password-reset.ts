@@ -4,8 +4,8 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { LINK_NOT_VALID, Passwords, RESET_PATH, linkBase } from '../accounts/passwords.ts';
 import { smtpMailer } from '../accounts/mailer.ts';
-import type { Services } from '../services.ts';
-import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, normalizeEmail, validEmail } from './credentials.ts';
+import type { Services } from '../http/services.ts';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, normalizeEmail, validEmail } from '../accounts/credentials.ts';
 import { html, type Markup } from './html.ts';
 import type { Refused, SignInThrottle } from './throttle.ts';
 

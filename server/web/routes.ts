@@ -3,10 +3,10 @@
 // Forms carry CSRF tokens; pages send frame-busting headers.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkAuthorizeRequest, redirectWith, type AuthorizeParams } from '../oauth/authorize.ts';
-import { errorPage, issuerOf } from '../oauth/endpoints.ts';
-import type { Services } from '../services.ts';
+import { errorPage, issuerOf } from '../http/oauth-endpoints.ts';
+import type { Services } from '../http/services.ts';
 import { html, page, pageHeaders, type Markup } from './html.ts';
-import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, normalizeEmail, passwordProblem, validEmail } from './credentials.ts';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, normalizeEmail, passwordProblem, validEmail } from '../accounts/credentials.ts';
 import type { SessionUser } from './sessions.ts';
 import { SignInThrottle, type Refused } from './throttle.ts';
 import { dashboardRoutes } from './dashboard.ts';

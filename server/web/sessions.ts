@@ -5,7 +5,7 @@ import { createHmac } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type {} from '@fastify/cookie';
 import type { PrismaClient } from '../db/client.ts';
-import { constantTimeEqual, hashSecret, newId, randomToken } from '../auth/secrets.ts';
+import { constantTimeEqual, hashSecret, newId, randomToken } from '../runtime/secrets.ts';
 import type { Clock } from '../runtime/clock.ts';
 
 export const SESSION_COOKIE = 'mg_session';

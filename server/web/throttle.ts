@@ -3,9 +3,9 @@
 // attempt is counted before the password is hashed (argon2id costs ~200 ms of CPU) and given back
 // when it succeeds, so only failures add up. Sign-ups are counted per address; password-reset mails
 // per email (known or not, so a refusal says nothing about the account) and per address.
-import { hashSecret } from '../auth/secrets.ts';
+import { hashSecret } from '../runtime/secrets.ts';
 import type { CounterStore } from '../stores/index.ts';
-import { normalizeEmail } from './credentials.ts';
+import { normalizeEmail } from '../accounts/credentials.ts';
 
 export type ThrottleLimits = {
   window_minutes: number;

@@ -2,12 +2,12 @@
 // converts non-token work into quota tokens, reported token usage wins, and a reservation kept as
 // data (an async job's) is settled exactly once by whichever instance ends the job.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomToken } from '../../server/auth/secrets.ts';
-import { DEFAULT_RULES, tokensPerUnit, unitTokens } from '../../server/billing/rules.ts';
+import { randomToken } from '../../server/runtime/secrets.ts';
+import { DEFAULT_RULES, tokensPerUnit, unitTokens } from '../../server/config/billing-rules.ts';
 import { configFromEnvironment } from '../../server/config/defaults.ts';
-import { parseConfig } from '../../server/config/load.ts';
-import { beginMetered } from '../../server/endpoints/metered.ts';
-import { errors } from '../../server/http/errors.ts';
+import { parseConfig } from '../../server/boot/config.ts';
+import { beginMetered } from '../../server/billing/metered.ts';
+import { errors } from '../../server/runtime/errors.ts';
 import { COUNTER_STORES } from '../helpers/billing-gateway.ts';
 import { keyCounters, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { randomToken } from '../../server/auth/secrets.ts';
+import { randomToken } from '../../server/runtime/secrets.ts';
 import { COST, EXACT_BODY, billingConfig } from '../helpers/billing-gateway.ts';
 import { startFakeUpstreams, type FakeUpstreams } from '../helpers/fake-upstreams.ts';
 import { TEST_REDIS_URL, freshPostgres } from '../helpers/gateway.ts';

@@ -3,7 +3,7 @@
 // stores — a replaced key gives no fresh day, keys are capped per plan, only the signed-in person
 // manages keys, and the dashboard's session cannot call inference at all.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomToken } from '../../server/auth/secrets.ts';
+import { randomToken } from '../../server/runtime/secrets.ts';
 import { acquireJobSlot, releaseJobSlot } from '../../server/billing/job-slots.ts';
 import { Browser } from '../helpers/browser.ts';
 import { COST, COUNTER_STORES, EXACT_BODY, startBillingGateway } from '../helpers/billing-gateway.ts';

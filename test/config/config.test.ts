@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { expect, it } from 'vitest';
-import { ConfigError, loadConfig, parseConfig } from '../../server/config/load.ts';
+import { ConfigError, loadConfig, parseConfig } from '../../server/boot/config.ts';
 import { GatewayConfigShape } from '../../server/config/schema.ts';
-import { configWarnings } from '../../server/config/warnings.ts';
+import { configWarnings } from '../../server/boot/warnings.ts';
 
 const exampleText = readFileSync(new URL('../../gateway.config.example.yaml', import.meta.url), 'utf8');
 const lineOf = (needle: string) => exampleText.split('\n').findIndex((l) => l.includes(needle)) + 1;

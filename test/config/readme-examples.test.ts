@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { configFromEnvironment } from '../../server/config/defaults.ts';
-import { loadConfig, parseConfig } from '../../server/config/load.ts';
+import { loadConfig, parseConfig } from '../../server/boot/config.ts';
 import type { ResolvedConfig } from '../../server/config/schema.ts';
 
 const read = (file: string) => readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');

@@ -81,9 +81,9 @@ describe('the user guide lists every error code', () => {
     const codes = serverErrorCodes();
     // One of each way an error is built, so a reader that stopped seeing one fails here.
     for (const [code, via] of [
-      ['model_not_found', 'server/http/errors.ts'], // new GatewayError(…, 'model_not_found', …)
-      ['invalid_parameter', 'server/http/errors.ts'], // a `code` parameter's default
-      ['file_not_found', 'server/blobs/hosted.ts'], // errors.notFound(…, 'file_not_found', …)
+      ['model_not_found', 'server/runtime/errors.ts'], // new GatewayError(…, 'model_not_found', …)
+      ['invalid_parameter', 'server/runtime/errors.ts'], // a `code` parameter's default
+      ['file_not_found', 'server/http/hosted-file.ts'], // errors.notFound(…, 'file_not_found', …)
       ['daily_quota_exceeded', 'server/billing/service.ts'], // a `code` parameter typed as a union
       ['malformed_request', 'server/http/client-errors.ts'], // a [status, code, message] tuple
       ['job_not_found', 'contract/index.ts'], // a route's notFound

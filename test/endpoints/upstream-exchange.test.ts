@@ -1,12 +1,12 @@
 // One exchange with the first upstream that answers (embeddings, moderation, the media capabilities):
 // the answered attempt's warnings only, the time waited on upstreams only, health for every attempt.
 import { describe, expect, it } from 'vitest';
-import { createMetrics } from '../../server/http/metrics.ts';
+import { createMetrics } from '../../server/runtime/metrics.ts';
 import { gatewayHeaders } from '../../server/endpoints/gateway-headers.ts';
 import { exchange } from '../../server/endpoints/upstream-exchange.ts';
-import { UpstreamError } from '../../server/providers/upstream-errors.ts';
+import { UpstreamError } from '../../server/upstream/errors.ts';
 import type { Target } from '../../server/routing/targets.ts';
-import type { Services } from '../../server/services.ts';
+import type { Services } from '../../server/http/services.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

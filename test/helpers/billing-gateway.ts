@@ -1,5 +1,5 @@
 import { startFakeUpstreams, type FakeUpstreams } from './fake-upstreams.ts';
-import { randomToken } from '../../server/auth/secrets.ts';
+import { randomToken } from '../../server/runtime/secrets.ts';
 import { TEST_REDIS_URL, startTestGateway, type TestGateway } from './gateway.ts';
 
 /** Each `exact` request reserves and uses (10 + 20) × 2 = 60 billed tokens. */

@@ -4,8 +4,8 @@ import path from 'node:path';
 import pg from 'pg';
 import pino, { type Logger } from 'pino';
 import { inject } from 'vitest';
-import { startGateway, type RunningGateway } from '../../server/main.ts';
-import { randomToken } from '../../server/auth/secrets.ts';
+import { startGateway, type GatewayExtras, type RunningGateway } from '../../server/main.ts';
+import { randomToken } from '../../server/runtime/secrets.ts';
 import { jobsKey, quotaKey, type CounterOwner } from '../../server/billing/plans.ts';
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -59,13 +59,13 @@ export type TestGateway = RunningGateway & {
   fetch(pathname: string, init?: RequestInit & { json?: unknown; key?: string }): Promise<Response>;
 };
 
-export async function startTestGateway(opts: { config?: string; env?: NodeJS.ProcessEnv; logger?: Logger } = {}): Promise<TestGateway> {
+export async function startTestGateway(opts: { config?: string; env?: NodeJS.ProcessEnv; logger?: Logger } & GatewayExtras = {}): Promise<TestGateway> {
   const dataDir = opts.env?.DATABASE_URL ? mkdtempSync(path.join(tmpdir(), 'mg-test-')) : freshDataDir();
   const configPath = path.join(dataDir, 'gateway.config.yaml');
   writeFileSync(configPath, opts.config ?? minimalConfig);
   // Tests never reach OpenRouter or Poe: metadata comes from snapshots and fakes.
   const env: NodeJS.ProcessEnv = { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', GATEWAY_CONFIG: configPath, GATEWAY_METADATA_FETCH: 'off', ...opts.env };
-  const gw = await startGateway(env, opts.logger ?? pino({ level: 'silent' }));
+  const gw = await startGateway(env, opts.logger ?? pino({ level: 'silent' }), { jobKinds: opts.jobKinds });
   let n = 0;
   return {
     ...gw,

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { AccountService } from '../../server/accounts/service.ts';
 import { openDatabase, type Database } from '../../server/db/client.ts';
-import { randomToken } from '../../server/auth/secrets.ts';
+import { randomToken } from '../../server/runtime/secrets.ts';
 import { Browser } from '../helpers/browser.ts';
 import { TEST_REDIS_URL, freshPostgres, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 

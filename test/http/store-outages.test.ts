@@ -4,7 +4,7 @@
 // come back by itself with the ledger and the quota counters agreeing to the token.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomToken } from '../../server/auth/secrets.ts';
+import { randomToken } from '../../server/runtime/secrets.ts';
 import { quotaKey } from '../../server/billing/plans.ts';
 import { COST, EXACT_BODY, billingConfig } from '../helpers/billing-gateway.ts';
 import { startFakeUpstreams, type FakeUpstreams } from '../helpers/fake-upstreams.ts';

@@ -4,16 +4,16 @@ import type { FastifyInstance } from 'fastify';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { randomToken } from '../../server/auth/secrets.ts';
+import { randomToken } from '../../server/runtime/secrets.ts';
 import { TEST_REDIS_URL, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { jobTestConfig, jobTestRoutes, runs } from './fixtures/test-kind.ts';
+import { jobTestConfig, jobTestRoutes, runs, testKind } from './fixtures/test-kind.ts';
 
 const prefix = `mgtest:${randomToken(6)}:`;
 let gw: TestGateway;
 let app: FastifyInstance;
 let base: string;
 beforeAll(async () => {
-  gw = await startTestGateway({ config: jobTestConfig, env: { REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: prefix, JOB_POLL_MS: '3600000' } });
+  gw = await startTestGateway({ config: jobTestConfig, jobKinds: [testKind], env: { REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: prefix, JOB_POLL_MS: '3600000' } });
   app = jobTestRoutes(gw.services);
   base = await app.listen({ port: 0, host: '127.0.0.1' });
 });

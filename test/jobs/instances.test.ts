@@ -9,7 +9,7 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { randomToken } from '../../server/auth/secrets.ts';
+import { randomToken } from '../../server/runtime/secrets.ts';
 import { TEST_REDIS_URL, freshPostgres } from '../helpers/gateway.ts';
 import { ENGINE_FLAGS } from '../helpers/engine-flags.ts';
 import { jobTestConfig } from './fixtures/test-kind.ts';

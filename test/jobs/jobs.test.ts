@@ -4,18 +4,17 @@
 import type { FastifyInstance } from 'fastify';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomToken } from '../../server/auth/secrets.ts';
+import { randomToken } from '../../server/runtime/secrets.ts';
 import { UrlSigner } from '../../server/blobs/signed-url.ts';
-import { jobTestConfig, jobTestRoutes, runs, type TestRequest } from './fixtures/test-kind.ts';
+import { jobTestConfig, jobTestRoutes, runs, testKind, type TestRequest } from './fixtures/test-kind.ts';
 import { keyCounters, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-
 
 let gw: TestGateway;
 let app: FastifyInstance;
 let base: string;
 
 beforeAll(async () => {
-  gw = await startTestGateway({ config: jobTestConfig, env: { JOB_POLL_MS: '25', JOB_LEASE_MS: '400' } });
+  gw = await startTestGateway({ config: jobTestConfig, jobKinds: [testKind], env: { JOB_POLL_MS: '25', JOB_LEASE_MS: '400' } });
   app = await jobTestRoutes(gw.services);
   base = await app.listen({ port: 0, host: '127.0.0.1' });
 });

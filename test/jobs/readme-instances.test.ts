@@ -16,7 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { randomToken } from '../../server/auth/secrets.ts';
+import { randomToken } from '../../server/runtime/secrets.ts';
 import { TEST_REDIS_URL, freshPostgres } from '../helpers/gateway.ts';
 import { PNG } from '../media/fake-media.ts';
 import { whisperAnswer } from '../transcription/fake-stt.ts';

@@ -3,7 +3,7 @@
 // are polled on the other, whichever instance runs them, billed once.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { randomToken } from '../../server/auth/secrets.ts';
+import { randomToken } from '../../server/runtime/secrets.ts';
 import { TEST_REDIS_URL, freshPostgres, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { startS3 } from '../helpers/s3.ts';
 import { MP4, PNG, mediaConfig, startFakeMedia, type FakeMedia } from './fake-media.ts';

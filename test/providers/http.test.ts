@@ -4,8 +4,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { download, getJson, postBinary, postMultipart, type UpstreamLimits, type UpstreamTarget } from '../../server/providers/http.ts';
-import { UpstreamError } from '../../server/providers/upstream-errors.ts';
+import { download, getJson, postBinary, postMultipart, type UpstreamLimits, type UpstreamTarget } from '../../server/upstream/http.ts';
+import { UpstreamError } from '../../server/upstream/errors.ts';
 import { elevenlabsClient } from '../../server/providers/elevenlabs/client.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => unknown;

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomToken } from '../../server/auth/secrets.ts';
+import { randomToken } from '../../server/runtime/secrets.ts';
 import { TEST_REDIS_URL, freshPostgres, minimalConfig, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 type Line = { level: number; msg: string };

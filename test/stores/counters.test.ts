@@ -1,6 +1,6 @@
 // Both counter stores behave the same: check and count are one atomic step.
 import { afterAll, describe, expect, it } from 'vitest';
-import { randomToken } from '../../server/auth/secrets.ts';
+import { randomToken } from '../../server/runtime/secrets.ts';
 import { MemoryCounterStore } from '../../server/stores/memory.ts';
 import { RedisCounterStore } from '../../server/stores/redis.ts';
 import { admitted, type CounterStore } from '../../server/stores/types.ts';

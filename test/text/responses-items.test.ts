@@ -3,7 +3,7 @@
 // the instance that did not answer. The item store, in memory and in Redis, below that.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomToken } from '../../server/auth/secrets.ts';
+import { randomToken } from '../../server/runtime/secrets.ts';
 import { MemoryItemStore, RedisItemStore } from '../../server/stores/items.ts';
 import { CounterStoreUnavailableError, openCounterStore } from '../../server/stores/index.ts';
 import { RedisCounterStore } from '../../server/stores/redis.ts';

@@ -7,7 +7,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorBody, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { startFakeUpstreams, type FakeUpstreams } from '../helpers/fake-upstreams.ts';
-import { postJson, upstreamLimits } from '../../server/providers/http.ts';
+import { postJson, upstreamLimits } from '../../server/upstream/http.ts';
 import { withFailover } from '../../server/routing/failover.ts';
 
 /** An upstream's entry in an all_upstreams_failed message: `bad [model]: reason`. */

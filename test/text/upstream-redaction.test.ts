@@ -104,6 +104,6 @@ it.each([
   ['session eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U expired', 'session [redacted] expired'],
   ['request 0123456789abcdef0123456789abcdef failed', 'request [redacted] failed'],
 ])('%s', async (text, expected) => {
-  const { redactUpstreamText } = await import('../../server/providers/upstream-errors.ts');
+  const { redactUpstreamText } = await import('../../server/upstream/errors.ts');
   expect(redactUpstreamText(text)).toBe(expected);
 });

@@ -3,11 +3,11 @@
 import { Readable } from 'node:stream';
 import type { Principal } from '../../auth/principal.ts';
 import { estimateOutputTokens, estimatePromptTokens, textReservation } from '../../billing/estimate.ts';
-import { beginMetered } from '../metered.ts';
-import { GatewayError, errors } from '../../http/errors.ts';
+import { beginMetered } from '../../billing/metered.ts';
+import { GatewayError, errors } from '../../runtime/errors.ts';
 import type { EventSourceMessage } from 'eventsource-parser';
-import { postJson, postStream } from '../../providers/http.ts';
-import { malformed, reportedError, upstreamFailure, type UpstreamError } from '../../providers/upstream-errors.ts';
+import { postJson, postStream } from '../../upstream/http.ts';
+import { malformed, reportedError, upstreamFailure, type UpstreamError } from '../../upstream/errors.ts';
 import { UnsupportedContentError, buildCall, type CallContext, type TextFormat } from '../../providers/types.ts';
 import { withFailover, type Blame, type FailoverOptions } from '../../routing/failover.ts';
 import { route, type TextTarget as Target } from '../../routing/targets.ts';
@@ -19,7 +19,7 @@ import { gatewayHeaders } from '../gateway-headers.ts';
 import { inlineImages } from './inline-images.ts';
 import { fitToModel } from './model-fit.ts';
 import { gatewaySearchLoop } from './web-search-loop.ts';
-import type { Services } from '../../services.ts';
+import type { CapabilityDeps } from '../deps.ts';
 
 type Json = Record<string, any>;
 
@@ -69,7 +69,7 @@ export type TextResult = {
   warnings: string[];
 };
 
-function callContext(call: TextCall, target: Target, services: Services): CallContext {
+function callContext(call: TextCall, target: Target, services: CapabilityDeps): CallContext {
   return {
     provider: target.provider,
     clientHeaders: call.clientHeaders,
@@ -80,7 +80,7 @@ function callContext(call: TextCall, target: Target, services: Services): CallCo
 const isNative = (call: TextCall, target: Target) => target.adapter.format === call.format.native;
 
 /** Web search the gateway runs itself: requested, configured, and the translated request's upstream has none of its own. */
-function usesGatewaySearch(call: TextCall, target: Target, services: Services): boolean {
+function usesGatewaySearch(call: TextCall, target: Target, services: CapabilityDeps): boolean {
   return !!call.request.webSearch && services.search !== null && !isNative(call, target) && !target.adapter.nativeWebSearch;
 }
 
@@ -90,7 +90,7 @@ function usesGatewaySearch(call: TextCall, target: Target, services: Services): 
  */
 const searchesByDefinition = (call: TextCall) => !!call.request.webSearch && call.format.endpoint === 'chat';
 
-function upstreamRequest(call: TextCall, target: Target, services: Services, prepared: C.Request) {
+function upstreamRequest(call: TextCall, target: Target, services: CapabilityDeps, prepared: C.Request) {
   const ctx = callContext(call, target, services);
   if (isNative(call, target)) {
     const where = target.adapter.endpoint({ ...prepared, model: target.upstreamModel }, ctx);
@@ -104,7 +104,7 @@ function upstreamRequest(call: TextCall, target: Target, services: Services, pre
   }
 }
 
-export async function runText(services: Services, call: TextCall): Promise<TextResult> {
+export async function runText(services: CapabilityDeps, call: TextCall): Promise<TextResult> {
   const started = performance.now();
   const modelId = call.request.model;
   const routed = route(services.catalog, modelId, call.format.endpoint);
@@ -198,7 +198,7 @@ type Opened = { target: Target; first: string; frames: AsyncGenerator<string>; a
 const reportedFailure = (acc: C.ResponseAccumulator, t: Target): UpstreamError | null => (acc.failure ? reportedError(t.provider.id, acc.failure) : null);
 
 async function runStream(
-  services: Services,
+  services: CapabilityDeps,
   call: TextCall,
   targets: Target[],
   prepare: (t: Target) => Promise<C.Request>,

@@ -1,8 +1,8 @@
 import { chatStrippedFields } from '../../../contract/chat.ts';
 import { responsesStrippedFields } from '../../../contract/responses.ts';
-import { randomToken } from '../../auth/secrets.ts';
+import { randomToken } from '../../runtime/secrets.ts';
 import { ResponsesStreamEncoder, WEB_SEARCH_TOOLS, canonicalToResponse, responseShell, responsesSse, type RememberItems } from '../../translate/responses.ts';
-import type { GatewayError } from '../../http/errors.ts';
+import type { GatewayError } from '../../runtime/errors.ts';
 import { ChatStreamEncoder, canonicalToChat } from '../../translate/chat.ts';
 import { MessagesStreamEncoder, canonicalToMessages, sseEvent } from '../../translate/messages.ts';
 import type { TextFormat } from '../../providers/types.ts';

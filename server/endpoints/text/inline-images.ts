@@ -1,10 +1,10 @@
 // For upstreams that read only image bytes (TextAdapter.needsInlineImages): image URLs are
 // downloaded (SSRF-guarded) and inlined.
 import { fetchImage, imageFetchOptions } from '../../media/fetch-image.ts';
-import type { Services } from '../../services.ts';
+import type { CapabilityDeps } from '../deps.ts';
 import type * as C from '../../translate/canonical.ts';
 
-export async function inlineImages(req: C.Request, services: Services): Promise<C.Request> {
+export async function inlineImages(req: C.Request, services: CapabilityDeps): Promise<C.Request> {
   const opts = imageFetchOptions(services.config);
   const fix = async (p: C.Part): Promise<C.Part> => {
     if (p.type === 'image' && p.source.kind === 'url') {

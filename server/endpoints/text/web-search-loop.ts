@@ -1,8 +1,8 @@
 // Web search run by the gateway for upstreams without a native one: the model gets a `web_search`
 // function; each call is answered from the configured backend with numbered results, for a bounded
 // number of rounds; `[n]` markers in the answer become url_citation annotations.
-import type { Services } from '../../services.ts';
-import { postJson } from '../../providers/http.ts';
+import type { CapabilityDeps } from '../deps.ts';
+import { postJson } from '../../upstream/http.ts';
 import { buildCall, type CallContext } from '../../providers/types.ts';
 import type { TextTarget as Target } from '../../routing/targets.ts';
 import { SearchError, type SearchResult } from '../../search/backends.ts';
@@ -34,7 +34,7 @@ function cite(content: C.Response['content'], sources: SearchResult[]): C.Respon
   });
 }
 
-export async function gatewaySearchLoop(services: Services, target: Target, request: C.Request, ctx: CallContext): Promise<C.Response> {
+export async function gatewaySearchLoop(services: CapabilityDeps, target: Target, request: C.Request, ctx: CallContext): Promise<C.Response> {
   const backend = services.search!;
   const cfg = services.config.webSearch!;
   const tool: C.Tool = {

@@ -1,8 +1,10 @@
 // Anthropic Messages wire format.
-import { randomToken } from '../../auth/secrets.ts';
+import { randomToken } from '../../runtime/secrets.ts';
 import { systemMessageText } from '../../translate/canonical.ts';
 import type * as C from '../../translate/canonical.ts';
-import { UnsupportedContentError, UpstreamStreamError, budgetToEffort, parseJsonArgs, reasoningBudget, type CallContext, type StreamDecoder, type TextAdapter } from '../types.ts';
+import { UnsupportedContentError, type CallContext, type StreamDecoder, type TextAdapter } from '../types.ts';
+import { UpstreamStreamError } from '../../upstream/errors.ts';
+import { budgetToEffort, parseJsonArgs, reasoningBudget } from '../../translate/arguments-and-effort.ts';
 import { vendorTarget } from '../vendor-client.ts';
 import { anthropicClient } from './client.ts';
 

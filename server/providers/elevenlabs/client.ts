@@ -1,6 +1,6 @@
 // The ElevenLabs API: `xi-api-key`; its errors are `{"detail": {"status", "message"}}` (or a string).
 import type { VendorClient } from '../vendor-client.ts';
-import { upstreamErrorMessage } from '../upstream-errors.ts';
+import { upstreamErrorMessage } from '../../upstream/errors.ts';
 
 export const elevenlabsClient: VendorClient = {
   baseUrl: (p) => p.base_url ?? 'https://api.elevenlabs.io/v1',

@@ -1,6 +1,6 @@
 // ElevenLabs text to speech, family B: `/text-to-speech/{voice_id}/stream` (MP3, streamed as it
 // comes), or `/with-timestamps` (JSON: the audio in base64 and per-character alignment).
-import { download, postJson } from '../http.ts';
+import { download, postJson } from '../../upstream/http.ts';
 import { extraFields, type SpeechAdapter } from '../speech.ts';
 import { vendorTarget } from '../vendor-client.ts';
 import { elevenlabsClient } from './client.ts';

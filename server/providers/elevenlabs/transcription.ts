@@ -1,7 +1,7 @@
 // ElevenLabs Scribe (`POST /speech-to-text`, multipart), asked for word timestamps; spaces and
 // audio events come as entries of their own and are left out of the words.
-import type { MultipartField } from '../multipart.ts';
-import { postMultipart } from '../http.ts';
+import type { MultipartField } from '../../upstream/multipart.ts';
+import { postMultipart } from '../../upstream/http.ts';
 import type { TranscriptionAdapter } from '../transcription.ts';
 import { vendorTarget } from '../vendor-client.ts';
 import { elevenlabsClient } from './client.ts';

@@ -2,7 +2,7 @@
 // counts for embeddings: the answer shows the gateway's estimate, and none is reported for billing.
 import { droppedFields } from '../adapter.ts';
 import { encodeFloat32Base64, type EmbeddingsAdapter } from '../embeddings.ts';
-import { postJson } from '../http.ts';
+import { postJson } from '../../upstream/http.ts';
 import { vendorTarget } from '../vendor-client.ts';
 import { geminiClient, modelPath } from './client.ts';
 

@@ -1,8 +1,10 @@
 // Gemini generateContent / streamGenerateContent (alt=sse) wire format.
-import { randomToken } from '../../auth/secrets.ts';
+import { randomToken } from '../../runtime/secrets.ts';
 import { ResponseAccumulator, systemMessagesAsUserText } from '../../translate/canonical.ts';
 import type * as C from '../../translate/canonical.ts';
-import { UpstreamStreamError, parseJsonArgs, reasoningBudget, type StreamDecoder, type TextAdapter } from '../types.ts';
+import { type StreamDecoder, type TextAdapter } from '../types.ts';
+import { UpstreamStreamError } from '../../upstream/errors.ts';
+import { parseJsonArgs, reasoningBudget } from '../../translate/arguments-and-effort.ts';
 import { vendorTarget } from '../vendor-client.ts';
 import { geminiClient, modelPath } from './client.ts';
 

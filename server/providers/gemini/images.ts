@@ -2,11 +2,11 @@
 // as inline parts. The answer's image parts are the result; `thought: true` parts are interim
 // images, and Gemini 3's (multi-megabyte) thought signatures are dropped with them. Refusals come
 // in-band on a 200: a safety finish reason or a blocked prompt.
-import { mapToRatio, stripUnsupported } from '../../media/mapping.ts';
+import { mapToRatio, stripUnsupported } from '../media-mapping.ts';
 import { nearestOf } from '../../media/geometry.ts';
-import { postJson } from '../http.ts';
+import { postJson } from '../../upstream/http.ts';
 import { contentPolicy, type ImageAdapter } from '../media.ts';
-import { UpstreamError } from '../upstream-errors.ts';
+import { UpstreamError } from '../../upstream/errors.ts';
 import { vendorTarget } from '../vendor-client.ts';
 import { geminiClient, modelPath } from './client.ts';
 import { decodeUsage } from './generate-content.ts';

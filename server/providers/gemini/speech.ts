@@ -2,10 +2,10 @@
 // (`audio/L16;codec=pcm;rate=24000`); it is wrapped in a WAV header, its rate read from the type.
 import { Readable } from 'node:stream';
 import { wavHeader } from '../../speech/wav.ts';
-import { postJson } from '../http.ts';
+import { postJson } from '../../upstream/http.ts';
 import { extraFields, type SpeechAdapter } from '../speech.ts';
 import { droppedFields } from '../adapter.ts';
-import { UpstreamError } from '../upstream-errors.ts';
+import { UpstreamError } from '../../upstream/errors.ts';
 import { vendorTarget } from '../vendor-client.ts';
 import { geminiClient, modelPath } from './client.ts';
 

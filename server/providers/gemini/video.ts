@@ -3,11 +3,11 @@
 // only to the API's own origin. Three ends: a video, an error (google.rpc.Status, gRPC codes),
 // and the content filter's "success" without samples.
 import { nearestOf } from '../../media/geometry.ts';
-import { mapToRatio, stripUnsupported } from '../../media/mapping.ts';
-import { GatewayError } from '../../http/errors.ts';
-import { download, getJson, postJson } from '../http.ts';
+import { mapToRatio, stripUnsupported } from '../media-mapping.ts';
+import { GatewayError } from '../../runtime/errors.ts';
+import { download, getJson, postJson } from '../../upstream/http.ts';
 import { contentPolicy, type VideoAdapter } from '../media.ts';
-import { redactUpstreamText } from '../upstream-errors.ts';
+import { redactUpstreamText } from '../../upstream/errors.ts';
 import { joinUrl, vendorTarget } from '../vendor-client.ts';
 import { geminiClient, modelPath } from './client.ts';
 

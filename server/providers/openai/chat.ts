@@ -1,7 +1,9 @@
 // OpenAI chat-completions wire format (OpenAI itself and every OpenAI-compatible server).
-import { randomToken } from '../../auth/secrets.ts';
+import { randomToken } from '../../runtime/secrets.ts';
 import * as C from '../../translate/canonical.ts';
-import { UpstreamStreamError, budgetToEffort, type CallContext, type StreamDecoder, type TextAdapter } from '../types.ts';
+import { type CallContext, type StreamDecoder, type TextAdapter } from '../types.ts';
+import { UpstreamStreamError } from '../../upstream/errors.ts';
+import { budgetToEffort } from '../../translate/arguments-and-effort.ts';
 import { vendorTarget } from '../vendor-client.ts';
 import { openaiClient } from './client.ts';
 

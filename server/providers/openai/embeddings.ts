@@ -1,6 +1,6 @@
 // OpenAI-format embeddings (`POST /embeddings`): the client's body goes as it came, the answer back as it is.
 import type { EmbeddingsAdapter } from '../embeddings.ts';
-import { postJson } from '../http.ts';
+import { postJson } from '../../upstream/http.ts';
 import { vendorTarget } from '../vendor-client.ts';
 import { openaiClient } from './client.ts';
 

@@ -2,13 +2,13 @@
 // (multipart, `image[]` for several). The GPT image models always answer base64 and reject
 // `response_format`; DALL·E is asked for base64 too, so the gateway hosts every copy itself and
 // never hands out the provider's 60-minute URL.
-import { mapToSize, stripUnsupported, type Field } from '../../media/mapping.ts';
+import { mapToSize, stripUnsupported, type Field } from '../media-mapping.ts';
 import { extensionOf } from '../../media/references.ts';
 import type { AdapterCall } from '../adapter.ts';
-import { postJson, postMultipart } from '../http.ts';
+import { postJson, postMultipart } from '../../upstream/http.ts';
 import { contentPolicy, type ImageAdapter, type ImageOutput, type MediaInput } from '../media.ts';
-import type { MultipartField } from '../multipart.ts';
-import { UpstreamError, upstreamErrorCode } from '../upstream-errors.ts';
+import type { MultipartField } from '../../upstream/multipart.ts';
+import { UpstreamError, upstreamErrorCode } from '../../upstream/errors.ts';
 import { vendorTarget } from '../vendor-client.ts';
 import { openaiClient } from './client.ts';
 

@@ -1,6 +1,6 @@
 // OpenAI-format moderation (`POST /moderations`).
 import type { ModerationAdapter } from '../moderation.ts';
-import { postJson } from '../http.ts';
+import { postJson } from '../../upstream/http.ts';
 import { vendorTarget } from '../vendor-client.ts';
 import { openaiClient } from './client.ts';
 

@@ -1,8 +1,9 @@
 // OpenAI Responses wire format: used only to pass Responses requests through to OpenAI itself,
 // reading usage and output on the way for billing and structured-output checks.
-import { randomToken } from '../../auth/secrets.ts';
+import { randomToken } from '../../runtime/secrets.ts';
 import * as C from '../../translate/canonical.ts';
-import { UpstreamStreamError, type StreamDecoder, type TextAdapter } from '../types.ts';
+import { type StreamDecoder, type TextAdapter } from '../types.ts';
+import { UpstreamStreamError } from '../../upstream/errors.ts';
 import { vendorTarget } from '../vendor-client.ts';
 import { openaiClient } from './client.ts';
 

@@ -1,6 +1,6 @@
 // OpenAI-format speech (`POST /audio/speech`), family A: the audio streamed as it comes.
 import { OPENAI_FORMATS } from '../../speech/voices.ts';
-import { download } from '../http.ts';
+import { download } from '../../upstream/http.ts';
 import { extraFields, type SpeechAdapter } from '../speech.ts';
 import { vendorTarget } from '../vendor-client.ts';
 import { openaiClient } from './client.ts';

@@ -1,8 +1,8 @@
 // OpenAI-format transcription (`POST /audio/transcriptions`, multipart). whisper-1 is asked for the
 // richest timing it has (verbose_json with word and segment timestamps); the gpt-4o-transcribe
 // family answers json only (text and token usage), so the gateway estimates its timing.
-import type { MultipartField } from '../multipart.ts';
-import { postMultipart } from '../http.ts';
+import type { MultipartField } from '../../upstream/multipart.ts';
+import { postMultipart } from '../../upstream/http.ts';
 import type { TranscriptionAdapter } from '../transcription.ts';
 import { vendorTarget } from '../vendor-client.ts';
 import { openaiClient } from './client.ts';

@@ -2,12 +2,12 @@
 // completions with `modalities`, the size as `image_config.aspect_ratio` (and `image_size` for
 // Gemini models), the images back as data URIs in `message.images`.
 import { geminiImageSize } from '../gemini/images.ts';
-import { mapToRatio, stripUnsupported } from '../../media/mapping.ts';
+import { mapToRatio, stripUnsupported } from '../media-mapping.ts';
 import { dataUri } from '../../media/references.ts';
-import { postJson } from '../http.ts';
+import { postJson } from '../../upstream/http.ts';
 import { moderationRefusal, type ImageAdapter } from '../media.ts';
 import { openaiClient } from '../openai/client.ts';
-import { UpstreamError } from '../upstream-errors.ts';
+import { UpstreamError } from '../../upstream/errors.ts';
 import { vendorTarget } from '../vendor-client.ts';
 
 type Json = Record<string, any>;

@@ -1,13 +1,13 @@
 // OpenRouter's video API: `POST /videos` starts a generation, `GET /videos/{id}` polls it
 // (pending → in_progress → completed | failed | cancelled | expired), and the file comes from
 // `GET /videos/{id}/content?index=0` with the same bearer key.
-import { mapToRatio, stripUnsupported } from '../../media/mapping.ts';
+import { mapToRatio, stripUnsupported } from '../media-mapping.ts';
 import { dataUri } from '../../media/references.ts';
-import { GatewayError } from '../../http/errors.ts';
-import { download, getJson, postJson } from '../http.ts';
+import { GatewayError } from '../../runtime/errors.ts';
+import { download, getJson, postJson } from '../../upstream/http.ts';
 import { MODERATION, contentPolicy, moderationRefusal, type VideoAdapter } from '../media.ts';
 import { openaiClient } from '../openai/client.ts';
-import { redactUpstreamText } from '../upstream-errors.ts';
+import { redactUpstreamText } from '../../upstream/errors.ts';
 import { vendorTarget } from '../vendor-client.ts';
 
 type Json = Record<string, any>;

@@ -1,8 +1,8 @@
 // What every image/video adapter does with the normalized request: map the client's size or
 // ratio onto the upstream's vocabulary and strip fields it has no place for, naming each change.
-import type { AdapterCall } from '../providers/adapter.ts';
-import { nearestRatio, nearestSize, parsePixels, pixels, ratio, ratioAsPixels } from './geometry.ts';
-import type { MediaRequest } from './request.ts';
+import type { AdapterCall } from './adapter.ts';
+import { nearestRatio, nearestSize, parsePixels, pixels, ratio, ratioAsPixels } from '../media/geometry.ts';
+import type { MediaRequest } from '../media/request.ts';
 
 type Warn = Pick<AdapterCall, 'warn'>;
 

@@ -1,7 +1,7 @@
 import path from 'node:path';
-import { randomToken } from '../auth/secrets.ts';
-import { dataDirOf, readSecretFile, writeSecretFile } from './data-dir.ts';
-import type { SharedSettings } from './shared-settings.ts';
+import { randomToken } from '../runtime/secrets.ts';
+import { dataDirOf, readSecretFile, writeSecretFile } from '../runtime/data-dir.ts';
+import type { SharedSettings } from '../db/shared-settings.ts';
 
 /**
  * The gateway's own secret: derives users' stable API keys, signs hosted-file links and sign-in

@@ -1,7 +1,7 @@
 // GET /v1/files/:token: a stored output behind a signed, expiring link (blobs/signed-url.ts).
 import type { Readable } from 'node:stream';
-import { errors } from '../http/errors.ts';
-import type { Services } from '../services.ts';
+import { errors } from '../runtime/errors.ts';
+import type { Services } from './services.ts';
 
 const notFound = () => errors.notFound('No such file: the link is unknown, altered or expired.', 'file_not_found', 'token');
 

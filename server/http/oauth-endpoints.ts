@@ -1,10 +1,10 @@
 // The OAuth endpoints of the contract: authorize (consent page), token, userinfo, revoke, metadata.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Services } from '../services.ts';
+import type { Services } from './services.ts';
 import { html, page, pageHeaders } from '../web/html.ts';
-import { checkAuthorizeRequest, scopeText, type AuthorizeParams } from './authorize.ts';
-import { OAuthError } from './errors.ts';
-import { SCOPES, isAccessToken } from './service.ts';
+import { checkAuthorizeRequest, scopeText, type AuthorizeParams } from '../oauth/authorize.ts';
+import { OAuthError } from '../oauth/errors.ts';
+import { SCOPES, isAccessToken } from '../oauth/service.ts';
 
 export const issuerOf = (services: Services, request: FastifyRequest) => services.config.publicUrl ?? `${request.protocol}://${request.host}`;
 

@@ -7,7 +7,7 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { ProviderConfig } from '../config/schema.ts';
 import { multipartBody, type MultipartField } from './multipart.ts';
-import { classifyStatus, errorInBody, malformed, networkFailure, reportedError, retryAfterSeconds, UpstreamError } from './upstream-errors.ts';
+import { classifyStatus, errorInBody, malformed, networkFailure, reportedError, retryAfterSeconds, UpstreamError } from './errors.ts';
 
 // No cap on connections per upstream by default: a stream holds its connection for its whole
 // length, so with a cap the request after the last free connection waits for some other stream

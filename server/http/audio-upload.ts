@@ -2,19 +2,19 @@
 // fields become the body the contract validates, the file goes to a temporary file (sync) or the
 // blob store (jobs) chunk by chunk — never whole in memory. Its container is recognised from its
 // first bytes; over 25 MB is 413 as soon as the limit is crossed, and the rest is not read.
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PassThrough, Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { randomToken } from '../auth/secrets.ts';
-import { GatewayError, errors } from '../http/errors.ts';
-import { readForm, type FilePart, type FormLimits } from '../http/multipart-form.ts';
-import { jobInputMissing } from '../jobs/input.ts';
-import type { Services } from '../services.ts';
-import { ACCEPTED, MEDIA_TYPES, SNIFF_BYTES, sniffAudio, type AudioFormat } from './formats.ts';
+import { randomToken } from '../runtime/secrets.ts';
+import { GatewayError, errors } from '../runtime/errors.ts';
+import { readForm, type FilePart, type FormLimits } from './multipart-form.ts';
+import type { BlobStore } from '../blobs/store.ts';
+import type { Upload } from '../endpoints/stored-upload.ts';
+import { ACCEPTED, MEDIA_TYPES, SNIFF_BYTES, sniffAudio, type AudioFormat } from '../transcription/formats.ts';
 
 export const MAX_UPLOAD_BYTES = 25 * 1024 * 1024;
 
@@ -24,9 +24,6 @@ export const MAX_UPLOAD_BYTES = 25 * 1024 * 1024;
  * headers and the boundaries.
  */
 export const UPLOAD_LIMITS: FormLimits = { fileBytes: MAX_UPLOAD_BYTES, fieldBytes: 64 * 1024, fields: 32, bodyBytes: MAX_UPLOAD_BYTES + 256 * 1024 };
-
-/** The stored upload: where it is, what it is. */
-export type Upload = { where: { file: string } | { blob: string }; format: AudioFormat; mediaType: string; size: number; filename: string };
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -93,7 +90,7 @@ function counted(head: Buffer, rest: Readable, onBytes: (n: number) => void): Re
 }
 
 /** Stores the file part where `to` says, recognised by its first bytes; cleanup registered as soon as there is something to clean. */
-async function store(services: Services, part: FilePart, to: 'file' | 'blob', setCleanup: (fn: () => Promise<void>) => void): Promise<Upload> {
+async function store(blobs: BlobStore, part: FilePart, to: 'file' | 'blob', setCleanup: (fn: () => Promise<void>) => void): Promise<Upload> {
   // The temporary directory before the first byte is read: the file part waits, paused, meanwhile.
   const dir = to === 'file' ? await mkdtemp(path.join(tmpdir(), 'mg-upload-')) : null;
   if (dir) setCleanup(() => rm(dir, { recursive: true, force: true }));
@@ -109,8 +106,8 @@ async function store(services: Services, part: FilePart, to: 'file' | 'blob', se
     return { where: { file }, format, mediaType: MEDIA_TYPES[format], size, filename };
   }
   const key = `uploads/${randomToken(24)}`;
-  setCleanup(() => services.jobs.blobs.delete(key));
-  await services.jobs.blobs.put(key, bytes, MEDIA_TYPES[format]);
+  setCleanup(() => blobs.delete(key));
+  await blobs.put(key, bytes, MEDIA_TYPES[format]);
   return { where: { blob: key }, format, mediaType: MEDIA_TYPES[format], size, filename };
 }
 
@@ -119,12 +116,12 @@ async function store(services: Services, part: FilePart, to: 'file' | 'blob', se
  * (`to: 'file'` for a synchronous request, `'blob'` for a job) and described in `request.upload`.
  * The stored file is removed when the response ends, unless `keep` was called (a job took it).
  */
-export function receiveUpload(services: Services, to: 'file' | 'blob') {
+export function receiveUpload(blobs: BlobStore, to: 'file' | 'blob') {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     let cleanup: (() => Promise<void>) | null = null;
     reply.raw.once('close', () => void cleanup?.().catch(() => {}));
     const form = await readForm(request, UPLOAD_LIMITS, { field: 'file', noun: 'audio file' }, (part) =>
-      store(services, part, to, (fn) => {
+      store(blobs, part, to, (fn) => {
         cleanup = fn;
       }),
     ).catch((err: unknown) => {
@@ -144,33 +141,5 @@ export function receiveUpload(services: Services, to: 'file' | 'blob') {
     request.keepUpload = () => {
       cleanup = null;
     };
-  };
-}
-
-/** Opens the stored upload for reading, once per upstream attempt. */
-export function openUpload(services: Services, u: Upload): () => Readable {
-  if ('file' in u.where) {
-    const file = u.where.file;
-    return () => createReadStream(file);
-  }
-  const key = u.where.blob;
-  return () => {
-    const out = new PassThrough();
-    // Its reader may attach later (the duration probe loads its parser first): a failure before
-    // then must not go unhandled; the reader still sees it through the stream's state.
-    out.on('error', () => {});
-    services.jobs.blobs.get(key).then(
-      (blob) => {
-        // Gone (deleted, or stored where this instance cannot see it): the job's error says so.
-        if (!blob) return void out.destroy(jobInputMissing('audio upload'));
-        if (out.destroyed) return void blob.body.destroy();
-        // The store's failure reaches the reader; a reader that stopped early ends the store's read.
-        blob.body.once('error', (err) => out.destroy(err));
-        out.once('close', () => blob.body.destroy());
-        blob.body.pipe(out);
-      },
-      (err) => out.destroy(err),
-    );
-    return out;
   };
 }

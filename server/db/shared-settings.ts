@@ -1,7 +1,7 @@
 // The settings every instance of a PostgreSQL deployment must agree on (the gateway secret, the
 // admin token's hash), kept in the database they share: written once by the first instance that
 // needs one, read by every other (decision 0020).
-import type { PrismaClient } from '../db/client.ts';
+import type { PrismaClient } from './client.ts';
 
 export class SharedSettings {
   constructor(private readonly prisma: PrismaClient) {}

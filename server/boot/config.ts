@@ -2,11 +2,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { LineCounter, parseDocument, isMap, isNode, isScalar, type Document } from 'yaml';
 import type { z } from 'zod';
-import { configFromEnvironment } from './defaults.ts';
-import { ENVIRONMENT_SOURCE } from './setup.ts';
-import { jsonSyntaxError } from './json-position.ts';
-import { closest, keysAt } from './schema-keys.ts';
-import { GatewayConfigShape, TrustProxy, defaultPlans, referenceIssues, type ResolvedConfig } from './schema.ts';
+import { configFromEnvironment } from '../config/defaults.ts';
+import { ENVIRONMENT_SOURCE } from '../config/setup.ts';
+import { jsonSyntaxError } from '../config/json-position.ts';
+import { closest, keysAt } from '../config/schema-keys.ts';
+import { vendorIssues } from '../providers/registry.ts';
+import { GatewayConfigShape, TrustProxy, defaultPlans, referenceIssues, type ResolvedConfig } from '../config/schema.ts';
 
 export class ConfigError extends Error {
   constructor(
@@ -129,7 +130,7 @@ function resolve(raw: unknown, loc: Located, env: NodeJS.ProcessEnv): ResolvedCo
     }
   }
   // Cross-references are checked even when shapes are wrong elsewhere: every mistake in one pass.
-  for (const i of referenceIssues(expanded)) problems.push(problemAt(loc, i.path, i.message));
+  for (const i of [...referenceIssues(expanded), ...vendorIssues(expanded)]) problems.push(problemAt(loc, i.path, i.message));
   // In file order; problems without a position (the environment) first.
   problems.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.col ?? 0) - (b.col ?? 0));
   const trustProxyProblems: string[] = [];

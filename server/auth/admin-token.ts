@@ -5,9 +5,9 @@
 // never holds something that opens the admin API (decision 0020).
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { constantTimeEqualHex, hashSecret } from '../auth/secrets.ts';
-import { adminToken, dataDirOf, newAdminToken, readSecretFile, writeSecretFile } from './data-dir.ts';
-import type { SharedSettings } from './shared-settings.ts';
+import { constantTimeEqualHex, hashSecret } from '../runtime/secrets.ts';
+import { adminToken, dataDirOf, newAdminToken, readSecretFile, writeSecretFile } from '../runtime/data-dir.ts';
+import type { SharedSettings } from '../db/shared-settings.ts';
 
 const SETTING = 'admin_token_sha256';
 

@@ -2,7 +2,7 @@
 // but will refuse some requests. One function, so the two always agree; GET /v1/models/status
 // marks the same unservable models `misconfigured`.
 import { missingCredential } from '../providers/credentials.ts';
-import type { ProviderConfig, ResolvedConfig } from './schema.ts';
+import type { ProviderConfig, ResolvedConfig } from '../config/schema.ts';
 
 /** Why an upstream on this provider can never work, or null (a type that cannot serve the model's endpoint is a config error). */
 function unusable(p: ProviderConfig): string | null {

@@ -2,7 +2,7 @@
 // accounts from external identity providers. The first sign-in creates the user.
 import { randomBytes } from 'node:crypto';
 import type { PrismaClient } from '../db/client.ts';
-import { newId } from '../auth/secrets.ts';
+import { newId } from '../runtime/secrets.ts';
 import { normalizeEmail } from './credentials.ts';
 import type { ExternalProfile } from './identity.ts';
 

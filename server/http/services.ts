@@ -1,24 +1,25 @@
-import type { AccountService } from './accounts/service.ts';
-import type { Billing } from './billing/hooks.ts';
-import type { UsageLedger } from './billing/ledger.ts';
-import type { Clock } from './runtime/clock.ts';
-import type { SearchBackend } from './search/backends.ts';
-import type { OAuthAuthenticator } from './oauth/authenticator.ts';
-import type { OAuthService } from './oauth/service.ts';
-import type { AccountDirectory } from './web/accounts.ts';
-import type { IdentityProviders } from './web/identity.ts';
-import type { Sessions } from './web/sessions.ts';
-import type { HealthRecorder } from './routing/health.ts';
-import type { KeyAuthenticator } from './auth/key-cache.ts';
-import type { Catalog } from './catalog/catalog.ts';
-import type { ResolvedConfig } from './config/schema.ts';
-import type { Database } from './db/client.ts';
-import type { Metrics } from './http/metrics.ts';
-import type { CounterStore, ItemStore } from './stores/index.ts';
-import type { JobService } from './jobs/service.ts';
-import type { JobRunner } from './jobs/runner.ts';
-import type { UrlSigner } from './blobs/signed-url.ts';
-import type { AdminTokens } from './runtime/admin-token.ts';
+import type { AccountService } from '../accounts/service.ts';
+import type { Billing } from '../billing/hooks.ts';
+import type { UsageLedger } from '../billing/ledger.ts';
+import type { Clock } from '../runtime/clock.ts';
+import type { SearchBackend } from '../search/backends.ts';
+import type { OAuthAuthenticator } from '../oauth/authenticator.ts';
+import type { OAuthService } from '../oauth/service.ts';
+import type { AccountDirectory } from '../accounts/directory.ts';
+import type { IdentityProviders } from '../accounts/identity.ts';
+import type { Sessions } from '../web/sessions.ts';
+import type { HealthRecorder } from '../routing/health.ts';
+import type { KeyAuthenticator } from '../auth/key-cache.ts';
+import type { Catalog } from '../catalog/catalog.ts';
+import type { ResolvedConfig } from '../config/schema.ts';
+import type { Database } from '../db/client.ts';
+import type { Metrics } from '../runtime/metrics.ts';
+import type { CounterStore, ItemStore } from '../stores/index.ts';
+import type { JobService } from '../jobs/service.ts';
+import type { JobRunner } from '../jobs/runner.ts';
+import type { JobKinds } from '../jobs/kinds.ts';
+import type { UrlSigner } from '../blobs/signed-url.ts';
+import type { AdminTokens } from '../auth/admin-token.ts';
 
 /** What the HTTP layer needs, built once by main.ts (or by a test). */
 export type Services = {
@@ -41,6 +42,8 @@ export type Services = {
   /** Async jobs: submission, polling and downloads; the runner claims and runs them. */
   jobs: JobService;
   jobRunner: JobRunner;
+  /** The job kinds this instance runs (the capabilities' own, added at start-up). */
+  jobKinds: JobKinds;
   /** Signs and checks hosted-copy links (blobs served without credentials until they expire). */
   urls: UrlSigner;
   oauthAuth: OAuthAuthenticator;

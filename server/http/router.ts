@@ -1,24 +1,24 @@
 import { initServer } from '@ts-rest/fastify';
 import type { FastifyRequest } from 'fastify';
 import { contract } from '../../contract/index.ts';
-import type { Services } from '../services.ts';
-import { authorizeEndpoint, metadataEndpoint, revokeEndpoint, tokenEndpoint, userinfoEndpoint } from '../oauth/endpoints.ts';
-import { generateMedia, imageJob } from './images.ts';
-import { SPEECH_JOB, speech, submitSpeechJob } from './speech.ts';
-import { TRANSCRIPTION_JOB, submitTranscriptionJob, transcription } from './transcriptions.ts';
-import { receiveUpload } from '../transcription/upload.ts';
-import { runText } from './text/engine.ts';
-import { embeddings } from './embeddings.ts';
-import { moderations } from './moderation.ts';
+import type { Services } from './services.ts';
+import { authorizeEndpoint, metadataEndpoint, revokeEndpoint, tokenEndpoint, userinfoEndpoint } from './oauth-endpoints.ts';
+import { generateMedia, imageJob } from '../endpoints/images.ts';
+import { SPEECH_JOB, speech, submitSpeechJob } from '../endpoints/speech.ts';
+import { TRANSCRIPTION_JOB, submitTranscriptionJob, transcription } from '../endpoints/transcriptions.ts';
+import { receiveUpload } from './audio-upload.ts';
+import { runText } from '../endpoints/text/engine.ts';
+import { embeddings } from '../endpoints/embeddings.ts';
+import { moderations } from '../endpoints/moderation.ts';
 import { modelStatus } from '../catalog/health-report.ts';
 import { usageReport } from '../billing/usage-report.ts';
 import { adminUsageReport } from '../billing/admin-usage.ts';
 import { planLimits } from '../billing/plans.ts';
 import { linkBase } from '../accounts/passwords.ts';
-import { createKey, listJobs, listKeys, revokeKey, sessionInfo } from './dashboard.ts';
-import { hostedFile } from '../blobs/hosted.ts';
-import { linkOrigin } from '../http/link-origin.ts';
-import { chatFormat, messagesFormat, responsesFormat } from './text/formats.ts';
+import { createKey, listJobs, listKeys, revokeKey, sessionInfo } from './dashboard-api.ts';
+import { hostedFile } from './hosted-file.ts';
+import { linkOrigin } from './link-origin.ts';
+import { chatFormat, messagesFormat, responsesFormat } from '../endpoints/text/formats.ts';
 import { itemReferenceIds, responsesToCanonical } from '../translate/responses.ts';
 import { chatToCanonical } from '../translate/chat.ts';
 import { messagesToCanonical } from '../translate/messages.ts';
@@ -123,7 +123,7 @@ export function buildRouter(services: Services) {
       speechJobStatus: async ({ params, request }) => ({ status: 200, body: await services.jobs.status(request.principal!, params.id, [SPEECH_JOB]) }),
       speechJobDownload: jobDownload(SPEECH_JOB),
       transcriptions: {
-        hooks: { preValidation: receiveUpload(services, 'file') },
+        hooks: { preValidation: receiveUpload(services.jobs.blobs, 'file') },
         handler: async ({ body, request, reply }) => {
           const r = await transcription(services, { principal: request.principal!, requestId: request.id, upload: request.upload!, log: request.log }, body as never);
           send(reply, r, 'transcriptions');
@@ -132,7 +132,7 @@ export function buildRouter(services: Services) {
         },
       },
       transcriptionJobCreate: {
-        hooks: { preValidation: receiveUpload(services, 'blob') },
+        hooks: { preValidation: receiveUpload(services.jobs.blobs, 'blob') },
         handler: async ({ body, request }) => {
           const job = await submitTranscriptionJob(services, request.principal!, request.upload!, body as never);
           request.keepUpload?.();

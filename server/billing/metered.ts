@@ -1,11 +1,15 @@
 // The one begin/settle wrapper around every billed call (text, embeddings, moderation, and the
 // media capabilities and their jobs): reserve the most the call can cost before any upstream is
 // asked, settle once to what it did, release the reservation when it failed before producing
-// anything. Each capability sizes its reservation (billing/estimate.ts, billing/rules.ts).
+// anything. Each capability sizes its reservation (billing/estimate.ts, config/billing-rules.ts).
 import type { Principal } from '../auth/principal.ts';
-import type { BilledEndpoint, Reservation, UsageReport } from '../billing/hooks.ts';
-import { GatewayError } from '../http/errors.ts';
-import type { Services } from '../services.ts';
+import type { BilledEndpoint, Reservation, UsageReport } from './hooks.ts';
+import { GatewayError } from '../runtime/errors.ts';
+import type { Catalog } from '../catalog/catalog.ts';
+import type { Billing } from './hooks.ts';
+
+/** What metering reads: the model's billing rules and the quota to reserve from. */
+export type MeteredDeps = { catalog: Pick<Catalog, 'model'>; billing: Billing };
 
 export type Metering = {
   requestId: string;
@@ -35,7 +39,7 @@ export type Meter = {
   fail(err: unknown): Promise<void>;
 };
 
-export async function beginMetered(services: Services, m: Metering): Promise<Meter> {
+export async function beginMetered(services: MeteredDeps, m: Metering): Promise<Meter> {
   const started = performance.now();
   const multiplier = services.catalog.model(m.model)?.token_multiplier ?? 1;
   const ticket = await services.billing.begin({ requestId: m.requestId, principal: m.principal, model: m.model, multiplier, reserveTokens: m.reserveTokens, ttlMs: m.ttlMs });
@@ -53,7 +57,7 @@ export async function beginMetered(services: Services, m: Metering): Promise<Met
 }
 
 /** A single-shot call: metered around `run`, settled before the answer leaves. */
-export async function metered<T>(services: Services, m: Metering, run: () => Promise<{ value: T; outcome: Outcome }>): Promise<{ value: T; headers: Record<string, string> }> {
+export async function metered<T>(services: MeteredDeps, m: Metering, run: () => Promise<{ value: T; outcome: Outcome }>): Promise<{ value: T; headers: Record<string, string> }> {
   const meter = await beginMetered(services, m);
   let result: { value: T; outcome: Outcome };
   try {

@@ -1,7 +1,19 @@
 // Upstream failures classified once for failover: by status, by the error object a body names,
 // by the socket error's class. Messages name the provider and the class of failure, never an
 // address: a socket error's own text stays in the server log.
-import { UpstreamStreamError } from './types.ts';
+
+/** An error the upstream reported inside a stream that had answered 200. */
+export class UpstreamStreamError extends Error {
+  constructor(
+    message: string,
+    readonly upstreamType?: string,
+    /** The error object the upstream sent, when it sent one (its code or status classifies it). */
+    readonly detail?: unknown,
+  ) {
+    super(message);
+    this.name = 'UpstreamStreamError';
+  }
+}
 
 type UpstreamCode = 'upstream_error' | 'upstream_timeout' | 'upstream_unreachable' | 'upstream_rate_limited' | 'upstream_rejected';
 
