@@ -8,6 +8,7 @@ import type { CatalogEntry } from '../../contract/models.ts';
 import type { PrismaClient } from '../db/client.ts';
 import type { ProviderConfig, ResolvedConfig } from '../config/schema.ts';
 import { upstreamAgent } from '../upstream/http.ts';
+import { vendorOf } from '../providers/registry.ts';
 
 type Json = Record<string, any>;
 export type Source = 'openrouter' | 'poe';
@@ -70,8 +71,6 @@ export function mapPoe(m: Json): Resolved {
   };
 }
 
-const VENDOR: Partial<Record<ProviderConfig['type'], string>> = { openai: 'openai', anthropic: 'anthropic', gemini: 'google' };
-
 /**
  * The ids a model is looked up under, in order: `metadata_id` alone when set; else the gateway id,
  * then `<vendor>/<upstream model>` for each upstream (the upstream id alone for OpenAI-compatible
@@ -83,7 +82,7 @@ export function candidateIds(model: ResolvedConfig['models'][number], providers:
   const raw = [model.id];
   for (const u of model.upstreams) {
     const type = providers.get(u.provider)?.type;
-    const vendor = type ? VENDOR[type] : undefined;
+    const vendor = type ? vendorOf(type)?.catalogVendor : undefined;
     raw.push(vendor && !u.model.includes('/') ? `${vendor}/${u.model}` : u.model);
   }
   const out: string[] = [];

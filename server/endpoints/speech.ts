@@ -1,4 +1,4 @@
-// Text to speech (spec 4.4): three families by provider (A OpenAI-format, B ElevenLabs, C Gemini),
+// Text to speech (spec 4.4): three families (each vendor's speech adapter says which it is),
 // the pronunciation dictionary applied before the text goes upstream (speech/pronunciation.ts),
 // audio streamed to the client as the upstream sends it. Synchronous requests that outlive
 // `jobs.sync_timeout_seconds` become the job that finishes them (524); `/v1/audio/speech/jobs`
@@ -12,12 +12,11 @@ import { unitTokens } from '../config/billing-rules.ts';
 import { errors } from '../runtime/errors.ts';
 import type { JobDone, JobKind } from '../jobs/kinds.ts';
 import { newJobId, type JobOrigin } from '../jobs/service.ts';
-import type { SpeechAudio, SpeechInput, SpeechTimestamps } from '../providers/speech.ts';
+import { FAMILY_FIELDS, type SpeechAudio, type SpeechFamily, type SpeechInput, type SpeechTimestamps } from '../providers/speech.ts';
 import type { FailoverOptions } from '../routing/failover.ts';
 import { route, type Target } from '../routing/targets.ts';
 import type { CapabilityDeps } from './deps.ts';
 import { applyPronunciation } from '../speech/pronunciation.ts';
-import { ELEVENLABS_MAX_CHARACTERS, FAMILY_FIELDS, familyOf, phonemeSupport, resolveVoice, voiceNames, type Family } from '../speech/voices.ts';
 import { gatewayHeaders, headerSafe } from './gateway-headers.ts';
 import { beginMetered, type Outcome } from '../billing/metered.ts';
 import { syncOrJob } from './sync-or-job.ts';
@@ -29,31 +28,33 @@ type JobObject = z.infer<typeof Job>;
 export const SPEECH_JOB = 'speech.generation';
 
 /** One upstream able to read the request: its family, the text and voice it is sent, what is spoken. */
-type Prepared = { target: Target<'speech'>; family: Family; input: SpeechInput; spoken: string; pronunciationWarnings: string[] };
+type Prepared = { target: Target<'speech'>; family: SpeechFamily; input: SpeechInput; spoken: string; pronunciationWarnings: string[] };
 
 /**
- * The model's upstreams that can read this request: the voice is one of their family's, and for
- * ElevenLabs the text (tags included) is within its cap. None: 400 naming the valid voices, or the cap.
+ * The model's upstreams that can read this request: the voice is one of their family's, and the
+ * text (tags included) is within the family's cap, if it has one (ElevenLabs). None: 400 naming the
+ * valid voices, or the cap.
  */
 function prepare(services: CapabilityDeps, body: Body): { model: NonNullable<ReturnType<CapabilityDeps['catalog']['model']>>; prepared: Prepared[] } {
   const { model, targets } = route(services.catalog, body.model, 'speech');
   const prepared: Prepared[] = [];
   let refusal: ReturnType<typeof errors.invalid> | null = null;
   for (const target of targets) {
-    const family = familyOf(target.provider.type)!;
-    const voice = resolveVoice(family, body.voice, target.provider);
+    const speaker = target.adapter;
+    const family = speaker.family;
+    const voice = speaker.resolveVoice(body.voice, target.provider);
     if (!voice) {
       refusal ??= errors.invalid(
-        `The voice '${body.voice}' is not a voice of the model '${model.id}' (family ${family}); use one of: ${voiceNames(family, target.provider).join(', ')}.`,
+        `The voice '${body.voice}' is not a voice of the model '${model.id}' (family ${family}); use one of: ${speaker.voiceNames(target.provider).join(', ')}.`,
         'voice',
         'invalid_voice',
       );
       continue;
     }
-    const p = applyPronunciation(body.input, body.pronunciation_dictionary ?? [], phonemeSupport(family, target.upstreamModel));
-    if (family === 'B' && p.text.length > ELEVENLABS_MAX_CHARACTERS) {
+    const p = applyPronunciation(body.input, body.pronunciation_dictionary ?? [], speaker.phonemes(target.upstreamModel));
+    if (speaker.maxCharacters !== undefined && p.text.length > speaker.maxCharacters) {
       refusal ??= errors.invalid(
-        `The input is ${p.text.length} characters as sent (phoneme tags included); the model '${model.id}' takes at most ${ELEVENLABS_MAX_CHARACTERS}: split it into several requests.`,
+        `The input is ${p.text.length} characters as sent (phoneme tags included); the model '${model.id}' takes at most ${speaker.maxCharacters}: split it into several requests.`,
         'input',
         'input_too_long',
       );
@@ -75,7 +76,8 @@ async function speak(services: CapabilityDeps, modelId: string, prepared: Prepar
     prepared.map((p) => p.target),
     (t, call) => {
       const p = of.get(t)!;
-      const ignored = Object.keys(FAMILY_FIELDS).filter((f) => (p.input.body as Record<string, unknown>)[f] !== undefined && FAMILY_FIELDS[f] !== p.family);
+      const reads: readonly string[] = t.adapter.reads;
+      const ignored = FAMILY_FIELDS.filter((f) => (p.input.body as Record<string, unknown>)[f] !== undefined && !reads.includes(f));
       if (ignored.length) call.warn(`ignored by this model (family ${p.family}): ${ignored.join(', ')}`);
       return t.adapter.run(p.input, { ...call, signal });
     },

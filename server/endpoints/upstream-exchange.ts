@@ -4,7 +4,7 @@
 // (a failed attempt's are not the answer's).
 import type { Principal } from '../auth/principal.ts';
 import type { AdapterCall } from '../providers/adapter.ts';
-import type { Capability } from '../providers/registry.ts';
+import type { Capability } from '../providers/capabilities.ts';
 import { withFailover, type FailoverOptions } from '../routing/failover.ts';
 import { route, type Target } from '../routing/targets.ts';
 import { UpstreamClock } from '../routing/upstream-clock.ts';

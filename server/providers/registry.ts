@@ -1,90 +1,39 @@
-// Which provider type serves which capability, and with which adapter: the one table. A missing
-// entry means the type cannot serve that capability: routing never offers such an upstream
-// (routing/targets.ts) and the config refuses one (`vendorIssues`, shown by `config check`).
-// A capability gets a vendor by adding its adapter file (providers/<vendor>/<capability>.ts) and
-// one line here.
-import type { z } from 'zod';
+// Which provider type serves which capability, and with which adapter: derived from the vendors'
+// manifests (providers/<vendor>/index.ts), the one list below. A missing adapter means the type
+// cannot serve that capability: routing never offers such an upstream (routing/targets.ts) and the
+// config refuses one (`vendorIssues`, shown by `config check`).
 import { ModelEndpoint } from '../../contract/models.ts';
 import { list, str, type ProviderType } from '../config/schema.ts';
-import { anthropicMessages } from './anthropic/messages.ts';
-import type { EmbeddingsAdapter } from './embeddings.ts';
-import { geminiEmbeddings } from './gemini/embeddings.ts';
-import { geminiGenerateContent } from './gemini/generate-content.ts';
-import type { ModerationAdapter } from './moderation.ts';
-import { openAiChat } from './openai/chat.ts';
-import { openAiEmbeddings } from './openai/embeddings.ts';
-import { openAiModeration } from './openai/moderation.ts';
-import { openAiResponses } from './openai/responses.ts';
-import type { TextAdapter } from './types.ts';
-import type { ImageAdapter, VideoAdapter } from './media.ts';
-import type { SpeechAdapter } from './speech.ts';
-import type { TranscriptionAdapter } from './transcription.ts';
-import { openAiTranscription } from './openai/transcription.ts';
-import { elevenLabsTranscription } from './elevenlabs/transcription.ts';
-import { openAiSpeech } from './openai/speech.ts';
-import { elevenLabsSpeech } from './elevenlabs/speech.ts';
-import { geminiSpeech } from './gemini/speech.ts';
-import { openAiImages } from './openai/images.ts';
-import { geminiImages } from './gemini/images.ts';
-import { geminiVideo } from './gemini/video.ts';
-import { openRouterImages } from './openrouter/images.ts';
-import { openRouterVideo } from './openrouter/video.ts';
+import { anthropic } from './anthropic/index.ts';
+import type { AdapterRow, Capability, CapabilityAdapters } from './capabilities.ts';
+import { elevenlabs } from './elevenlabs/index.ts';
+import { gemini } from './gemini/index.ts';
+import type { VendorManifest } from './manifest.ts';
+import { openaiCompatible } from './openai-compatible/index.ts';
+import { openai } from './openai/index.ts';
 
-/** What a model is for: the API surface it is configured with (contract ModelEndpoint). */
-export type Capability = z.infer<typeof ModelEndpoint>;
+/** Every vendor, in the order the catalog and `config check` list them. */
+export const VENDORS: readonly VendorManifest[] = [openai, openaiCompatible, anthropic, gemini, elevenlabs];
 
-/**
- * The adapter type of each capability. The text capabilities are the client's format (any text
- * model serves all three). The media capabilities' request and answer types arrive with their
- * endpoints, each replacing its placeholder here.
- */
-export type CapabilityAdapters = {
-  chat: TextAdapter;
-  messages: TextAdapter;
-  responses: TextAdapter;
-  embeddings: EmbeddingsAdapter;
-  moderation: ModerationAdapter;
-  images: ImageAdapter;
-  video: VideoAdapter;
-  speech: SpeechAdapter;
-  transcription: TranscriptionAdapter;
-};
+const byType = new Map<string, VendorManifest>(VENDORS.map((v) => [v.type, v]));
 
-export const TEXT_CAPABILITIES: ReadonlySet<Capability> = new Set(['chat', 'messages', 'responses']);
+/** The manifest of a provider type (undefined for a type no vendor declares). */
+export const vendorOf = (type: string): VendorManifest | undefined => byType.get(type);
 
-type Row = { [C in Capability]?: CapabilityAdapters[C] };
-
-/** Chat-only upstreams: every text format is translated to and from chat completions. */
-const chatText = (a: TextAdapter) => ({ chat: a, messages: a, responses: a });
-
-export const registry: Record<ProviderType, Row> = {
-  // OpenAI serves the Responses format natively; chat and Messages go through chat completions.
-  // No video adapter: OpenAI's video API (Sora) was shut down on 2026-09-24.
-  openai: { chat: openAiChat, messages: openAiChat, responses: openAiResponses, embeddings: openAiEmbeddings, moderation: openAiModeration, images: openAiImages, speech: openAiSpeech, transcription: openAiTranscription },
-  // Images through chat `modalities` and video through `/videos`, as OpenRouter serves them.
-  'openai-compatible': { ...chatText(openAiChat), embeddings: openAiEmbeddings, moderation: openAiModeration, images: openRouterImages, video: openRouterVideo, speech: openAiSpeech, transcription: openAiTranscription },
-  anthropic: { ...chatText(anthropicMessages) },
-  // Imagen's `:predict` is shut down on the Gemini API: images come from the Gemini image models, video from Veo.
-  gemini: { ...chatText(geminiGenerateContent), embeddings: geminiEmbeddings, images: geminiImages, video: geminiVideo, speech: geminiSpeech },
-  elevenlabs: { speech: elevenLabsSpeech, transcription: elevenLabsTranscription },
-};
+export const registry = Object.fromEntries(VENDORS.map((v) => [v.type, v.adapters])) as Record<ProviderType, AdapterRow>;
 
 /** The adapter serving `capability` on providers of `type`, or undefined: it cannot. */
 export function adapterFor<C extends Capability>(type: ProviderType, capability: C): CapabilityAdapters[C] | undefined {
-  return registry[type][capability] as CapabilityAdapters[C] | undefined;
+  return byType.get(type)?.adapters[capability] as CapabilityAdapters[C] | undefined;
 }
 
-/** Whether a model declared with `endpoint` is served through `capability`: a text model serves all three text formats. */
-export const servesCapability = (endpoint: Capability, capability: Capability) =>
-  endpoint === capability || (TEXT_CAPABILITIES.has(endpoint) && TEXT_CAPABILITIES.has(capability));
-
 /** Capabilities some provider type serves (all, today); a capability no type serves would have no upstream judged. */
-export const builtCapabilities = (): Capability[] => ModelEndpoint.options.filter((c) => Object.values(registry).some((row) => row[c] !== undefined));
+export const builtCapabilities = (): Capability[] => ModelEndpoint.options.filter((c) => VENDORS.some((v) => v.adapters[c] !== undefined));
 
 /** The provider types that can serve `capability`, or null for a capability not built yet. */
 export function typesServing(capability: Capability): ProviderType[] | null {
   if (!builtCapabilities().includes(capability)) return null;
-  return (Object.keys(registry) as ProviderType[]).filter((t) => registry[t][capability] !== undefined);
+  return VENDORS.filter((v) => v.adapters[capability] !== undefined).map((v) => v.type);
 }
 
 /**

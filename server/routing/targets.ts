@@ -2,7 +2,8 @@
 // upstream whose provider type has an adapter for it in the registry (providers/registry.ts).
 import type { ProviderConfig, ResolvedConfig } from '../config/schema.ts';
 import { errors } from '../runtime/errors.ts';
-import { TEXT_CAPABILITIES, adapterFor, servesCapability, type Capability, type CapabilityAdapters } from '../providers/registry.ts';
+import { adapterFor } from '../providers/registry.ts';
+import { TEXT_CAPABILITIES, servesCapability, type Capability, type CapabilityAdapters } from '../providers/capabilities.ts';
 
 type ModelConfig = ResolvedConfig['models'][number];
 

@@ -3,7 +3,7 @@
 import { Readable } from 'node:stream';
 import { wavHeader } from '../../speech/wav.ts';
 import { postJson } from '../../upstream/http.ts';
-import { extraFields, type SpeechAdapter } from '../speech.ts';
+import { extraFields, noPhonemes, type SpeechAdapter } from '../speech.ts';
 import { droppedFields } from '../adapter.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import { vendorTarget } from '../vendor-client.ts';
@@ -11,7 +11,14 @@ import { geminiClient, modelPath } from './client.ts';
 
 type Json = Record<string, any>;
 
+export const GEMINI_VOICES = ['Puck', 'Charon', 'Kore', 'Fenrir', 'Aoede'] as const;
+
 export const geminiSpeech: SpeechAdapter = {
+  family: 'C',
+  resolveVoice: (voice) => GEMINI_VOICES.find((v) => v.toLowerCase() === voice.toLowerCase()) ?? null,
+  voiceNames: () => [...GEMINI_VOICES],
+  phonemes: noPhonemes,
+  reads: [],
   async run({ body: request, text, voice }, call) {
     const extra = Object.keys(extraFields(request));
     if (extra.length) call.warn(droppedFields(extra));

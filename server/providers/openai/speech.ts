@@ -1,11 +1,20 @@
 // OpenAI-format speech (`POST /audio/speech`), family A: the audio streamed as it comes.
-import { OPENAI_FORMATS } from '../../speech/voices.ts';
 import { download } from '../../upstream/http.ts';
-import { extraFields, type SpeechAdapter } from '../speech.ts';
+import { extraFields, noPhonemes, type SpeechAdapter } from '../speech.ts';
 import { vendorTarget } from '../vendor-client.ts';
 import { openaiClient } from './client.ts';
 
+export const OPENAI_VOICES = ['alloy', 'ash', 'coral', 'echo', 'fable', 'nova', 'onyx', 'sage', 'shimmer'] as const;
+
+/** The formats and the content type each is answered with. */
+export const OPENAI_FORMATS: Record<string, string> = { mp3: 'audio/mpeg', opus: 'audio/opus', aac: 'audio/aac', flac: 'audio/flac' };
+
 export const openAiSpeech: SpeechAdapter = {
+  family: 'A',
+  resolveVoice: (voice) => ((OPENAI_VOICES as readonly string[]).includes(voice.toLowerCase()) ? voice.toLowerCase() : null),
+  voiceNames: () => [...OPENAI_VOICES],
+  phonemes: noPhonemes,
+  reads: ['speed', 'response_format'],
   async run({ body, text, voice }, call) {
     const format = body.response_format ?? 'mp3';
     // Fields of OpenAI's own (`instructions` for gpt-4o-mini-tts, ...) pass through; an SSE stream would not be audio.

@@ -1,0 +1,40 @@
+// What a model can be for, and the adapter type a vendor implements for each capability.
+import type { z } from 'zod';
+import type { ModelEndpoint } from '../../contract/models.ts';
+import type { EmbeddingsAdapter } from './embeddings.ts';
+import type { ImageAdapter, VideoAdapter } from './media.ts';
+import type { ModerationAdapter } from './moderation.ts';
+import type { SpeechAdapter } from './speech.ts';
+import type { TranscriptionAdapter } from './transcription.ts';
+import type { TextAdapter } from './types.ts';
+
+/** What a model is for: the API surface it is configured with (contract ModelEndpoint). */
+export type Capability = z.infer<typeof ModelEndpoint>;
+
+/**
+ * The adapter type of each capability. The text capabilities are the client's format (any text
+ * model serves all three).
+ */
+export type CapabilityAdapters = {
+  chat: TextAdapter;
+  messages: TextAdapter;
+  responses: TextAdapter;
+  embeddings: EmbeddingsAdapter;
+  moderation: ModerationAdapter;
+  images: ImageAdapter;
+  video: VideoAdapter;
+  speech: SpeechAdapter;
+  transcription: TranscriptionAdapter;
+};
+
+/** A vendor's adapters: a missing capability is one its providers cannot serve. */
+export type AdapterRow = { [C in Capability]?: CapabilityAdapters[C] };
+
+export const TEXT_CAPABILITIES: ReadonlySet<Capability> = new Set(['chat', 'messages', 'responses']);
+
+/** Chat-only upstreams: every text format is translated to and from the vendor's one text format. */
+export const allTextFormats = (a: TextAdapter) => ({ chat: a, messages: a, responses: a });
+
+/** Whether a model declared with `endpoint` is served through `capability`: a text model serves all three text formats. */
+export const servesCapability = (endpoint: Capability, capability: Capability) =>
+  endpoint === capability || (TEXT_CAPABILITIES.has(endpoint) && TEXT_CAPABILITIES.has(capability));
