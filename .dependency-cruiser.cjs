@@ -9,7 +9,7 @@ const layers = [
   ['formats', ['^server/translate/', '^server/media/', '^server/speech/', '^server/transcription/']],
   ['providers', ['^server/providers/', '^server/search/']],
   ['domain', ['^server/routing/', '^server/billing/', '^server/jobs/', '^server/catalog/', '^server/accounts/', '^server/oauth/', '^server/boot/']],
-  ['capabilities', ['^server/endpoints/']],
+  ['capabilities', ['^server/capabilities/']],
   ['http', ['^server/http/', '^server/web/']],
   ['app', ['^server/[^/]+\\.ts$']],
 ];

@@ -6,7 +6,7 @@
 // code's own and the heap's growth is what it allocated.
 import { ChatCompletionRequest } from '../contract/chat.ts';
 import { chatToCanonical } from '../server/translate/chat.ts';
-import { chatFormat } from '../server/endpoints/text/formats.ts';
+import { chatFormat } from '../server/capabilities/text/formats.ts';
 import { decodeChatResponse } from '../server/providers/openai/chat.ts';
 import { withClientModel } from '../server/translate/model-id.ts';
 import { chatBody } from './contenders.ts';

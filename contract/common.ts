@@ -29,7 +29,7 @@ export const unixSeconds = z.number().int();
 export const MAX_JSON_DEPTH = 128;
 
 /** Longest model id accepted: far above any real one. */
-export const MAX_MODEL_ID = 256;
+const MAX_MODEL_ID = 256;
 
 /** Text the gateway stores or looks up: at most `max` characters, no NUL. */
 export const storedText = (max: number) => z.string().max(max).regex(/^[^\u0000]*$/, { message: 'must not contain NUL characters' });

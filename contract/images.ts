@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { httpsOrDataUrl, modelId } from './common.ts';
 
-export const ImageResponseFormat = z
+const ImageResponseFormat = z
   .enum(['url', 'b64_json', 'base64', 'base64_json'])
   .describe(
     '`url` (default) or `b64_json` (which carries the hosted `url` too); `base64` and `base64_json` are aliases of `b64_json`. ' +
@@ -35,7 +35,7 @@ export const ImageGenerationRequest = z
   })
   .meta({ id: 'ImageGenerationRequest' });
 
-export const ImageData = z.looseObject({
+const ImageData = z.looseObject({
   url: z
     .string()
     .optional()

@@ -23,7 +23,7 @@ export const JobError = ErrorObject.extend({
     "upstream_timeout (not done within jobs.max_run_minutes), job_input_missing (what it was submitted with, e.g. a transcription's audio, is no longer in the gateway's blob store: submit it again), internal_error.",
 });
 
-export const JobId = z.string().regex(/^job_[A-Za-z0-9]+$/, { message: 'not a job id' });
+const JobId = z.string().regex(/^job_[A-Za-z0-9]+$/, { message: 'not a job id' });
 export const JobIdParams = z.object({ id: JobId });
 
 /**

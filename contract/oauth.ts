@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { storedText } from './common.ts';
 
+/** The scopes an app may ask for: the one list (the server's checks, its metadata and the consent page read it). */
 export const OAuthScope = z.enum(['identity', 'email', 'inference']);
 
 // The authorization endpoint checks its parameters itself: an unknown client or redirect URI is an
@@ -9,7 +10,7 @@ export const AuthorizeQuery = z.looseObject({
   client_id: storedText(2048).optional().describe('Required: the app’s client_id.'),
   redirect_uri: storedText(2048).optional().describe('Required: exactly one of the app’s registered redirect URIs.'),
   response_type: storedText(2048).optional().describe('Required: `code`.'),
-  scope: storedText(2048).optional().describe('Required: a space-separated subset of identity, email, inference.'),
+  scope: storedText(2048).optional().describe(`Required: a space-separated subset of ${OAuthScope.options.join(', ')}.`),
   state: storedText(2048).optional().describe('Recommended: echoed back on the redirect.'),
   code_challenge: storedText(2048).optional().describe('BASE64URL(SHA256(code_verifier)), 43 characters. Required for public clients.'),
   code_challenge_method: storedText(2048).optional().describe('`S256` (the only method; `plain` is refused).'),

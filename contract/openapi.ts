@@ -3,7 +3,8 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { isAppRoute, type AppRoute, type AppRouter } from '@ts-rest/core';
 import { z } from 'zod';
-import { contract, ErrorBody, MessagesErrorBody, OAuthErrorBody, type RouteMeta } from './index.ts';
+import { ErrorBody, MessagesErrorBody, OAuthErrorBody } from './errors.ts';
+import { contract, type RouteMeta } from './index.ts';
 
 
 /** Every route of `router`, with its id (`inference.chatCompletions`). */

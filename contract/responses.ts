@@ -70,7 +70,7 @@ export const ResponsesTool = z
   ])
   .meta({ id: 'ResponsesTool' });
 
-export const ResponsesReasoningEffort = z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']);
+const ResponsesReasoningEffort = z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']);
 
 export const ResponsesTextFormat = z
   .discriminatedUnion('type', [

@@ -9,7 +9,14 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('..', import.meta.url));
 export const webDir = path.join(root, 'dist', 'web');
 const indexPath = path.join(webDir, 'index.html');
-const sources = [path.join(root, 'web'), path.join(root, 'clients', 'typescript', 'src'), path.join(root, 'scripts', 'build-web.mjs')];
+// What the bundle is built from: the dashboard, the generated client, the one contract file it
+// imports (the dashboard's paths), and this script.
+const sources = [
+  path.join(root, 'web'),
+  path.join(root, 'clients', 'typescript', 'src'),
+  path.join(root, 'contract', 'dashboard-pages.ts'),
+  path.join(root, 'scripts', 'build-web.mjs'),
+];
 
 function newest(p) {
   const s = statSync(p, { throwIfNoEntry: false });

@@ -18,10 +18,8 @@ import { JobRunner } from './jobs/runner.ts';
 import { BullQueue } from './jobs/queue.ts';
 import { JobService } from './jobs/service.ts';
 import { JobKinds, type JobKind } from './jobs/kinds.ts';
-import type { CapabilityDeps } from './endpoints/deps.ts';
-import { mediaJobKinds } from './endpoints/images.ts';
-import { speechJobKind } from './endpoints/speech.ts';
-import { transcriptionJobKind } from './endpoints/transcriptions.ts';
+import type { CapabilityDeps } from './capabilities/deps.ts';
+import { CAPABILITY_DESCRIPTORS } from './capabilities/index.ts';
 import { OAuthAuthenticator } from './oauth/authenticator.ts';
 import { OAuthService } from './oauth/service.ts';
 import { AccountDirectory } from './accounts/directory.ts';
@@ -173,7 +171,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
     const jobs = new JobService(jobDeps, opened.store, jobKinds, jobRunner);
     const search = openSearchBackend(config.webSearch);
     const capabilities: CapabilityDeps = { config, clock, catalog, health, metrics, billing, search, items, jobs, urls };
-    jobKinds.add(...mediaJobKinds(capabilities), speechJobKind(capabilities), transcriptionJobKind(capabilities), ...(extras.jobKinds ?? []));
+    jobKinds.add(...CAPABILITY_DESCRIPTORS.flatMap((d) => d.jobKinds?.(capabilities) ?? []), ...(extras.jobKinds ?? []));
     const services: Services = {
       ...capabilities,
       jobRunner,

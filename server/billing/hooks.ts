@@ -1,9 +1,8 @@
 import type { Principal } from '../auth/principal.ts';
 import type * as C from '../translate/canonical.ts';
 import type { MeteredUnit } from '../config/billing-rules.ts';
+import type { BilledEndpoint } from '../config/capabilities.ts';
 
-/** The ledger's `endpoint`: the API surface a request used. */
-export type BilledEndpoint = 'chat' | 'messages' | 'responses' | 'embeddings' | 'moderations' | 'images' | 'video' | 'speech' | 'transcriptions';
 
 /** What a finished (or failed) request reports for billing and the usage ledger. */
 export type UsageReport = {

@@ -3,7 +3,8 @@
 // asked, settle once to what it did, release the reservation when it failed before producing
 // anything. Each capability sizes its reservation (billing/estimate.ts, config/billing-rules.ts).
 import type { Principal } from '../auth/principal.ts';
-import type { BilledEndpoint, Reservation, UsageReport } from './hooks.ts';
+import type { BilledEndpoint } from '../config/capabilities.ts';
+import type { Reservation, UsageReport } from './hooks.ts';
 import { GatewayError } from '../runtime/errors.ts';
 import type { Catalog } from '../catalog/catalog.ts';
 import type { Billing } from './hooks.ts';

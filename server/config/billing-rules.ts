@@ -1,10 +1,8 @@
 // How work that is not counted in tokens is counted against the daily token quota. Each model's
 // endpoint has one unit; the model's rule (config `billing`, else the default here) says how many
 // tokens one unit is worth, before the model's token_multiplier (docs/decisions/0012).
-import type { z } from 'zod';
-import type { ModelBilling, ModelEndpoint } from '../../contract/models.ts';
+import { CAPABILITIES, type BilledUnit, type Capability } from './capabilities.ts';
 
-export type BilledUnit = z.infer<typeof ModelBilling>['unit'];
 export type MeteredUnit = Exclude<BilledUnit, 'token'>;
 
 /** The config's rule names (per the unit an operator thinks in) and the unit each counts. */
@@ -34,24 +32,15 @@ const ruleOfUnit: Record<MeteredUnit, RuleName> = { image: 'tokens_per_image', v
 /** Units per rule quantity: the character rule is per thousand. */
 const perRule: Record<MeteredUnit, number> = { image: 1, video_second: 1, character: 1000, audio_minute: 1 };
 
-export const ENDPOINT_UNITS: Record<z.infer<typeof ModelEndpoint>, BilledUnit> = {
-  chat: 'token',
-  messages: 'token',
-  responses: 'token',
-  embeddings: 'token',
-  moderation: 'token',
-  images: 'image',
-  video: 'video_second',
-  speech: 'character',
-  transcription: 'audio_minute',
-};
+/** The unit each capability is billed in (the capability table's). */
+export const ENDPOINT_UNITS = Object.fromEntries(Object.entries(CAPABILITIES).map(([c, row]) => [c, row.unit])) as Record<Capability, BilledUnit>;
 
-export const unitOf = (endpoint: z.infer<typeof ModelEndpoint>): BilledUnit => ENDPOINT_UNITS[endpoint];
+export const unitOf = (endpoint: Capability): BilledUnit => ENDPOINT_UNITS[endpoint];
 /** The endpoints billed by `unit`, for messages. */
 export const endpointsOfUnit = (unit: BilledUnit) => Object.entries(ENDPOINT_UNITS).filter(([, u]) => u === unit).map(([e]) => e).join('/');
 
 /** Tokens one unit is worth for this model (1 for token-billed models). */
-export function tokensPerUnit(model: { endpoint: z.infer<typeof ModelEndpoint>; billing?: BillingRules | null }): number {
+export function tokensPerUnit(model: { endpoint: Capability; billing?: BillingRules | null }): number {
   const unit = unitOf(model.endpoint);
   if (unit === 'token') return 1;
   const rule = ruleOfUnit[unit];
@@ -59,7 +48,7 @@ export function tokensPerUnit(model: { endpoint: z.infer<typeof ModelEndpoint>; 
 }
 
 /** Tokens (before the multiplier) for `quantity` units of this model's work, rounded up. */
-export function unitTokens(model: { endpoint: z.infer<typeof ModelEndpoint>; billing?: BillingRules | null }, unit: MeteredUnit, quantity: number): number {
+export function unitTokens(model: { endpoint: Capability; billing?: BillingRules | null }, unit: MeteredUnit, quantity: number): number {
   const rule = ruleOfUnit[unit];
   return Math.ceil(((model.billing?.[rule] ?? DEFAULT_RULES[rule]) * quantity) / perRule[unit]);
 }

@@ -40,7 +40,7 @@ export function keysAt(schema: z.ZodType, at: PropertyKey[]): string[] {
 }
 
 /** The closest of `known` to a mistyped name (edit distance at most 2), if any. */
-export function closest(name: string, known: string[]): string | undefined {
+export function closest(name: string, known: readonly string[]): string | undefined {
   const distance = (a: string, b: string) => {
     const row = Array.from({ length: b.length + 1 }, (_, j) => j);
     for (let i = 1; i <= a.length; i++) {

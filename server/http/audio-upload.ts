@@ -13,7 +13,7 @@ import { randomToken } from '../runtime/secrets.ts';
 import { GatewayError, errors } from '../runtime/errors.ts';
 import { readForm, type FilePart, type FormLimits } from './multipart-form.ts';
 import type { BlobStore } from '../blobs/store.ts';
-import type { Upload } from '../endpoints/stored-upload.ts';
+import type { Upload } from '../capabilities/transcription/stored-upload.ts';
 import { ACCEPTED, MEDIA_TYPES, SNIFF_BYTES, sniffAudio, type AudioFormat } from '../transcription/formats.ts';
 
 export const MAX_UPLOAD_BYTES = 25 * 1024 * 1024;

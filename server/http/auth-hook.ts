@@ -93,9 +93,9 @@ function presentedKey(request: FastifyRequest, auth: 'bearer' | 'bearer-or-x-api
 }
 
 /**
- * Authenticates by the route's scheme before the body is read, so bad credentials cost nothing;
- * then refuses, still before the body, an upload to a capability not built yet. A callback hook:
- * an API key the cache knows (nearly every request) is answered without a promise or a tick.
+ * Authenticates by the route's scheme before the body is read, so bad credentials cost nothing. A
+ * callback hook: an API key the cache knows (nearly every request) is answered without a promise
+ * or a tick.
  */
 export function authHook(services: Services) {
   /** Lets `principal` act on the route: account routes are for the user's own keys, never an app's. */

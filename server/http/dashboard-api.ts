@@ -7,7 +7,7 @@ import type { Principal } from '../auth/principal.ts';
 import { keyLimits } from '../billing/usage-report.ts';
 import { catalogSetup } from '../config/setup.ts';
 import { errors } from '../runtime/errors.ts';
-import { withOrigin } from '../endpoints/images.ts';
+import { withOrigin } from '../capabilities/media/generate.ts';
 import type { Services } from './services.ts';
 
 type KeyRow = { id: string; name: string | null; prefix: string; createdAt: Date; lastUsedAt: Date | null; revokedAt: Date | null };

@@ -1,38 +1,24 @@
-import { initServer } from '@ts-rest/fastify';
-import type { FastifyRequest } from 'fastify';
+import { initServer, type RouterImplementation } from '@ts-rest/fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { contract } from '../../contract/index.ts';
 import type { Services } from './services.ts';
 import { authorizeEndpoint, metadataEndpoint, revokeEndpoint, tokenEndpoint, userinfoEndpoint } from './oauth-endpoints.ts';
-import { generateMedia, imageJob } from '../endpoints/images.ts';
-import { SPEECH_JOB, speech, submitSpeechJob } from '../endpoints/speech.ts';
-import { TRANSCRIPTION_JOB, submitTranscriptionJob, transcription } from '../endpoints/transcriptions.ts';
 import { receiveUpload } from './audio-upload.ts';
-import { runText } from '../endpoints/text/engine.ts';
-import { embeddings } from '../endpoints/embeddings.ts';
-import { moderations } from '../endpoints/moderation.ts';
 import { modelStatus } from '../catalog/health-report.ts';
 import { usageReport } from '../billing/usage-report.ts';
 import { adminUsageReport } from '../billing/admin-usage.ts';
 import { planLimits } from '../billing/plans.ts';
 import { linkBase } from '../accounts/passwords.ts';
+import { surfaceOf } from '../config/capabilities.ts';
+import { CAPABILITY_DESCRIPTORS } from '../capabilities/index.ts';
+import type { AnswerMeta, CallInfo, Inference, InferenceRoute, RouteBinding } from '../capabilities/descriptor.ts';
 import { createKey, listJobs, listKeys, revokeKey, sessionInfo } from './dashboard-api.ts';
 import { hostedFile } from './hosted-file.ts';
 import { linkOrigin } from './link-origin.ts';
-import { chatFormat, messagesFormat, responsesFormat } from '../endpoints/text/formats.ts';
-import { itemReferenceIds, responsesToCanonical } from '../translate/responses.ts';
-import { chatToCanonical } from '../translate/chat.ts';
-import { messagesToCanonical } from '../translate/messages.ts';
 
 const s = initServer();
 
 export function buildRouter(services: Services) {
-  // The gateway's own time, upstream excluded: a header for the caller, a histogram for operators.
-  const send = (reply: { elapsedTime: number; headers(h: Record<string, string>): unknown }, result: { body: unknown; headers: Record<string, string>; upstreamMs: number }, endpoint: string) => {
-    const overheadMs = Math.max(0, reply.elapsedTime - result.upstreamMs);
-    services.metrics.overhead.observe({ endpoint }, overheadMs / 1000);
-    reply.headers({ ...result.headers, 'x-gateway-overhead-ms': overheadMs.toFixed(2) });
-    return { status: 200 as const, body: result.body as never };
-  };
   const { accounts, catalog, db, counters, metrics, keys } = services;
   // Admin changes invalidate this instance's key cache at once; others follow within the TTL.
   const changed = <T>(value: T): T => {
@@ -44,106 +30,8 @@ export function buildRouter(services: Services) {
     return value;
   };
 
-  /** A finished job's output, streamed with its own content type. */
-  const jobDownload =
-    (kind: string) =>
-    async ({ params, request, reply }: { params: { id: string }; request: FastifyRequest; reply: { headers(h: Record<string, string>): unknown } }) => {
-      const out = await services.jobs.download(request.principal!, params.id, [kind]);
-      request.rawContentType = out.contentType;
-      reply.headers({ 'content-type': out.contentType, 'content-length': String(out.size) });
-      return { status: 200 as const, body: out.body as never };
-    };
-
   return s.router(contract, {
-    inference: {
-      chatCompletions: async ({ body, request, reply }) => {
-        const wantsUsage = body.stream_options?.include_usage === true;
-        const decoded = chatToCanonical(body);
-        const result = await runText(services, {
-          format: chatFormat(wantsUsage, !!decoded.webSearch, services.search !== null),
-          requestId: request.id,
-          principal: request.principal!,
-          raw: body,
-          request: decoded,
-          clientHeaders: {},
-          log: request.log,
-        });
-        return send(reply, result, 'chat');
-      },
-      messages: async ({ body, request, reply }) => {
-        const decoded = messagesToCanonical(body);
-        const result = await runText(services, {
-          format: messagesFormat(!!decoded.request.webSearch, services.search !== null, decoded.nativeOnly),
-          requestId: request.id,
-          principal: request.principal!,
-          raw: body,
-          request: decoded.request,
-          clientHeaders: {
-            'anthropic-version': request.headers['anthropic-version'] as string | undefined,
-            'anthropic-beta': request.headers['anthropic-beta'] as string | undefined,
-          },
-          log: request.log,
-        });
-        return send(reply, result, 'messages');
-      },
-      responses: async ({ body, request, reply }) => {
-        const ids = itemReferenceIds(body);
-        const decoded = responsesToCanonical(body, ids.length ? await services.items.lookup(ids) : new Map());
-        const result = await runText(services, {
-          format: responsesFormat(body, decoded.builtIns, services.search !== null, decoded.nativeOnly, (items) => services.items.remember(items)),
-          requestId: request.id,
-          principal: request.principal!,
-          raw: body,
-          request: decoded.request,
-          clientHeaders: {},
-          log: request.log,
-        });
-        return send(reply, result, 'responses');
-      },
-      imageGenerations: async ({ body, request, reply }) => {
-        const r = await generateMedia(services, { principal: request.principal!, requestId: request.id, origin: linkOrigin(services, request), log: request.log }, body);
-        send(reply, r, 'images');
-        return { status: r.status, body: r.body } as never;
-      },
-      imageJob: async ({ params, request }) => ({ status: 200, body: await imageJob(services, request.principal!, params.id, linkOrigin(services, request)) }),
-      speech: async ({ body, request, reply }) => {
-        const r = await speech(services, { principal: request.principal!, requestId: request.id, log: request.log }, body);
-        send(reply, r, 'speech');
-        if (r.kind === 'audio') {
-          request.rawContentType = r.contentType;
-          if (r.length !== null) reply.header('content-length', String(r.length));
-        } else if (r.status === 200) {
-          // The timestamps JSON on a route whose success is raw audio: sent as text, typed in onSend.
-          request.rawContentType = 'application/json; charset=utf-8';
-          return { status: 200, body: JSON.stringify(r.body) } as never;
-        }
-        return { status: r.status, body: r.body } as never;
-      },
-      speechJobCreate: async ({ body, request }) => ({ status: 202, body: await submitSpeechJob(services, request.principal!, body) }),
-      speechJobStatus: async ({ params, request }) => ({ status: 200, body: await services.jobs.status(request.principal!, params.id, [SPEECH_JOB]) }),
-      speechJobDownload: jobDownload(SPEECH_JOB),
-      transcriptions: {
-        hooks: { preValidation: receiveUpload(services.jobs.blobs, 'file') },
-        handler: async ({ body, request, reply }) => {
-          const r = await transcription(services, { principal: request.principal!, requestId: request.id, upload: request.upload!, log: request.log }, body as never);
-          send(reply, r, 'transcriptions');
-          request.rawContentType = r.contentType;
-          return { status: 200, body: r.body } as never;
-        },
-      },
-      transcriptionJobCreate: {
-        hooks: { preValidation: receiveUpload(services.jobs.blobs, 'blob') },
-        handler: async ({ body, request }) => {
-          const job = await submitTranscriptionJob(services, request.principal!, request.upload!, body as never);
-          request.keepUpload?.();
-          return { status: 202, body: job };
-        },
-      },
-      transcriptionJobStatus: async ({ params, request }) => ({ status: 200, body: await services.jobs.status(request.principal!, params.id, [TRANSCRIPTION_JOB]) }),
-      transcriptionJobDownload: jobDownload(TRANSCRIPTION_JOB),
-      embeddings: async ({ body, request, reply }) => send(reply, await embeddings(services, request.principal!, request.id, body, request.log), 'embeddings'),
-      moderations: async ({ body, request, reply }) => send(reply, await moderations(services, request.principal!, request.id, body, request.log), 'moderations'),
-    },
+    inference: bindCapabilities(services),
     metadata: {
       listModels: async () => ({ status: 200, body: { object: 'list', data: catalog.entries } }),
       modelStatus: async ({ query }) => ({ status: 200, body: await modelStatus(services, query) }),
@@ -243,4 +131,47 @@ export function buildRouter(services: Services) {
       metrics: async () => ({ status: 200, body: await metrics.registry.metrics() }),
     },
   });
+}
+
+/**
+ * The capabilities' routes, each bound the same way: the call's facts from the request, the
+ * descriptor's run, the answer's headers, content type and the gateway's own time (a header for the
+ * caller, a histogram for operators, labelled with the capability's API surface).
+ */
+function bindCapabilities(services: Services): RouterImplementation<Inference> {
+  const bound = new Map<string, unknown>();
+  for (const descriptor of CAPABILITY_DESCRIPTORS) {
+    for (const [name, binding] of Object.entries(descriptor.routes)) bound.set(name, bindRoute(services, binding as RouteBinding<InferenceRoute>));
+  }
+  const unserved = Object.keys(contract.inference).filter((name) => !bound.has(name));
+  if (unserved.length) throw new Error(`no capability serves the route(s) ${unserved.join(', ')}: add its descriptor to capabilities/index.ts`);
+  // Built from the descriptors' table, so typed by each descriptor's bindings rather than here.
+  return Object.fromEntries(bound) as RouterImplementation<Inference>;
+}
+
+type RouteInput = { request: FastifyRequest; reply: FastifyReply } & Parameters<RouteBinding<InferenceRoute>['run']>[1];
+
+function bindRoute(services: Services, binding: RouteBinding<InferenceRoute>) {
+  const label = surfaceOf(binding.capability);
+  const handler = async ({ request, reply, ...input }: RouteInput) => {
+    const call: CallInfo = { principal: request.principal!, requestId: request.id, headers: request.headers, origin: () => linkOrigin(services, request), upload: request.upload, log: request.log };
+    const answer = await binding.run(services, input as Parameters<RouteBinding<InferenceRoute>['run']>[1], call);
+    // A job took the stored upload: it outlives the response.
+    if (binding.upload === 'blob') request.keepUpload?.();
+    return respond(services, request, reply, answer, label);
+  };
+  return binding.upload ? { hooks: { preValidation: receiveUpload(services.jobs.blobs, binding.upload) }, handler } : handler;
+}
+
+function respond(services: Services, request: FastifyRequest, reply: FastifyReply, answer: { status: number; body: unknown } & AnswerMeta, label: string) {
+  if (answer.upstreamMs !== undefined) {
+    const overheadMs = Math.max(0, reply.elapsedTime - answer.upstreamMs);
+    services.metrics.overhead.observe({ endpoint: label }, overheadMs / 1000);
+    reply.headers({ ...answer.headers, 'x-gateway-overhead-ms': overheadMs.toFixed(2) });
+  } else if (answer.headers) {
+    reply.headers(answer.headers);
+  }
+  if (answer.contentType) request.rawContentType = answer.contentType;
+  if (answer.contentLength !== undefined && answer.contentLength !== null) reply.header('content-length', String(answer.contentLength));
+  return { status: answer.status, body: answer.body };
 }

@@ -2,8 +2,7 @@
 // make theirs (images/video, speech, transcription) and the composition root (main.ts) adds them
 // to the instance's JobKinds; the runner knows none of them.
 import type { Readable } from 'node:stream';
-import type { Job } from '../../contract/jobs.ts';
-import type { BilledEndpoint } from '../billing/hooks.ts';
+import type { JobCapability } from '../config/capabilities.ts';
 import type { Outcome } from '../billing/metered.ts';
 
 /** The stored job a run sees. */
@@ -32,9 +31,8 @@ export type JobRecheck = { type: 'recheck'; inMs: number; state: unknown };
 
 export type JobKind = {
   kind: string;
-  object: Job['object'];
-  /** The ledger's endpoint for the job's usage. */
-  endpoint: BilledEndpoint;
+  /** What the job makes: its object name and the ledger's endpoint come from the capability table. */
+  capability: JobCapability;
   /** Where the output is downloaded (speech, transcription), or none (images answer in `result`). */
   downloadPath?: (id: string) => string;
   /** Throws a GatewayError (the job fails with its body) or anything else (internal error). */

@@ -15,6 +15,7 @@ import type { Reservation } from '../billing/hooks.ts';
 import type { BlobStore } from '../blobs/store.ts';
 import { beginMetered } from '../billing/metered.ts';
 import { GatewayError, errors } from '../runtime/errors.ts';
+import { jobObjectOf, surfaceOf } from '../config/capabilities.ts';
 import { maxRunMs, type JobDeps } from './deps.ts';
 import type { JobDone, JobKinds } from './kinds.ts';
 import type { JobRunner } from './runner.ts';
@@ -56,7 +57,7 @@ export class JobService {
     let reservation: Reservation | null = null;
     let meter: Awaited<ReturnType<typeof beginMetered>> | null = null;
     try {
-      meter = await beginMetered(s, { requestId: id, principal: p.principal, model: p.model, endpoint: kind.endpoint, reserveTokens: p.reserveTokens, ttlMs: this.maxRunMs });
+      meter = await beginMetered(s, { requestId: id, principal: p.principal, model: p.model, endpoint: surfaceOf(kind.capability), reserveTokens: p.reserveTokens, ttlMs: this.maxRunMs });
       reservation = meter.reservation;
       const row = await s.db.prisma.job.create({
         data: { ...this.rowOf({ id, principal: p.principal, kind: p.kind, model: p.model, request: p.request }, now), status: 'queued', reservation: reservation as never },
@@ -164,7 +165,7 @@ export class JobService {
     const kind = this.kinds.get(row.kind);
     return {
       id: row.id,
-      object: kind?.object ?? 'image.generation.job',
+      object: kind ? jobObjectOf(kind.capability) : 'image.generation.job',
       status: row.status as JobObject['status'],
       model: row.model,
       created_at: seconds(row.createdAt)!,

@@ -40,8 +40,9 @@ export async function checkAuthorizeRequest(oauth: OAuthService, q: AuthorizePar
   return { kind: 'ok', app, scopes, params: { ...q, client_id: q.client_id!, redirect_uri: q.redirect_uri } };
 }
 
+/** What the consent page says each scope allows: one line for every scope of the contract. */
 export const scopeText: Record<string, string> = {
   identity: 'See your user id, username, avatar and plan',
   email: 'See your email address',
   inference: 'Use AI models on your behalf, billed to your plan (with an API key for this app alone, which stops working when you revoke the app)',
-};
+} satisfies Record<(typeof SCOPES)[number], string>;

@@ -1,15 +1,11 @@
 // What a model can be for, and the adapter type a vendor implements for each capability.
-import type { z } from 'zod';
-import type { ModelEndpoint } from '../../contract/models.ts';
+import type { Capability } from '../config/capabilities.ts';
 import type { EmbeddingsAdapter } from './embeddings.ts';
 import type { ImageAdapter, VideoAdapter } from './media.ts';
 import type { ModerationAdapter } from './moderation.ts';
 import type { SpeechAdapter } from './speech.ts';
 import type { TranscriptionAdapter } from './transcription.ts';
 import type { TextAdapter } from './types.ts';
-
-/** What a model is for: the API surface it is configured with (contract ModelEndpoint). */
-export type Capability = z.infer<typeof ModelEndpoint>;
 
 /**
  * The adapter type of each capability. The text capabilities are the client's format (any text

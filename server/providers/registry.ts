@@ -5,7 +5,8 @@
 import { ModelEndpoint } from '../../contract/models.ts';
 import { list, str, type ProviderType } from '../config/schema.ts';
 import { anthropic } from './anthropic/index.ts';
-import type { AdapterRow, Capability, CapabilityAdapters } from './capabilities.ts';
+import type { Capability } from '../config/capabilities.ts';
+import type { AdapterRow, CapabilityAdapters } from './capabilities.ts';
 import { elevenlabs } from './elevenlabs/index.ts';
 import { gemini } from './gemini/index.ts';
 import type { VendorManifest } from './manifest.ts';
@@ -27,10 +28,10 @@ export function adapterFor<C extends Capability>(type: ProviderType, capability:
   return byType.get(type)?.adapters[capability] as CapabilityAdapters[C] | undefined;
 }
 
-/** Capabilities some provider type serves (all, today); a capability no type serves would have no upstream judged. */
+/** Capabilities some vendor serves (all, today); a capability no vendor serves would have no upstream judged. */
 export const builtCapabilities = (): Capability[] => ModelEndpoint.options.filter((c) => VENDORS.some((v) => v.adapters[c] !== undefined));
 
-/** The provider types that can serve `capability`, or null for a capability not built yet. */
+/** The provider types that can serve `capability`, or null for a capability no vendor serves. */
 export function typesServing(capability: Capability): ProviderType[] | null {
   if (!builtCapabilities().includes(capability)) return null;
   return VENDORS.filter((v) => v.adapters[capability] !== undefined).map((v) => v.type);

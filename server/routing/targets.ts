@@ -3,7 +3,8 @@
 import type { ProviderConfig, ResolvedConfig } from '../config/schema.ts';
 import { errors } from '../runtime/errors.ts';
 import { adapterFor } from '../providers/registry.ts';
-import { TEXT_CAPABILITIES, servesCapability, type Capability, type CapabilityAdapters } from '../providers/capabilities.ts';
+import type { Capability } from '../config/capabilities.ts';
+import { TEXT_CAPABILITIES, servesCapability, type CapabilityAdapters } from '../providers/capabilities.ts';
 
 type ModelConfig = ResolvedConfig['models'][number];
 

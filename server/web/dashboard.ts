@@ -1,17 +1,16 @@
 // Serves the dashboard built from web/ (scripts/build-web.mjs → dist/web): its page at every
-// dashboard path for a signed-in user, and its hashed assets. The page holds no data: it loads
-// everything through the API with the session cookie.
+// dashboard path (contract/dashboard-pages.ts) for a signed-in user, and its hashed assets. The
+// page holds no data: it loads everything through the API with the session cookie.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { DASHBOARD_PATHS } from '../../contract/dashboard-pages.ts';
 import { projectPath } from '../runtime/paths.ts';
 import type { Services } from '../http/services.ts';
 import { FAVICON_PATH, faviconSvg } from './favicon.ts';
 import type { SessionUser } from './sessions.ts';
 
-/** Every path the dashboard has a page at (web/src/main.tsx has the same list). */
-export const DASHBOARD_PATHS = ['/dashboard', '/usage', '/keys', '/jobs', '/models', '/apps', '/connected', '/admin/users', '/admin/keys', '/admin/usage', '/admin/health'];
 
 const assetsDir = projectPath('dist', 'web', 'assets');
 const indexFile = projectPath('dist', 'web', 'index.html');

@@ -2,8 +2,8 @@
 // there instead, and a link home. API clients (the API's paths, or an Accept that prefers JSON)
 // keep the JSON 404 (app.ts).
 import type { FastifyRequest } from 'fastify';
+import { DASHBOARD_PATHS } from '../../contract/dashboard-pages.ts';
 import { closest } from '../config/schema-keys.ts';
-import { DASHBOARD_PATHS } from './dashboard.ts';
 import { html, page } from './html.ts';
 import type { SessionUser } from './sessions.ts';
 

@@ -37,7 +37,7 @@ function literals(e: ts.Expression | undefined): string[] {
 function serverErrorCodes(): Map<string, Set<string>> {
   const found = new Map<string, Set<string>>();
   const add = (codes: string[], file: string) => codes.filter((c) => CODE.test(c)).forEach((c) => found.set(c, (found.get(c) ?? new Set()).add(file)));
-  for (const file of [...sources('server'), 'contract/index.ts']) {
+  for (const file of [...sources('server'), ...sources('contract/routes')]) {
     const sf = ts.createSourceFile(file, readFileSync(path.join(root, file), 'utf8'), ts.ScriptTarget.Latest, true);
     const visit = (node: ts.Node) => {
       if (ts.isNewExpression(node) && node.expression.getText(sf) === 'GatewayError') add(literals(node.arguments?.[2]), file);
@@ -86,7 +86,7 @@ describe('the user guide lists every error code', () => {
       ['file_not_found', 'server/http/hosted-file.ts'], // errors.notFound(…, 'file_not_found', …)
       ['daily_quota_exceeded', 'server/billing/service.ts'], // a `code` parameter typed as a union
       ['malformed_request', 'server/http/client-errors.ts'], // a [status, code, message] tuple
-      ['job_not_found', 'contract/index.ts'], // a route's notFound
+      ['job_not_found', 'contract/routes/inference.ts'], // a route's notFound
     ] as const) {
       expect([...(codes.get(code) ?? [])], code).toContain(via);
     }

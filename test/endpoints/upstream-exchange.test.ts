@@ -2,8 +2,8 @@
 // the answered attempt's warnings only, the time waited on upstreams only, health for every attempt.
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../server/runtime/metrics.ts';
-import { gatewayHeaders } from '../../server/endpoints/gateway-headers.ts';
-import { exchange } from '../../server/endpoints/upstream-exchange.ts';
+import { gatewayHeaders } from '../../server/capabilities/shared/gateway-headers.ts';
+import { exchange } from '../../server/capabilities/shared/upstream-exchange.ts';
 import { UpstreamError } from '../../server/upstream/errors.ts';
 import type { Target } from '../../server/routing/targets.ts';
 import type { Services } from '../../server/http/services.ts';

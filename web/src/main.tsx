@@ -2,6 +2,7 @@
 // script for every dashboard path once the visitor is signed in.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import { DASHBOARD_PATHS, type DashboardPath } from '../../contract/dashboard-pages.ts';
 import { csrfToken, loadSession, type Session } from './api.ts';
 import { AdminHealth, AdminKeys, AdminUsage, AdminUsers } from './pages/admin.tsx';
 import { Apps } from './pages/apps.tsx';
@@ -15,20 +16,24 @@ import { onLinkClick, usePath } from './router.ts';
 import { Alert, Loading } from './ui.tsx';
 import './styles.css';
 
-type Route = { path: string; label: string; view: (p: { session: Session }) => preact.JSX.Element; admin?: true };
-const routes: Route[] = [
-  { path: '/dashboard', label: 'Overview', view: Overview },
-  { path: '/usage', label: 'Usage', view: Usage },
-  { path: '/keys', label: 'API keys', view: Keys },
-  { path: '/jobs', label: 'Jobs', view: Jobs },
-  { path: '/models', label: 'Models', view: Models },
-  { path: '/apps', label: 'OAuth apps', view: Apps },
-  { path: '/connected', label: 'Connected apps', view: Connected },
-  { path: '/admin/users', label: 'Users', view: AdminUsers, admin: true },
-  { path: '/admin/keys', label: 'All keys', view: AdminKeys, admin: true },
-  { path: '/admin/usage', label: 'All usage', view: AdminUsage, admin: true },
-  { path: '/admin/health', label: 'Upstream health', view: AdminHealth, admin: true },
-];
+type Page = { label: string; view: (p: { session: Session }) => preact.JSX.Element; admin?: true };
+type Route = Page & { path: DashboardPath };
+/** The page at each of the contract's dashboard paths (the gateway serves the dashboard at those). */
+const pages: Record<DashboardPath, Page> = {
+  '/dashboard': { label: 'Overview', view: Overview },
+  '/usage': { label: 'Usage', view: Usage },
+  '/keys': { label: 'API keys', view: Keys },
+  '/jobs': { label: 'Jobs', view: Jobs },
+  '/models': { label: 'Models', view: Models },
+  '/apps': { label: 'OAuth apps', view: Apps },
+  '/connected': { label: 'Connected apps', view: Connected },
+  '/admin/users': { label: 'Users', view: AdminUsers, admin: true },
+  '/admin/keys': { label: 'All keys', view: AdminKeys, admin: true },
+  '/admin/usage': { label: 'All usage', view: AdminUsage, admin: true },
+  '/admin/health': { label: 'Upstream health', view: AdminHealth, admin: true },
+};
+/** In the contract's order, which is the navigation's. */
+const routes: Route[] = DASHBOARD_PATHS.map((path) => ({ path, ...pages[path] }));
 
 function NavLinks({ path, list }: { path: string; list: Route[] }) {
   return (

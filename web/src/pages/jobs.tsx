@@ -47,7 +47,7 @@ function Downloads({ job }: { job: Job }) {
 }
 
 /** An image made as a job (`sync: false`), or a video (always a job): neither needs a voice or a file. */
-const JOB_ENDPOINTS = ['images', 'video'];
+const JOB_ENDPOINTS: Schemas['ModelEndpoint'][] = ['images', 'video'];
 const jobExample = (model: string) => `curl ${location.origin}/v1/images/generations \\
   -H "Authorization: Bearer $MODEL_GATEWAY_KEY" \\
   -H "Content-Type: application/json" \\

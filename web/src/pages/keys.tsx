@@ -4,7 +4,7 @@ import { num, utcDay, when } from '../format.ts';
 import { Alert, Badge, Cell, ConfirmButton, EmptyState, Field, Loaded, Loading, Page, Secret, Snippet, Table, useAction, useLoad } from '../ui.tsx';
 
 /** The endpoints whose models answer /v1/chat/completions (every text model does). */
-const TEXT_ENDPOINTS = ['chat', 'messages', 'responses'];
+const TEXT_ENDPOINTS: Schemas['ModelEndpoint'][] = ['chat', 'messages', 'responses'];
 
 type Usable = { id: string; endpoint: string }[];
 let usableModels: Promise<Usable> | null = null;
@@ -31,7 +31,7 @@ function loadUsableModels(): Promise<Usable> {
 }
 
 /** The first usable model of the first of `endpoints` that has one; null when none has (undefined while loading). */
-export function useExampleModel(endpoints: string[]): string | null | undefined {
+export function useExampleModel(endpoints: Schemas['ModelEndpoint'][]): string | null | undefined {
   const [model, setModel] = useState<string | null | undefined>(undefined);
   useEffect(() => {
     void loadUsableModels().then((usable) => {

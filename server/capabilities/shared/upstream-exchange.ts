@@ -1,16 +1,17 @@
 // One exchange with the first of a model's upstreams that answers, for the capabilities answered
-// in one piece (embeddings, moderation, and the media ones to come): failover and health
+// in one piece (embeddings and moderation whole; media, speech and transcription inside their own
+// metering): failover and health
 // recording, the time spent waiting on upstreams, and the warnings of the attempt that answered
 // (a failed attempt's are not the answer's).
-import type { Principal } from '../auth/principal.ts';
-import type { AdapterCall } from '../providers/adapter.ts';
-import type { Capability } from '../providers/capabilities.ts';
-import { withFailover, type FailoverOptions } from '../routing/failover.ts';
-import { route, type Target } from '../routing/targets.ts';
-import { UpstreamClock } from '../routing/upstream-clock.ts';
-import type { CapabilityDeps } from './deps.ts';
+import type { Principal } from '../../auth/principal.ts';
+import type { AdapterCall } from '../../providers/adapter.ts';
+import type { Capability } from '../../config/capabilities.ts';
+import { withFailover, type FailoverOptions } from '../../routing/failover.ts';
+import { route, type Target } from '../../routing/targets.ts';
+import { UpstreamClock } from '../../routing/upstream-clock.ts';
+import type { CapabilityDeps } from '../deps.ts';
 import { gatewayHeaders } from './gateway-headers.ts';
-import { metered, type Metering, type Outcome } from '../billing/metered.ts';
+import { metered, type Metering, type Outcome } from '../../billing/metered.ts';
 
 export type Exchanged<T, C extends Capability> = { value: T; target: Target<C>; warnings: string[]; upstreamMs: number };
 

@@ -5,22 +5,22 @@
 // submits one directly. Billed per 1,000 characters as spoken (aliases applied, tags not counted).
 import { Readable } from 'node:stream';
 import type { z } from 'zod';
-import type { SpeechRequest, SpeechWithTimestamps } from '../../contract/audio.ts';
-import type { GenerationTimeoutBody, Job } from '../../contract/jobs.ts';
-import type { Principal } from '../auth/principal.ts';
-import { unitTokens } from '../config/billing-rules.ts';
-import { errors } from '../runtime/errors.ts';
-import type { JobDone, JobKind } from '../jobs/kinds.ts';
-import { newJobId, type JobOrigin } from '../jobs/service.ts';
-import { FAMILY_FIELDS, type SpeechAudio, type SpeechFamily, type SpeechInput, type SpeechTimestamps } from '../providers/speech.ts';
-import type { FailoverOptions } from '../routing/failover.ts';
-import { route, type Target } from '../routing/targets.ts';
-import type { CapabilityDeps } from './deps.ts';
-import { applyPronunciation } from '../speech/pronunciation.ts';
-import { gatewayHeaders, headerSafe } from './gateway-headers.ts';
-import { beginMetered, type Outcome } from '../billing/metered.ts';
-import { syncOrJob } from './sync-or-job.ts';
-import { exchange, type Exchanged } from './upstream-exchange.ts';
+import type { SpeechRequest, SpeechWithTimestamps } from '../../../contract/audio.ts';
+import type { GenerationTimeoutBody, Job } from '../../../contract/jobs.ts';
+import type { Principal } from '../../auth/principal.ts';
+import { unitTokens } from '../../config/billing-rules.ts';
+import { errors } from '../../runtime/errors.ts';
+import type { JobDone, JobKind } from '../../jobs/kinds.ts';
+import { newJobId, type JobOrigin } from '../../jobs/service.ts';
+import { FAMILY_FIELDS, type SpeechAudio, type SpeechFamily, type SpeechInput, type SpeechTimestamps } from '../../providers/speech.ts';
+import type { FailoverOptions } from '../../routing/failover.ts';
+import { route, type Target } from '../../routing/targets.ts';
+import type { CapabilityDeps } from '../deps.ts';
+import { applyPronunciation } from '../../speech/pronunciation.ts';
+import { gatewayHeaders, headerSafe } from '../shared/gateway-headers.ts';
+import { beginMetered, type Outcome } from '../../billing/metered.ts';
+import { syncOrJob } from '../shared/sync-or-job.ts';
+import { exchange, type Exchanged } from '../shared/upstream-exchange.ts';
 
 type Body = z.infer<typeof SpeechRequest>;
 type JobObject = z.infer<typeof Job>;
@@ -108,8 +108,7 @@ function jobDone(s: Spoken): JobDone {
 /** The speech job kind, run with `services`. */
 export const speechJobKind = (services: CapabilityDeps): JobKind => ({
   kind: SPEECH_JOB,
-  object: 'audio.speech.job',
-  endpoint: 'speech',
+  capability: 'speech',
   downloadPath: (id) => `/v1/audio/speech/jobs/${id}/download`,
   async run({ job, signal }) {
     const { prepared } = prepare(services, job.request as Body);

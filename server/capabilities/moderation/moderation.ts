@@ -1,8 +1,8 @@
 // Moderation (spec 4.5): OpenAI-format upstreams (providers/<vendor>/moderation.ts).
 import type { z } from 'zod';
-import type { ModerationRequest, ModerationResponse } from '../../contract/embeddings.ts';
-import { estimateTextTokens } from '../billing/estimate.ts';
-import { meteredExchange, type Runner } from './upstream-exchange.ts';
+import type { ModerationRequest, ModerationResponse } from '../../../contract/embeddings.ts';
+import { estimateTextTokens } from '../../billing/estimate.ts';
+import { meteredExchange, type Runner } from '../shared/upstream-exchange.ts';
 
 type Json = Record<string, any>;
 

@@ -5,28 +5,28 @@
 // request that outlives `jobs.sync_timeout_seconds` becomes the job that finishes it (billed once).
 import { Readable } from 'node:stream';
 import type { z } from 'zod';
-import type { ImageGenerationRequest, ImagesResponse } from '../../contract/images.ts';
-import type { GenerationTimeoutBody, Job } from '../../contract/jobs.ts';
-import type { Principal } from '../auth/principal.ts';
-import { unitTokens } from '../config/billing-rules.ts';
-import { GatewayError, errors } from '../runtime/errors.ts';
-import type { JobDone, JobKind, JobRecheck, JobRecord } from '../jobs/kinds.ts';
-import { jobOutputKey } from '../jobs/deps.ts';
-import { newJobId, type JobOrigin } from '../jobs/service.ts';
-import { mp4Duration } from '../media/mp4-duration.ts';
-import { loadReferences } from '../media/references.ts';
-import { parseMediaRequest, type MediaRequest } from '../media/request.ts';
-import type { AdapterCall } from '../providers/adapter.ts';
-import type { GeneratedImage } from '../providers/media.ts';
-import { adapterFor } from '../providers/registry.ts';
-import { upstreamFailure } from '../upstream/errors.ts';
-import type { FailoverOptions } from '../routing/failover.ts';
-import { knownModel, route, type Target } from '../routing/targets.ts';
-import type { CapabilityDeps } from './deps.ts';
-import { gatewayHeaders } from './gateway-headers.ts';
-import { beginMetered } from '../billing/metered.ts';
-import { syncOrJob } from './sync-or-job.ts';
-import { exchange } from './upstream-exchange.ts';
+import type { ImageGenerationRequest, ImagesResponse } from '../../../contract/images.ts';
+import type { GenerationTimeoutBody, Job } from '../../../contract/jobs.ts';
+import type { Principal } from '../../auth/principal.ts';
+import { unitTokens } from '../../config/billing-rules.ts';
+import { GatewayError, errors } from '../../runtime/errors.ts';
+import type { JobDone, JobKind, JobRecheck, JobRecord } from '../../jobs/kinds.ts';
+import { jobOutputKey } from '../../jobs/deps.ts';
+import { newJobId, type JobOrigin } from '../../jobs/service.ts';
+import { mp4Duration } from '../../media/mp4-duration.ts';
+import { loadReferences } from '../../media/references.ts';
+import { parseMediaRequest, type MediaRequest } from '../../media/request.ts';
+import type { AdapterCall } from '../../providers/adapter.ts';
+import type { GeneratedImage } from '../../providers/media.ts';
+import { adapterFor } from '../../providers/registry.ts';
+import { upstreamFailure } from '../../upstream/errors.ts';
+import type { FailoverOptions } from '../../routing/failover.ts';
+import { knownModel, route, type Target } from '../../routing/targets.ts';
+import type { CapabilityDeps } from '../deps.ts';
+import { gatewayHeaders } from '../shared/gateway-headers.ts';
+import { beginMetered } from '../../billing/metered.ts';
+import { syncOrJob } from '../shared/sync-or-job.ts';
+import { exchange } from '../shared/upstream-exchange.ts';
 
 type Body = z.infer<typeof ImageGenerationRequest>;
 type ImagesBody = z.infer<typeof ImagesResponse>;
@@ -171,8 +171,8 @@ async function videoStep(services: CapabilityDeps, job: JobRecord, signal: Abort
 
 /** The image and video job kinds, run with `services`. */
 export const mediaJobKinds = (services: CapabilityDeps): JobKind[] => [
-  { kind: IMAGE_JOB, object: 'image.generation.job', endpoint: 'images', run: ({ job, signal }) => makeImage(services, job.id, job.model, job.request as Stored, signal) },
-  { kind: VIDEO_JOB, object: 'image.generation.job', endpoint: 'video', run: ({ job, signal }) => videoStep(services, job, signal) },
+  { kind: IMAGE_JOB, capability: 'images', run: ({ job, signal }) => makeImage(services, job.id, job.model, job.request as Stored, signal) },
+  { kind: VIDEO_JOB, capability: 'video', run: ({ job, signal }) => videoStep(services, job, signal) },
 ];
 
 export type ImageCall = { principal: Principal; requestId: string; origin: string; log?: FailoverOptions['log'] };

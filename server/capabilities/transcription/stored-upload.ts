@@ -2,9 +2,9 @@
 // a synchronous request, a blob for a job; opened again for each upstream attempt.
 import { createReadStream } from 'node:fs';
 import { PassThrough, type Readable } from 'node:stream';
-import type { BlobStore } from '../blobs/store.ts';
-import { jobInputMissing } from '../jobs/input.ts';
-import type { AudioFormat } from '../transcription/formats.ts';
+import type { BlobStore } from '../../blobs/store.ts';
+import { jobInputMissing } from '../../jobs/input.ts';
+import type { AudioFormat } from '../../transcription/formats.ts';
 
 /** The stored upload: where it is, what it is. */
 export type Upload = { where: { file: string } | { blob: string }; format: AudioFormat; mediaType: string; size: number; filename: string };

@@ -15,7 +15,7 @@ import { UpstreamClock } from '../../routing/upstream-clock.ts';
 import * as C from '../../translate/canonical.ts';
 import { checkStructuredOutput } from '../../translate/structured-output.ts';
 import { withClientModel } from '../../translate/model-id.ts';
-import { gatewayHeaders } from '../gateway-headers.ts';
+import { gatewayHeaders } from '../shared/gateway-headers.ts';
 import { inlineImages } from './inline-images.ts';
 import { fitToModel } from './model-fit.ts';
 import { gatewaySearchLoop } from './web-search-loop.ts';

@@ -1,9 +1,9 @@
 // Embeddings (spec 4.5): the OpenAI shape, whatever the upstream speaks (providers/<vendor>/embeddings.ts).
 import type { z } from 'zod';
-import type { EmbeddingsRequest, EmbeddingsResponse } from '../../contract/embeddings.ts';
-import { estimateTextTokens } from '../billing/estimate.ts';
-import * as C from '../translate/canonical.ts';
-import { meteredExchange, type Runner } from './upstream-exchange.ts';
+import type { EmbeddingsRequest, EmbeddingsResponse } from '../../../contract/embeddings.ts';
+import { estimateTextTokens } from '../../billing/estimate.ts';
+import * as C from '../../translate/canonical.ts';
+import { meteredExchange, type Runner } from '../shared/upstream-exchange.ts';
 
 export const embeddings: Runner<z.infer<typeof EmbeddingsRequest>, z.infer<typeof EmbeddingsResponse>> = async (services, principal, requestId, body, log) => {
   const texts = typeof body.input === 'string' ? [body.input] : body.input;

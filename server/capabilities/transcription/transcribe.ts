@@ -4,25 +4,27 @@
 // the blob store and the rendered transcript as their download.
 import { Readable } from 'node:stream';
 import type { z } from 'zod';
-import type { TranscriptionRequest } from '../../contract/audio.ts';
-import type { Job } from '../../contract/jobs.ts';
-import type { Principal } from '../auth/principal.ts';
-import { unitTokens } from '../config/billing-rules.ts';
-import { errors } from '../runtime/errors.ts';
-import { jobInputMissing } from '../jobs/input.ts';
-import type { JobDone, JobKind } from '../jobs/kinds.ts';
-import type { TranscriptionOutput } from '../providers/transcription.ts';
-import type { FailoverOptions } from '../routing/failover.ts';
-import { knownModel, route } from '../routing/targets.ts';
-import type { CapabilityDeps } from './deps.ts';
-import { audioDuration } from '../transcription/duration.ts';
-import { render, type Granularity, type ResponseFormat } from '../transcription/render.ts';
+import type { TranscriptionRequest } from '../../../contract/audio.ts';
+import type { Job } from '../../../contract/jobs.ts';
+import type { Principal } from '../../auth/principal.ts';
+import { unitTokens } from '../../config/billing-rules.ts';
+import { errors } from '../../runtime/errors.ts';
+import { jobInputMissing } from '../../jobs/input.ts';
+import type { JobDone, JobKind } from '../../jobs/kinds.ts';
+import type { TranscriptionOutput } from '../../providers/transcription.ts';
+import type { FailoverOptions } from '../../routing/failover.ts';
+import { knownModel, route } from '../../routing/targets.ts';
+import type { CapabilityDeps } from '../deps.ts';
+import { audioDuration } from '../../transcription/duration.ts';
+import { render, type Granularity, type ResponseFormat } from '../../transcription/render.ts';
 import { openUpload, type Upload } from './stored-upload.ts';
-import { gatewayHeaders } from './gateway-headers.ts';
-import { metered, type Outcome } from '../billing/metered.ts';
-import { exchange } from './upstream-exchange.ts';
+import { gatewayHeaders } from '../shared/gateway-headers.ts';
+import { metered, type Outcome } from '../../billing/metered.ts';
+import { exchange } from '../shared/upstream-exchange.ts';
 
-type Body = z.infer<typeof TranscriptionRequest>;
+/** The form's fields as validated (ts-rest's multipart typing drops them with the file). */
+export type TranscriptionBody = z.infer<typeof TranscriptionRequest>;
+type Body = TranscriptionBody;
 type JobObject = z.infer<typeof Job>;
 
 export const TRANSCRIPTION_JOB = 'transcription.generation';
@@ -103,8 +105,7 @@ type Stored = { options: Options; upload: Upload; seconds: number | null };
 /** The transcription job kind, run with `services`. */
 export const transcriptionJobKind = (services: CapabilityDeps): JobKind => ({
   kind: TRANSCRIPTION_JOB,
-  object: 'audio.transcription.job',
-  endpoint: 'transcriptions',
+  capability: 'transcription',
   downloadPath: (id) => `/v1/audio/transcriptions/jobs/${id}/download`,
   inputs: (request) => {
     const where = (request as Stored).upload.where;

@@ -3,11 +3,11 @@
 // and finished by the runner (JobRunner.adopt), billed once through the request's reservation.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { z } from 'zod';
-import type { GenerationTimeoutBody, Job } from '../../contract/jobs.ts';
-import type { JobDone } from '../jobs/kinds.ts';
-import type { JobOrigin } from '../jobs/service.ts';
-import type { CapabilityDeps } from './deps.ts';
-import type { Meter } from '../billing/metered.ts';
+import type { GenerationTimeoutBody, Job } from '../../../contract/jobs.ts';
+import type { JobDone } from '../../jobs/kinds.ts';
+import type { JobOrigin } from '../../jobs/service.ts';
+import type { CapabilityDeps } from '../deps.ts';
+import type { Meter } from '../../billing/metered.ts';
 
 type JobObject = z.infer<typeof Job>;
 

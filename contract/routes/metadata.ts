@@ -1,0 +1,56 @@
+// The catalog and what a key or a session reads about its own use: the models, their health, usage,
+// and the hosted copies of generated files.
+import { z } from 'zod';
+import { errorResponses } from '../errors.ts';
+import { ModelList, ModelStatusList, ModelStatusQuery } from '../models.ts';
+import { UsageQuery, UsageReport } from '../usage.ts';
+import { c, meta } from './meta.ts';
+
+export const metadataRoutes = c.router({
+  listModels: {
+    method: 'GET',
+    path: '/v1/models',
+    responses: { 200: ModelList, ...errorResponses(500) },
+    summary: 'The model catalog',
+    description: 'No authentication. Every model this gateway serves, with its endpoint, plan, multiplier and capability metadata; unknown values are null.',
+    ...meta({ auth: 'none', tag: 'Models' }),
+  },
+  modelStatus: {
+    method: 'GET',
+    path: '/v1/models/status',
+    query: ModelStatusQuery,
+    responses: { 200: ModelStatusList, ...errorResponses(400, 500) },
+    summary: 'Per-model health history',
+    description: 'No authentication (like a public status page).',
+    ...meta({ auth: 'none', tag: 'Models' }),
+  },
+  usage: {
+    method: 'GET',
+    path: '/v1/usage',
+    query: UsageQuery,
+    responses: { 200: UsageReport, ...errorResponses(400, 401, 404, 500) },
+    summary: 'Usage statistics and limit state',
+    description:
+      'The calling key’s plan, its live counters with exact reset times (daily tokens reset at 00:00 UTC; the minute window starts at its first request), ' +
+      'and a per-model and per-day breakdown of the usage ledger for `start`..`end` (UTC days, inclusive; default the last 7 days, at most 366). ' +
+      'With the dashboard session it covers all your keys (or the one named by `key`).',
+    ...meta({ session: true, auth: 'bearer', tag: 'Usage' }),
+  },
+  hostedFile: {
+    method: 'GET',
+    path: '/v1/files/:token',
+    pathParams: z.object({
+      token: z
+        .string()
+        .max(600)
+        .regex(/^[A-Za-z0-9_-]+\.\d{1,12}\.[A-Za-z0-9_-]+$/, { message: 'not a file link' }),
+    }),
+    responses: { 200: c.otherResponse({ contentType: 'application/octet-stream', body: z.unknown() }), ...errorResponses(404, 500) },
+    summary: 'A hosted copy of a generated file',
+    description:
+      'No authentication: the link is the credential. Links are signed by the gateway (HMAC-SHA256 with a key derived from GATEWAY_SECRET), name one stored output and carry their expiry ' +
+      '(at most the job retention); any instance serves them, with the stored content type and length, so they work in an `<img>`. ' +
+      'An expired, altered or unknown link is 404 file_not_found.',
+    ...meta({ auth: 'none', tag: 'Models', raw: { 200: { 'image/png': 'the stored bytes, with their own content type' } }, notFound: { code: 'file_not_found', what: 'file' } }),
+  },
+});

@@ -1,0 +1,9 @@
+// Moderation (spec 4.5): `POST /v1/moderations`.
+import type { CapabilityDescriptor } from '../descriptor.ts';
+import { moderations } from './moderation.ts';
+
+export const moderationCapability: CapabilityDescriptor = {
+  routes: {
+    moderations: { capability: 'moderation', run: async (deps, { body }, call) => ({ status: 200, ...(await moderations(deps, call.principal, call.requestId, body, call.log)) }) },
+  },
+};
