@@ -104,8 +104,13 @@ function upstreamRequest(call: TextCall, target: Target, services: CapabilityDep
   }
 }
 
+/** How a request ended, for its settlement: who answered, what it used, and the status it ended with. */
+type Settlement = { target: Target | null; usage: C.Usage | null; estimated: boolean; status: number; errorCode: string | null; webSearch?: boolean };
+
+/** What one attempt produced: a whole answer, or a stream opened up to its first frame for the client. */
+type Attempt = { kind: 'whole'; decoded: C.Response; body: Json | string } | { kind: 'stream'; opened: Opened };
+
 export async function runText(services: CapabilityDeps, call: TextCall): Promise<TextResult> {
-  const started = performance.now();
   const modelId = call.request.model;
   const routed = route(services.catalog, modelId, call.format.endpoint);
   const model = routed.model;
@@ -122,59 +127,85 @@ export async function runText(services: CapabilityDeps, call: TextCall): Promise
     endpoint: call.format.endpoint,
     reserveTokens: textReservation(fitted.request, model),
   });
-  const settle = (target: Target | null, usage: C.Usage | null, estimated: boolean, status: number, errorCode: string | null, webSearch = false) =>
-    meter.settle({ provider: target?.provider.id ?? null, upstreamModel: target?.upstreamModel ?? null, usage, estimated, webSearch }, status, errorCode).catch(() => {});
+  // Settlement is not awaited: the ledger record is written and the counter updated now (with
+  // Redis, sent at the end of this event-loop turn with the turn's others), ahead of any request
+  // this instance reads later.
+  const settle = (s: Settlement) =>
+    void meter
+      .settle({ provider: s.target?.provider.id ?? null, upstreamModel: s.target?.upstreamModel ?? null, usage: s.usage, estimated: s.estimated, webSearch: s.webSearch ?? false }, s.status, s.errorCode)
+      .catch(() => {});
   const clock = new UpstreamClock();
   const opts: FailoverOptions = { model: modelId, health: services.health, metrics: services.metrics, onBackoff: clock.paused, log: call.log };
   let inlined: C.Request | null = null;
   // Downloading images is waiting on other hosts, like an upstream call.
   const prepare = async (t: Target) => (t.adapter.needsInlineImages ? (inlined ??= await clock.wait(inlineImages(fitted.request, services))) : fitted.request);
 
-  try {
-    if (!call.request.stream) {
-      const { value, candidate } = await withFailover(
-        targets,
-        async (t) => {
-          if (usesGatewaySearch(call, t, services)) {
-            const decoded = await clock.wait(gatewaySearchLoop(services, t, await prepare(t), callContext(call, t, services)));
-            return { decoded, body: call.format.encodeResponse(decoded, modelId) };
-          }
-          const { http, ctx, native } = upstreamRequest(call, t, services, await prepare(t));
-          const { text, json } = await clock.wait(postJson(http));
-          const decoded = t.adapter.decode(json, ctx);
-          if (native && searchesByDefinition(call)) decoded.webSearch = true;
-          // Passed through: the upstream's bytes go out as they came, under the model id the client sent.
-          return { decoded, body: native ? withClientModel(text, json.model, modelId, () => JSON.stringify({ ...json, model: modelId })) : call.format.encodeResponse(decoded, modelId) };
-        },
-        opts,
-      );
-      const usage = value.decoded.usage;
-      const estimated = !usage;
-      const billed = usage ?? estimatedUsage(call.request, value.decoded.content);
-      // Settlement is not awaited: the ledger record is written and the counter updated now (with
-      // Redis, sent at the end of this event-loop turn with the turn's others), ahead of any
-      // request this instance reads later.
-      try {
-        checkStructuredOutput(call.request.responseFormat, value.decoded.content, value.decoded.finishReason);
-      } catch (err) {
-        // The tokens were spent: bill them even though the answer is refused.
-        void settle(candidate, billed, estimated, 502, (err as GatewayError).code, value.decoded.webSearch);
-        throw err;
-      }
-      void settle(candidate, billed, estimated, 200, null, value.decoded.webSearch);
-      const json: Record<string, string> = typeof value.body === 'string' ? { 'content-type': 'application/json; charset=utf-8' } : {};
-      const warnings = answerWarnings(call, candidate, fitted.warnings);
-      return { status: 200, body: value.body, headers: { ...meter.headers, ...targetHeaders(call, candidate, warnings), ...json }, upstreamMs: clock.waitedMs, warnings };
+  /** One upstream's answer: gateway search is one more source of it, whole or replayed as a stream. */
+  const attempt = async (t: Target): Promise<Attempt> => {
+    const request = await prepare(t);
+    if (usesGatewaySearch(call, t, services)) {
+      // The search rounds run to completion first; a stream then replays the answer as events.
+      const decoded = await clock.wait(gatewaySearchLoop(services, t, request, callContext(call, t, services)));
+      if (!call.request.stream) return { kind: 'whole', decoded, body: call.format.encodeResponse(decoded, modelId) };
+      const acc = new C.ResponseAccumulator();
+      const frames = replayFrames(call, decoded, acc);
+      return { kind: 'stream', opened: { target: t, first: (await frames.next()).value ?? '', frames, acc, abort: new AbortController() } };
     }
-    const result = await runStream(services, call, targets, prepare, settle, opts, clock, fitted.warnings);
-    return { ...result, headers: { ...meter.headers, ...result.headers }, upstreamMs: clock.waitedMs };
+    const { http, ctx, native } = upstreamRequest(call, t, services, request);
+    if (!call.request.stream) {
+      const { text, json } = await clock.wait(postJson(http));
+      const decoded = t.adapter.decode(json, ctx);
+      if (native && searchesByDefinition(call)) decoded.webSearch = true;
+      // Passed through: the upstream's bytes go out as they came, under the model id the client sent.
+      return { kind: 'whole', decoded, body: native ? withClientModel(text, json.model, modelId, () => JSON.stringify({ ...json, model: modelId })) : call.format.encodeResponse(decoded, modelId) };
+    }
+    const abort = new AbortController();
+    const upstream = await clock.wait(postStream({ ...http, signal: abort.signal }));
+    const acc = new C.ResponseAccumulator();
+    const frames = native ? nativeFrames(call, t, upstream.events(), acc, ctx) : translatedFrames(call, t, upstream.events(), acc, ctx);
+    try {
+      // Failover stays possible until the first byte for the client exists.
+      let first = await clock.wait(frames.next());
+      while (!first.done && !first.value) first = await clock.wait(frames.next());
+      // A stream that fails before anything reached the client fails over like a failed status.
+      const failed = reportedFailure(acc, t);
+      if (failed) throw failed;
+      return { kind: 'stream', opened: { target: t, first: first.done ? '' : first.value, frames, acc, abort } };
+    } catch (err) {
+      abort.abort();
+      throw err;
+    }
+  };
+
+  try {
+    const { value, candidate, blame } = await withFailover(targets, attempt, opts);
+    const warnings = answerWarnings(call, candidate, fitted.warnings);
+    if (value.kind === 'stream') {
+      const body = streamToClient(services, call, value.opened, blame, settle);
+      return { status: 200, body, headers: { ...meter.headers, ...STREAM_HEADERS, ...targetHeaders(call, candidate, warnings) }, upstreamMs: clock.waitedMs, warnings };
+    }
+    const { decoded } = value;
+    const usage = decoded.usage;
+    const answered: Settlement = { target: candidate, usage: usage ?? estimatedUsage(call.request, decoded.content), estimated: !usage, status: 200, errorCode: null, webSearch: decoded.webSearch };
+    try {
+      checkStructuredOutput(call.request.responseFormat, decoded.content, decoded.finishReason);
+    } catch (err) {
+      // The tokens were spent: bill them even though the answer is refused.
+      settle({ ...answered, status: 502, errorCode: (err as GatewayError).code });
+      throw err;
+    }
+    settle(answered);
+    const json: Record<string, string> = typeof value.body === 'string' ? { 'content-type': 'application/json; charset=utf-8' } : {};
+    return { status: 200, body: value.body, headers: { ...meter.headers, ...targetHeaders(call, candidate, warnings), ...json }, upstreamMs: clock.waitedMs, warnings };
   } catch (err) {
     // Failed before any output: the reservation is released, nothing is billed.
     const gw = err instanceof GatewayError ? err : null;
-    void settle(null, null, false, gw?.status ?? 500, gw?.code ?? 'internal_error');
+    settle({ target: null, usage: null, estimated: false, status: gw?.status ?? 500, errorCode: gw?.code ?? 'internal_error' });
     throw err;
   }
 }
+
+const STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
 
 /** What translating changed or dropped: none when the request was passed through as the client wrote it. */
 const answerWarnings = (call: TextCall, target: Target, warnings: string[]) => (isNative(call, target) ? [] : warnings);
@@ -197,69 +228,23 @@ type Opened = { target: Target; first: string; frames: AsyncGenerator<string>; a
 /** The stream's own failure the upstream reported in an event the decoder keeps (Responses' `response.failed`). */
 const reportedFailure = (acc: C.ResponseAccumulator, t: Target): UpstreamError | null => (acc.failure ? reportedError(t.provider.id, acc.failure) : null);
 
-async function runStream(
-  services: CapabilityDeps,
-  call: TextCall,
-  targets: Target[],
-  prepare: (t: Target) => Promise<C.Request>,
-  settle: (t: Target | null, u: C.Usage | null, estimated: boolean, status: number, code: string | null, webSearch?: boolean) => Promise<void>,
-  failoverOpts: FailoverOptions,
-  clock: UpstreamClock,
-  warnings: string[],
-): Promise<Omit<TextResult, 'upstreamMs'>> {
-  const { value: opened, blame } = await withFailover(
-    targets,
-    async (t): Promise<Opened> => {
-      if (usesGatewaySearch(call, t, services)) {
-        // The search rounds run to completion first; the answer is then streamed as events.
-        const decoded = await clock.wait(gatewaySearchLoop(services, t, await prepare(t), callContext(call, t, services)));
-        const acc = new C.ResponseAccumulator();
-        const frames = replayFrames(call, decoded, acc);
-        return { target: t, first: (await frames.next()).value ?? '', frames, acc, abort: new AbortController() };
-      }
-      const { http, ctx, native } = upstreamRequest(call, t, services, await prepare(t));
-      const abort = new AbortController();
-      const upstream = await clock.wait(postStream({ ...http, signal: abort.signal }));
-      const acc = new C.ResponseAccumulator();
-      const frames = native ? nativeFrames(call, t, upstream.events(), acc, ctx) : translatedFrames(call, t, upstream.events(), acc, ctx);
-      try {
-        // Failover stays possible until the first byte for the client exists.
-        let first = await clock.wait(frames.next());
-        while (!first.done && !first.value) first = await clock.wait(frames.next());
-        // A stream that fails before anything reached the client fails over like a failed status.
-        const failed = reportedFailure(acc, t);
-        if (failed) throw failed;
-        return { target: t, first: first.done ? '' : first.value, frames, acc, abort };
-      } catch (err) {
-        abort.abort();
-        throw err;
-      }
-    },
-    failoverOpts,
-  );
-  const body = pump(opened, call.format, services.config.drainMs, call.log, (error, clientGone, upstream) => {
+/** The opened stream to the client; it settles when the stream ends, however it ends. */
+function streamToClient(services: CapabilityDeps, call: TextCall, opened: Opened, blame: Blame, settle: (s: Settlement) => void): Readable {
+  return pump(opened, call.format, services.config.drainMs, call.log, (error, clientGone, upstream) => {
     const usage = opened.acc.usage;
-    const estimated = !usage;
-    const billed = usage ?? estimatedUsage(call.request, opened.acc.content);
     const failure = opened.acc.failure;
     // A real upstream failure after the first event counts against the upstream, like one before it.
     const blamed = upstream ?? (error ? null : reportedFailure(opened.acc, opened.target));
     if (blamed) blame(blamed);
-    const code = error ? error.code : failure ? (failure.code ?? 'upstream_error') : clientGone ? 'client_disconnected' : null;
-    void settle(opened.target, billed, estimated, error ? error.status : failure ? 502 : 200, code, opened.acc.webSearch);
+    settle({
+      target: opened.target,
+      usage: usage ?? estimatedUsage(call.request, opened.acc.content),
+      estimated: !usage,
+      status: error ? error.status : failure ? 502 : 200,
+      errorCode: error ? error.code : failure ? (failure.code ?? 'upstream_error') : clientGone ? 'client_disconnected' : null,
+      webSearch: opened.acc.webSearch,
+    });
   });
-  const answered = answerWarnings(call, opened.target, warnings);
-  return {
-    status: 200,
-    body,
-    headers: {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      'x-accel-buffering': 'no',
-      ...targetHeaders(call, opened.target, answered),
-    },
-    warnings: answered,
-  };
 }
 
 /** Canonical events into the accumulator and through the client format's encoder. */
