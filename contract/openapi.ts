@@ -6,7 +6,6 @@ import { z } from 'zod';
 import { ErrorBody, MessagesErrorBody, OAuthErrorBody } from './errors.ts';
 import { contract, type RouteMeta } from './index.ts';
 
-
 /** Every route of `router`, with its id (`inference.chatCompletions`). */
 export function* walk(router: AppRouter, prefix: string[] = []): Generator<[string, AppRoute]> {
   for (const [name, value] of Object.entries(router)) {

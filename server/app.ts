@@ -253,7 +253,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
       return parseJson(request, text, (err, parsed) => {
         // A syntax error said with its position once, and without echoing the body.
         const problem = err instanceof SyntaxError || (err as FastifyError | null)?.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ? jsonProblem(text) : null;
-        done(problem ? (errors.invalid(problem, null, 'invalid_json') as never) : err, problem ? undefined : parsed);
+        done(problem ? errors.invalid(problem, null, 'invalid_json') : err, problem ? undefined : parsed);
       });
     }
     let param: string | null = null;
@@ -263,7 +263,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
       // not JSON either: the nesting is what gets reported
     }
     const top = param?.split(/[.[]/)[0];
-    done(errors.invalid(`The request body is nested deeper than ${MAX_JSON_DEPTH} levels${top ? ` (in '${top}')` : ''}.`, param, 'nesting_too_deep') as never, undefined);
+    done(errors.invalid(`The request body is nested deeper than ${MAX_JSON_DEPTH} levels${top ? ` (in '${top}')` : ''}.`, param, 'nesting_too_deep'), undefined);
   });
 
   // No route takes plain text: such a body is 415 like any other unsupported type (Fastify would
@@ -277,7 +277,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     const route = (request.routeOptions.config as { tsRestRoute?: { method: string; contentType?: string } }).tsRestRoute;
     if (route && route.method !== 'GET' && route.contentType !== 'application/x-www-form-urlencoded') {
       const hint = /^\s*[[{]/.test(body as string) ? ' (a JSON body sent as a form: with curl, add -H "Content-Type: application/json")' : '';
-      return done(errors.unsupportedMediaType(`This endpoint takes application/json, not application/x-www-form-urlencoded${hint}.`) as never, undefined);
+      return done(errors.unsupportedMediaType(`This endpoint takes application/json, not application/x-www-form-urlencoded${hint}.`), undefined);
     }
     done(null, Object.fromEntries(new URLSearchParams(body as string)));
   });
@@ -302,6 +302,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
 
   const document = buildOpenApiDocument(services.version);
   app.get('/openapi.json', { logLevel: 'warn' }, async () => document);
+  // openapi3-ts's document type (zod-to-openapi) and openapi-types' (fastify-swagger) differ only in details (server variable enums): one cast.
   await app.register(swagger, { mode: 'static', specification: { document: document as never } });
   await app.register(swaggerUi, docsUiOptions);
   await app.register(guideRoutes);
@@ -316,7 +317,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
       const route = (request.routeOptions.config as { tsRestRoute?: { contentType?: string } }).tsRestRoute;
       if (route?.contentType === 'multipart/form-data') return done(null, undefined);
       const gw = errors.unsupportedMediaType('This endpoint takes application/json, not multipart/form-data.');
-      done(new GatewayError(gw.status, gw.type, gw.code, gw.message, null, { connection: 'close' }) as never, undefined);
+      done(new GatewayError(gw.status, gw.type, gw.code, gw.message, null, { connection: 'close' }), undefined);
     });
     // A callback hook: no promise per request on the hot path.
     scope.addHook('onSend', (request, reply, payload, done) => {
@@ -337,6 +338,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
               ? [err.pathParams.issues, 'path' as const]
               : [err.headers?.issues ?? [], 'headers' as const];
         const input = where === 'body' ? request.body : where === 'query' ? request.query : where === 'path' ? request.params : request.headers;
+        // ts-rest types issues as Standard Schema ones (path segments may be objects); its zod schemas give zod issues, whose paths are keys.
         const gw = validationError(issues as never, where, input);
         // A path parameter that cannot be an id of its kind names nothing that exists.
         const notFound = where === 'path' ? routeMeta(request)?.notFound : undefined;

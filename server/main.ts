@@ -191,7 +191,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
       adminTokens: admin.tokens,
       version,
     };
-    const app = await buildApp(services, { logger: logger as never, requestTimeouts: requestTimeouts(env) });
+    const app = await buildApp(services, { logger, requestTimeouts: requestTimeouts(env) });
     cleanups.push(() => app.close());
     const address = await app.listen({ host, port }).catch((err: NodeJS.ErrnoException) => {
       throw listenError(err, host, port);

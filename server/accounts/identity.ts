@@ -5,11 +5,27 @@ import type { IdentityProviderConfig } from '../config/schema.ts';
 
 export type ExternalProfile = { subject: string; email: string | null; emailVerified: boolean; username: string | null; name: string | null; avatarUrl: string | null };
 
-type Provider = { id: string; name: string; scopes: string[]; config: Promise<oidc.Configuration>; profile(info: Record<string, any>): ExternalProfile };
+/** The userinfo fields read: OpenID Connect's standard claims, Discord's user object (plain OAuth 2.0 providers answer either). */
+type UserInfo = {
+  sub?: unknown;
+  id?: unknown;
+  email?: string | null;
+  email_verified?: unknown;
+  preferred_username?: string;
+  nickname?: string;
+  name?: string;
+  picture?: string;
+  verified?: unknown;
+  username?: string | null;
+  global_name?: string | null;
+  avatar?: string | null;
+};
+
+type Provider = { id: string; name: string; scopes: string[]; config: Promise<oidc.Configuration>; profile(info: UserInfo): ExternalProfile };
 
 const insecure = (url: string) => (url.startsWith('http://') ? { execute: [oidc.allowInsecureRequests] } : undefined);
 
-function standardProfile(info: Record<string, any>): ExternalProfile {
+function standardProfile(info: UserInfo): ExternalProfile {
   return {
     subject: String(info.sub),
     email: info.email ?? null,
@@ -102,6 +118,6 @@ export class IdentityProviders {
     });
     const sub = openid ? tokens.claims()?.sub : undefined;
     const info = await oidc.fetchUserInfo(config, tokens.access_token, sub ?? oidc.skipSubjectCheck);
-    return p.profile(info as Record<string, any>);
+    return p.profile(info);
   }
 }

@@ -3,7 +3,6 @@ import type * as C from '../translate/canonical.ts';
 import type { MeteredUnit } from '../config/billing-rules.ts';
 import type { BilledEndpoint } from '../config/capabilities.ts';
 
-
 /** What a finished (or failed) request reports for billing and the usage ledger. */
 export type UsageReport = {
   requestId: string;

@@ -6,11 +6,14 @@ import { readFileSync } from 'node:fs';
 import { request } from 'undici';
 import type { CatalogEntry } from '../../contract/models.ts';
 import type { PrismaClient } from '../db/client.ts';
+import type { Prisma } from '../db/generated/client.ts';
 import type { ProviderConfig, ResolvedConfig } from '../config/schema.ts';
 import { upstreamAgent } from '../upstream/http.ts';
 import { vendorOf } from '../providers/registry.ts';
+import type { JsonObject, JsonValue } from '../upstream/json.ts';
 
-type Json = Record<string, any>;
+/** A model list entry as OpenRouter or Poe sent it: every field is checked where it is read. */
+type Entry = JsonObject & { id: string };
 export type Source = 'openrouter' | 'poe';
 /** The catalog fields metadata can supply. */
 export type Resolved = Partial<Omit<CatalogEntry, 'id' | 'object' | 'created' | 'owned_by' | 'endpoint' | 'token_multiplier' | 'premium' | 'required_plan' | 'metadata_source' | 'metadata_status'>>;
@@ -20,35 +23,38 @@ const strOrNull = (v: unknown) => (typeof v === 'string' && v !== '' ? v : null)
 /** Prices are decimal strings per token; OpenRouter's "-1" means "varies" — unknown. */
 const price = (v: unknown) => (typeof v === 'string' && /^\d+(\.\d+)?(e-?\d+)?$/i.test(v) ? v : typeof v === 'number' && v >= 0 ? String(v) : null);
 const list = (v: unknown) => (Array.isArray(v) ? v.map(String) : null);
+/** `v[key]` when v is a JSON object, else undefined (as reading a field of anything else gives). */
+const at = (v: JsonValue | undefined, key: string): JsonValue | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? v[key] : undefined);
+const isEntry = (v: JsonValue): v is Entry => v !== null && typeof v === 'object' && !Array.isArray(v) && typeof v.id === 'string';
 
-function modalities(arch: Json | undefined): Resolved {
-  const input = list(arch?.input_modalities);
-  const output = list(arch?.output_modalities);
+function modalities(arch: JsonValue | undefined): Resolved {
+  const input = list(at(arch, 'input_modalities'));
+  const output = list(at(arch, 'output_modalities'));
   return {
-    modality: strOrNull(arch?.modality),
+    modality: strOrNull(at(arch, 'modality')),
     input_modalities: input,
     output_modalities: output,
-    tokenizer: strOrNull(arch?.tokenizer),
+    tokenizer: strOrNull(at(arch, 'tokenizer')),
     supports_vision: input ? input.includes('image') : null,
     supports_audio_input: input ? input.includes('audio') : null,
     supports_image_output: output ? output.includes('image') : null,
   };
 }
 
-function pricing(p: Json | undefined): Resolved['pricing'] {
+function pricing(p: JsonValue | undefined): Resolved['pricing'] {
   if (!p || typeof p !== 'object') return null;
-  return { prompt: price(p.prompt), completion: price(p.completion), image: price(p.image), request: price(p.request) };
+  return { prompt: price(at(p, 'prompt')), completion: price(at(p, 'completion')), image: price(at(p, 'image')), request: price(at(p, 'request')) };
 }
 
 /** OpenRouter `GET /api/v1/models` entry → catalog fields (wire-formats.md §7.1). */
-export function mapOpenRouter(m: Json): Resolved {
+export function mapOpenRouter(m: JsonObject): Resolved {
   const sp = list(m.supported_parameters);
   const has = (...names: string[]) => (sp ? names.some((n) => sp.includes(n)) : null);
   const tools = has('tools', 'tool_choice');
   return {
     // The model's own context length, not top_provider's (which is one provider's limit).
     context_window: posInt(m.context_length),
-    max_output_tokens: posInt(m.top_provider?.max_completion_tokens),
+    max_output_tokens: posInt(at(m.top_provider, 'max_completion_tokens')),
     ...modalities(m.architecture),
     supports_tools: tools,
     supports_function_calling: tools,
@@ -60,11 +66,10 @@ export function mapOpenRouter(m: Json): Resolved {
 }
 
 /** Poe `GET /v1/models` entry (OpenAI-style list; `created` in milliseconds) → catalog fields. */
-export function mapPoe(m: Json): Resolved {
-  const cw = m.context_window ?? {};
+export function mapPoe(m: JsonObject): Resolved {
   return {
-    context_window: posInt(cw.context_length ?? m.context_length),
-    max_output_tokens: posInt(cw.max_output_tokens ?? m.max_output_tokens),
+    context_window: posInt(at(m.context_window, 'context_length') ?? m.context_length),
+    max_output_tokens: posInt(at(m.context_window, 'max_output_tokens') ?? m.max_output_tokens),
     ...modalities(m.architecture),
     description: strOrNull(m.description),
     pricing: pricing(m.pricing),
@@ -94,29 +99,32 @@ export function candidateIds(model: ResolvedConfig['models'][number], providers:
   return out;
 }
 
-type Index = Map<string, Json>;
+type Index = Map<string, Entry>;
+
+/** A `data` column: an entry save() stored (a JSON object with a string id). */
+const storedEntry = (column: Prisma.JsonValue) => column as Entry;
 
 export class MetadataStore {
   private readonly index: Record<Source, Index> = { openrouter: new Map(), poe: new Map() };
 
   constructor(private readonly prisma: PrismaClient) {}
 
-  private put(source: Source, entries: Json[]) {
-    const idx = new Map<string, Json>();
-    for (const e of entries) if (typeof e?.id === 'string') idx.set(e.id.toLowerCase(), e);
+  private put(source: Source, entries: JsonValue[]) {
+    const idx = new Map<string, Entry>();
+    for (const e of entries) if (isEntry(e)) idx.set(e.id.toLowerCase(), e);
     this.index[source] = idx;
   }
 
   /** The last known lists from the database. */
   async load(): Promise<number> {
     const rows = await this.prisma.catalogMetadata.findMany();
-    for (const source of ['openrouter', 'poe'] as const) this.put(source, rows.filter((r) => r.source === source).map((r) => r.data as Json));
+    for (const source of ['openrouter', 'poe'] as const) this.put(source, rows.filter((r) => r.source === source).map((r) => storedEntry(r.data)));
     return rows.length;
   }
 
   /** Replaces a source's list, in memory and in the database. */
-  async save(source: Source, entries: Json[], fetchedAt = new Date()): Promise<void> {
-    const valid = entries.filter((e) => typeof e?.id === 'string');
+  async save(source: Source, entries: JsonValue[], fetchedAt = new Date()): Promise<void> {
+    const valid = entries.filter(isEntry);
     await this.prisma.$transaction([
       this.prisma.catalogMetadata.deleteMany({ where: { source } }),
       this.prisma.catalogMetadata.createMany({ data: valid.map((e) => ({ source, externalId: e.id, data: e, fetchedAt })), skipDuplicates: true }),
@@ -140,19 +148,22 @@ export class MetadataStore {
   }
 }
 
-export async function fetchModelList(url: string, timeoutMs = 15_000): Promise<Json[]> {
+export async function fetchModelList(url: string, timeoutMs = 15_000): Promise<JsonValue[]> {
   const res = await request(url, { dispatcher: upstreamAgent, headers: { accept: 'application/json' }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
   if (res.statusCode !== 200) {
     await res.body.dump();
     throw new Error(`${url} answered ${res.statusCode}`);
   }
-  const body = (await res.body.json()) as Json;
-  const data = Array.isArray(body) ? body : body.data;
+  // Parsed JSON is a JsonValue; undici types it `unknown`.
+  const body = (await res.body.json()) as JsonValue;
+  const data = Array.isArray(body) ? body : at(body, 'data');
   if (!Array.isArray(data)) throw new Error(`${url} did not return a model list`);
   return data;
 }
 
-export function readSnapshot(path: string): Json[] {
-  const body = JSON.parse(readFileSync(path, 'utf8'));
-  return Array.isArray(body) ? body : body.data;
+export function readSnapshot(path: string): JsonValue[] {
+  const body: JsonValue = JSON.parse(readFileSync(path, 'utf8'));
+  const data = Array.isArray(body) ? body : at(body, 'data');
+  if (!Array.isArray(data)) throw new Error(`${path} holds no model list`);
+  return data;
 }

@@ -9,7 +9,7 @@ type Builtin = {
   env: string;
   base_url: string;
   /** `billing`: where a model's work costs other than the default rule (server/config/billing-rules.ts) says, in proportion to list prices. */
-  models: { id: string; endpoint: string; upstream?: string; billing?: BillingRules }[];
+  models: { id: string; endpoint: NonNullable<GatewayConfigInput['models']>[number]['endpoint']; upstream?: string; billing?: BillingRules }[];
 };
 
 export const builtinProviders: Builtin[] = [
@@ -110,7 +110,7 @@ export function configFromEnvironment(env: NodeJS.ProcessEnv): { config: Gateway
       taken.add(m.id);
       config.models!.push({
         id: m.id,
-        endpoint: m.endpoint as never,
+        endpoint: m.endpoint,
         upstreams: [{ provider: p.id, model: m.upstream ?? m.id }],
         ...(m.billing ? { billing: m.billing } : {}),
       });

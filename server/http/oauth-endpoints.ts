@@ -1,6 +1,9 @@
 // The OAuth endpoints of the contract: authorize (consent page), token, userinfo, revoke, metadata.
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import type { RevokeRequest, TokenRequest, UserInfo } from '../../contract/oauth.ts';
 import type { Services } from './services.ts';
+import type { CookieReply } from '../web/sessions.ts';
 import { html, page, pageHeaders } from '../web/html.ts';
 import { checkAuthorizeRequest, scopeText, type AuthorizeParams } from '../oauth/authorize.ts';
 import { OAuthError } from '../oauth/errors.ts';
@@ -12,11 +15,17 @@ export function errorPage(title: string, message: string): string {
   return page(title, html`<h1>${title}</h1><p class="error">${message}</p>`);
 }
 
-function send(status: number, body: unknown) {
-  return { status, body } as never;
-}
+/** A reply of a literal status: ts-rest checks each against the route's responses in the contract. */
+const send = <S extends number, B>(status: S, body: B) => ({ status, body });
 
-export async function authorizeEndpoint(services: Services, request: FastifyRequest, reply: FastifyReply, q: AuthorizeParams) {
+/**
+ * What these endpoints do with the reply: set headers. ts-rest hands handlers its own view of
+ * fastify's reply type, which fastify 5's FastifyReply does not accept; both have this shape.
+ */
+type HeaderReply = { header(name: string, value: string): HeaderReply; headers(values: Record<string, string>): unknown };
+type PageReply = HeaderReply & CookieReply;
+
+export async function authorizeEndpoint(services: Services, request: FastifyRequest, reply: PageReply, q: AuthorizeParams) {
   reply.headers(pageHeaders);
   const check = await checkAuthorizeRequest(services.oauth, q, issuerOf(services, request));
   if (check.kind === 'page') return send(400, errorPage(check.title, check.message));
@@ -68,7 +77,7 @@ function basicAuth(request: FastifyRequest): { id: string; secret: string } | nu
 }
 
 /** The client's credentials, by HTTP Basic or in the body — one method only (RFC 6749 §2.3). */
-function clientCredentials(request: FastifyRequest, body: Record<string, any>): { id?: string; secret?: string } {
+function clientCredentials(request: FastifyRequest, body: { [field: string]: unknown; client_id?: string; client_secret?: string }): { id?: string; secret?: string } {
   const basic = basicAuth(request);
   if (!basic) return { id: body.client_id, secret: body.client_secret };
   if (body.client_secret !== undefined) throw new OAuthError('invalid_request', 'Use one client authentication method: HTTP Basic or client_secret in the body, not both.');
@@ -76,13 +85,13 @@ function clientCredentials(request: FastifyRequest, body: Record<string, any>): 
   return basic;
 }
 
-function oauthFailure(reply: FastifyReply, err: unknown) {
+function oauthFailure(reply: HeaderReply, err: unknown) {
   if (!(err instanceof OAuthError)) throw err;
   if (err.status === 401) reply.header('www-authenticate', err.error === 'invalid_token' ? `Bearer error="invalid_token"` : 'Basic realm="oauth"');
   return send(err.status, err.body());
 }
 
-export async function tokenEndpoint(services: Services, request: FastifyRequest, reply: FastifyReply, body: Record<string, any>) {
+export async function tokenEndpoint(services: Services, request: FastifyRequest, reply: HeaderReply, body: z.infer<typeof TokenRequest>) {
   reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
   try {
     const client = clientCredentials(request, body);
@@ -99,13 +108,13 @@ export async function tokenEndpoint(services: Services, request: FastifyRequest,
   }
 }
 
-export async function userinfoEndpoint(services: Services, request: FastifyRequest, reply: FastifyReply) {
+export async function userinfoEndpoint(services: Services, request: FastifyRequest, reply: HeaderReply) {
   try {
     const m = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
     const found = m && isAccessToken(m[1]!) ? await services.oauth.accessToken(m[1]!) : null;
     if (!found) throw new OAuthError('invalid_token', 'The access token is missing, invalid, expired or revoked.');
     const { user, scopes } = found;
-    const out: Record<string, unknown> = { sub: user.id, scope: scopes.join(' ') };
+    const out: z.infer<typeof UserInfo> = { sub: user.id, scope: scopes.join(' ') };
     if (scopes.includes('identity')) Object.assign(out, { id: user.id, username: user.username ?? user.name, avatar_url: user.avatarUrl, plan: user.planId });
     if (scopes.includes('email')) out.email = user.email;
     if (scopes.includes('inference')) {
@@ -119,7 +128,7 @@ export async function userinfoEndpoint(services: Services, request: FastifyReque
   }
 }
 
-export async function revokeEndpoint(services: Services, request: FastifyRequest, reply: FastifyReply, body: Record<string, any>) {
+export async function revokeEndpoint(services: Services, request: FastifyRequest, reply: HeaderReply, body: z.infer<typeof RevokeRequest>) {
   reply.header('cache-control', 'no-store');
   try {
     // Credentials are optional (the token is proof enough to give it up), but checked when sent.

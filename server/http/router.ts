@@ -40,14 +40,14 @@ export function buildRouter(services: Services) {
         const file = await hostedFile(services, params.token);
         request.rawContentType = file.headers['content-type'];
         reply.headers(file.headers);
-        return { status: 200, body: file.body as never };
+        return { status: 200, body: file.body };
       },
     },
     oauth: {
-      authorize: async ({ query, request, reply }) => authorizeEndpoint(services, request, reply as never, query),
-      token: async ({ body, request, reply }) => tokenEndpoint(services, request, reply as never, body),
-      me: async ({ request, reply }) => userinfoEndpoint(services, request, reply as never),
-      revoke: async ({ body, request, reply }) => revokeEndpoint(services, request, reply as never, body),
+      authorize: async ({ query, request, reply }) => authorizeEndpoint(services, request, reply, query),
+      token: async ({ body, request, reply }) => tokenEndpoint(services, request, reply, body),
+      me: async ({ request, reply }) => userinfoEndpoint(services, request, reply),
+      revoke: async ({ body, request, reply }) => revokeEndpoint(services, request, reply, body),
       metadata: async ({ request }) => ({ status: 200, body: metadataEndpoint(services, request) }),
       // App management routes are `access: 'account'`: the auth hook lets only the user's own keys in.
       listApps: async ({ request }) => ({ status: 200, body: { data: await services.oauth.listApps(request.principal!.userId) } }),
@@ -64,7 +64,7 @@ export function buildRouter(services: Services) {
       },
     },
     dashboard: {
-      session: async ({ request, reply }) => ({ status: 200, body: await sessionInfo(services, request, reply as never) }),
+      session: async ({ request, reply }) => ({ status: 200, body: await sessionInfo(services, request, reply) }),
       listApiKeys: async ({ request }) => ({ status: 200, body: await listKeys(services, request.principal!) }),
       createApiKey: async ({ request, body }) => {
         const created = await createKey(services, request.principal!, body.name);

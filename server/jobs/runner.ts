@@ -14,6 +14,7 @@ import type { JobDone, JobKind, JobKinds, JobRecheck, JobRecord } from './kinds.
 import { surfaceOf } from '../config/capabilities.ts';
 import { jobOutputKey, maxRunMs, type JobDeps } from './deps.ts';
 import { databaseQueue, type JobQueue } from './queue.ts';
+import { jsonColumn, storedReservation } from './stored.ts';
 
 /** Claims of one job that ended without an outcome (its instance died) before it is given up. */
 export const MAX_ATTEMPTS = 3;
@@ -109,7 +110,7 @@ export class JobRunner {
       RETURNING id`;
     if (!rows.length) return null;
     const row = await db.prisma.job.findUniqueOrThrow({ where: { id: rows[0]!.id } });
-    return { id: row.id, kind: row.kind, model: row.model, request: row.request, state: row.state, attempts: row.attempts, reservation: row.reservation as Reservation | null, apiKeyId: row.apiKeyId, userId: row.userId, createdAt: row.createdAt };
+    return { id: row.id, kind: row.kind, model: row.model, request: row.request, state: row.state, attempts: row.attempts, reservation: storedReservation(row.reservation), apiKeyId: row.apiKeyId, userId: row.userId, createdAt: row.createdAt };
   }
 
   /**
@@ -155,7 +156,7 @@ export class JobRunner {
       if (outcome.type === 'recheck') {
         await services.db.prisma.job.updateMany({
           where: { id: job.id, lockedBy: this.instance },
-          data: { state: outcome.state as never, runAt: new Date(services.clock.now() + outcome.inMs), lockedBy: null, lockedUntil: null, attempts: 0 },
+          data: { state: jsonColumn(outcome.state), runAt: new Date(services.clock.now() + outcome.inMs), lockedBy: null, lockedUntil: null, attempts: 0 },
         });
         await this.notify(job.id, outcome.inMs);
         return;
@@ -175,7 +176,7 @@ export class JobRunner {
         where: { id: job.id, lockedBy: this.instance },
         data: {
           status: 'done',
-          result: result as never,
+          result: jsonColumn(result),
           outputKey,
           outputType: outcome.output?.contentType ?? null,
           warnings: outcome.warnings ?? [],
@@ -210,7 +211,7 @@ export class JobRunner {
     await this.settle(job, NOTHING, err.status, err.code);
     const ended = await services.db.prisma.job.updateMany({
       where: { id: job.id, lockedBy: this.instance },
-      data: { status: 'failed', error: err.toBody().error as never, completedAt: new Date(services.clock.now()), lockedBy: null, lockedUntil: null },
+      data: { status: 'failed', error: err.toBody().error, completedAt: new Date(services.clock.now()), lockedBy: null, lockedUntil: null },
     });
     await releaseJobSlot(services, { keyId: job.apiKeyId, userId: job.userId }, job.id);
     if (ended.count) await this.dropInputs(job);

@@ -19,6 +19,7 @@ import { jobObjectOf, surfaceOf } from '../config/capabilities.ts';
 import { maxRunMs, type JobDeps } from './deps.ts';
 import type { JobDone, JobKinds } from './kinds.ts';
 import type { JobRunner } from './runner.ts';
+import { jsonColumn, storedError } from './stored.ts';
 import type { Job as JobRow } from '../db/generated/client.ts';
 
 type JobObject = z.infer<typeof Job>;
@@ -60,7 +61,7 @@ export class JobService {
       meter = await beginMetered(s, { requestId: id, principal: p.principal, model: p.model, endpoint: surfaceOf(kind.capability), reserveTokens: p.reserveTokens, ttlMs: this.maxRunMs });
       reservation = meter.reservation;
       const row = await s.db.prisma.job.create({
-        data: { ...this.rowOf({ id, principal: p.principal, kind: p.kind, model: p.model, request: p.request }, now), status: 'queued', reservation: reservation as never },
+        data: { ...this.rowOf({ id, principal: p.principal, kind: p.kind, model: p.model, request: p.request }, now), status: 'queued', reservation },
       });
       await this.runner.notify(id);
       return this.toObject(row);
@@ -83,7 +84,7 @@ export class JobService {
       data: {
         ...this.rowOf(o, now),
         status: 'in_progress',
-        reservation: reservation as never,
+        reservation,
         attempts: 1,
         startedAt: new Date(now),
         lockedBy: this.runner.instance,
@@ -101,7 +102,7 @@ export class JobService {
       data: {
         ...this.rowOf(o, startedAt),
         status: 'done',
-        result: (done.result ?? null) as never,
+        result: jsonColumn(done.result ?? null),
         outputKey: done.outputKey ?? null,
         warnings: done.warnings ?? [],
         startedAt: new Date(startedAt),
@@ -117,7 +118,7 @@ export class JobService {
       apiKeyId: o.principal.keyId,
       userId: o.principal.userId,
       model: o.model,
-      request: o.request as never,
+      request: jsonColumn(o.request),
       runAt: new Date(createdAt),
       createdAt: new Date(createdAt),
       expiresAt: new Date(createdAt + this.deps.config.jobs.retention_hours * 3_600_000),
@@ -173,7 +174,7 @@ export class JobService {
       completed_at: seconds(row.completedAt),
       expires_at: seconds(row.expiresAt)!,
       // The id the failure was logged and billed under: the job's own (a job has no request of its own).
-      error: row.error ? { ...(row.error as Omit<NonNullable<JobObject['error']>, 'request_id'>), request_id: row.id } : null,
+      error: row.error ? { ...storedError(row.error), request_id: row.id } : null,
       warnings: row.warnings,
       pronunciation_warnings: row.pronunciationWarnings,
       result: row.result ?? null,

@@ -73,7 +73,7 @@ function guardedLookup(hostname: string, options: object, callback: LookupCallba
   });
 }
 
-const publicOnly = new Agent({ connect: { lookup: guardedLookup as never, timeout: 10_000 } });
+const publicOnly = new Agent({ connect: { lookup: guardedLookup, timeout: 10_000 } });
 const anyTarget = new Agent({ connect: { timeout: 10_000 } });
 
 export async function fetchImage(url: string, opts: ImageFetchOptions): Promise<{ mediaType: string; data: string }> {

@@ -65,7 +65,7 @@ const appView = (a: AppRow): AppView => ({
   created_at: a.createdAt.toISOString(),
 });
 
-export type TokenSet = { access_token: string; token_type: 'Bearer'; expires_in: number; refresh_token: string; scope: string };
+export type TokenSet = { access_token: string; token_type: 'Bearer'; expires_in: typeof ACCESS_TOKEN_TTL_S; refresh_token: string; scope: string };
 
 export class OAuthService {
   constructor(

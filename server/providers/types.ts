@@ -19,8 +19,11 @@ export type TextFormat = 'openai-chat' | 'openai-responses' | 'anthropic' | 'gem
 export interface StreamDecoder {
   /** One upstream SSE event in, canonical events out. Throws UpstreamStreamError on an in-stream error. */
   push(event: { event?: string; data: string }): C.StreamEvent[];
-  /** The same for an event's data already parsed (pass-through parses each event once). */
-  pushParsed(data: Record<string, any>): C.StreamEvent[];
+  /**
+   * The same for an event's data already parsed (pass-through parses each event once). The data is
+   * unchecked JSON: each decoder names it as its vendor's stream event (upstream/json.ts `asWire`).
+   */
+  pushParsed(data: unknown): C.StreamEvent[];
   /** Called at the end of the upstream stream; throws when it ended early. */
   end(): C.StreamEvent[];
 }

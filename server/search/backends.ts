@@ -1,6 +1,7 @@
 // Web search backends the gateway runs itself for models whose provider has no native search.
 import { request } from 'undici';
 import { upstreamAgent } from '../upstream/http.ts';
+import { asWire } from '../upstream/json.ts';
 
 export type SearchResult = { title: string; url: string; snippet: string };
 
@@ -15,7 +16,11 @@ export type SearchConfig =
 
 export class SearchError extends Error {}
 
-async function getJson(url: string, headers: Record<string, string>, timeoutMs: number): Promise<any> {
+/** The answers' fields read (each may be missing: every one is read defensively). */
+type SearxngAnswer = { results?: { title?: string; url?: string; content?: string }[] };
+type BraveAnswer = { web?: { results?: { title?: string; url?: string; description?: string }[] } };
+
+async function getJson(url: string, headers: Record<string, string>, timeoutMs: number): Promise<unknown> {
   const res = await request(url, { dispatcher: upstreamAgent, headers: { accept: 'application/json', ...headers }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
   if (res.statusCode !== 200) {
     await res.body.dump();
@@ -30,8 +35,8 @@ export class SearxngBackend implements SearchBackend {
   constructor(private readonly cfg: Extract<SearchConfig, { backend: 'searxng' }>) {}
   async search(query: string, maxResults: number): Promise<SearchResult[]> {
     const url = `${this.cfg.base_url.replace(/\/+$/, '')}/search?${new URLSearchParams({ q: query, format: 'json' })}`;
-    const body = await getJson(url, {}, this.cfg.timeout_ms);
-    return (body.results ?? []).slice(0, maxResults).map((r: any) => ({ title: String(r.title ?? r.url), url: String(r.url), snippet: String(r.content ?? '') }));
+    const body = asWire<SearxngAnswer>(await getJson(url, {}, this.cfg.timeout_ms));
+    return (body.results ?? []).slice(0, maxResults).map((r) => ({ title: String(r.title ?? r.url), url: String(r.url), snippet: String(r.content ?? '') }));
   }
 }
 
@@ -41,8 +46,8 @@ export class BraveBackend implements SearchBackend {
   constructor(private readonly cfg: Extract<SearchConfig, { backend: 'brave' }>) {}
   async search(query: string, maxResults: number): Promise<SearchResult[]> {
     const url = `${this.cfg.base_url.replace(/\/+$/, '')}/web/search?${new URLSearchParams({ q: query, count: String(maxResults) })}`;
-    const body = await getJson(url, { 'x-subscription-token': this.cfg.api_key }, this.cfg.timeout_ms);
-    return (body.web?.results ?? []).slice(0, maxResults).map((r: any) => ({ title: String(r.title ?? r.url), url: String(r.url), snippet: String(r.description ?? '') }));
+    const body = asWire<BraveAnswer>(await getJson(url, { 'x-subscription-token': this.cfg.api_key }, this.cfg.timeout_ms));
+    return (body.web?.results ?? []).slice(0, maxResults).map((r) => ({ title: String(r.title ?? r.url), url: String(r.url), snippet: String(r.description ?? '') }));
   }
 }
 

@@ -144,7 +144,7 @@ export type StreamEvent =
   /** Citations for the text streamed so far (known at the end of a gateway web search). */
   | { type: 'annotations'; annotations: UrlCitation[] }
   /** A failure the upstream reported in-band and the client format forwards itself (Responses). */
-  | { type: 'failed'; message: string; code?: string };
+  | { type: 'failed'; message: string; code?: string | null };
 
 /** Collects a stream into a response: used to validate structured output and to test encoders. */
 export class ResponseAccumulator {
@@ -155,7 +155,7 @@ export class ResponseAccumulator {
   stopSequence: string | null = null;
   usage: Usage | null = null;
   webSearch = false;
-  failure: { message: string; code?: string } | null = null;
+  failure: { message: string; code?: string | null } | null = null;
   private toolByIndex = new Map<number, ToolCallPart>();
 
   push(e: StreamEvent): void {

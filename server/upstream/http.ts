@@ -267,7 +267,8 @@ async function readAll(attempt: Attempt, res: Dispatcher.ResponseData): Promise<
   return Buffer.concat(chunks).toString('utf8');
 }
 
-export type UpstreamJson = { text: string; json: any; headers: Dispatcher.ResponseData['headers'] };
+/** `json` is the parsed body, unchecked: a provider names its shape with `asWire` (json.ts). */
+export type UpstreamJson = { text: string; json: unknown; headers: Dispatcher.ResponseData['headers'] };
 
 /** The whole 2xx answer as JSON: malformed JSON and a 200 whose body is an error are upstream failures. */
 async function readJson(attempt: Attempt, res: Dispatcher.ResponseData, errorsInBody = true): Promise<UpstreamJson> {

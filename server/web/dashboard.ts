@@ -11,7 +11,6 @@ import type { Services } from '../http/services.ts';
 import { FAVICON_PATH, faviconSvg } from './favicon.ts';
 import type { SessionUser } from './sessions.ts';
 
-
 const assetsDir = projectPath('dist', 'web', 'assets');
 const indexFile = projectPath('dist', 'web', 'index.html');
 const TYPES: Record<string, string> = {

@@ -3,10 +3,16 @@
 // forms need no server-side state.
 import { createHmac } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type {} from '@fastify/cookie';
+import type { CookieSerializeOptions } from '@fastify/cookie';
 import type { PrismaClient } from '../db/client.ts';
 import { constantTimeEqual, hashSecret, newId, randomToken } from '../runtime/secrets.ts';
 import type { Clock } from '../runtime/clock.ts';
+
+/**
+ * The reply as csrf uses it: ts-rest hands its handlers its own view of fastify's reply type, which
+ * fastify 5's FastifyReply does not accept; both have this shape.
+ */
+export type CookieReply = { setCookie(name: string, value: string, options?: CookieSerializeOptions): unknown };
 
 export const SESSION_COOKIE = 'mg_session';
 const PRE_COOKIE = 'mg_pre';
@@ -51,7 +57,7 @@ export class Sessions {
   }
 
   /** The CSRF token for forms on this page; sets a pre-session cookie for anonymous visitors. */
-  csrf(request: FastifyRequest, reply: FastifyReply): string {
+  csrf(request: FastifyRequest, reply: CookieReply): string {
     let base = request.cookies[SESSION_COOKIE] || request.cookies[PRE_COOKIE];
     if (!base) {
       base = randomToken(32);

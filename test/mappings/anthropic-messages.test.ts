@@ -16,6 +16,7 @@ import { UnsupportedContentError } from '../../server/providers/types.ts';
 import { UpstreamStreamError } from '../../server/upstream/errors.ts';
 import type * as C from '../../server/translate/canonical.ts';
 import { VERCEL, accumulate, at, atString, callContext, chunkLines, decodeStream, fixtureJson, joined, request, thrownBy } from './fixtures.ts';
+import type * as AnthropicWire from '../../server/providers/anthropic/wire.ts';
 
 const DIR = `${VERCEL}anthropic/src/__fixtures__/`;
 const usage = (inputTokens: number, outputTokens: number, cachedTokens = 0, cacheWriteTokens = 0): C.Usage => ({ inputTokens, outputTokens, cachedTokens, cacheWriteTokens, reasoningTokens: 0 });
@@ -65,7 +66,7 @@ describe('decodeMessagesResponse', () => {
   });
 
   it('signed thinking, then text (anthropic-clear-thinking.1.json)', () => {
-    const body = fixtureJson(`${DIR}anthropic-clear-thinking.1.json`);
+    const body = fixtureJson<AnthropicWire.Message>(`${DIR}anthropic-clear-thinking.1.json`);
     expect(decodeMessagesResponse(body)).toEqual({
       id: 'msg_01XrsJCi8CQoLcnnWdY8RsJz',
       model: 'claude-sonnet-4-5-20250929',
@@ -81,7 +82,7 @@ describe('decodeMessagesResponse', () => {
   });
 
   it('text and a tool call without arguments (anthropic-tool-no-args.json)', () => {
-    const body = fixtureJson(`${DIR}anthropic-tool-no-args.json`);
+    const body = fixtureJson<AnthropicWire.Message>(`${DIR}anthropic-tool-no-args.json`);
     expect(decodeMessagesResponse(body)).toEqual({
       id: 'msg_01GCBaV8gyWAYgMVggRqZbuQ',
       model: 'claude-3-opus-20240229',
@@ -97,7 +98,7 @@ describe('decodeMessagesResponse', () => {
   });
 
   it('a client tool named "json" is an ordinary tool call (anthropic-json-tool.1.json)', () => {
-    const body = fixtureJson(`${DIR}anthropic-json-tool.1.json`);
+    const body = fixtureJson<AnthropicWire.Message>(`${DIR}anthropic-json-tool.1.json`);
     expect(decodeMessagesResponse(body)).toEqual({
       id: 'msg_0191iYfpERYfS27xLsdW2nbb',
       model: 'claude-haiku-4-5-20251001',
@@ -118,7 +119,7 @@ describe('decodeMessagesResponse', () => {
   });
 
   it('web search: server tool blocks are dropped, cited text blocks carry their sources (anthropic-web-search-tool.1.json)', () => {
-    const body = fixtureJson(`${DIR}anthropic-web-search-tool.1.json`);
+    const body = fixtureJson<AnthropicWire.Message>(`${DIR}anthropic-web-search-tool.1.json`);
     const text = (i: number) => atString(body, 'content', i, 'text');
     const cited = (i: number, url: string, title: string) => ({ type: 'text', text: text(i), annotations: [{ url, title, start: 0, end: text(i).length }] });
     const crescendo = ['https://www.crescendo.ai/news/latest-ai-news-and-updates', 'The Latest AI News and AI Breakthroughs that Matter Most: 2025 | News'] as const;
@@ -143,7 +144,7 @@ describe('decodeMessagesResponse', () => {
   });
 
   it('code execution server tools are dropped and do not count as web search (anthropic-code-execution-20250825.1.json)', () => {
-    const body = fixtureJson(`${DIR}anthropic-code-execution-20250825.1.json`);
+    const body = fixtureJson<AnthropicWire.Message>(`${DIR}anthropic-code-execution-20250825.1.json`);
     expect(decodeMessagesResponse(body)).toEqual({
       id: 'msg_01Wx5dv3Qisv7pjTdanFgc9Q',
       model: 'claude-sonnet-4-5-20250929',

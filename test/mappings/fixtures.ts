@@ -3,6 +3,7 @@
 // files are real recordings and which were hand-edited; only real ones are used here).
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { expect } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import * as C from '../../server/translate/canonical.ts';
@@ -18,7 +19,8 @@ export const FIREBASE = 'FirebaseExtended+vertexai-sdk-test-data/mock-responses/
 
 export const fixtureText = (rel: string): string => readFileSync(path.join(FIXTURES, rel), 'utf8');
 
-export const fixtureJson = (rel: string): unknown => JSON.parse(fixtureText(rel));
+/** A recorded answer, as the wire type the caller names (unchecked, as the gateway takes answers: wire-schemas.test.ts checks them). */
+export const fixtureJson = <T = unknown>(rel: string): T => JSON.parse(fixtureText(rel));
 
 /** A vercel/ai `*.chunks.txt`: one SSE `data:` payload per line (`data: `, `event:` lines and `[DONE]` were stripped). */
 export const chunkLines = (rel: string): string[] => fixtureText(rel).split('\n').filter((l) => l.trim() !== '');
@@ -52,7 +54,7 @@ export function decodeStream(decoder: StreamDecoder, payloads: readonly string[]
 }
 
 /** Canonical events collected into the response a client format would encode. */
-export function accumulate(events: readonly C.StreamEvent[]): C.Response & { failure: { message: string; code?: string } | null } {
+export function accumulate(events: readonly C.StreamEvent[]): C.Response & { failure: C.ResponseAccumulator['failure'] } {
   const acc = new C.ResponseAccumulator();
   for (const e of events) acc.push(e);
   return { ...acc.response(), failure: acc.failure };
@@ -95,4 +97,18 @@ export function thrownBy(fn: () => unknown): unknown {
     return err;
   }
   return undefined;
+}
+
+/** The data of each event of an SSE body a client format's encoder wrote, checking each event's name is its data's `type`. */
+export function namedEvents(sse: string): unknown[] {
+  return sse
+    .split('\n\n')
+    .filter((f) => f !== '')
+    .map((f) => {
+      const m = /^event: (.+)\ndata: (.+)$/s.exec(f);
+      if (!m) throw new Error(`not an SSE event: ${f}`);
+      const data: unknown = JSON.parse(m[2]!);
+      expect(at(data, 'type')).toBe(m[1]);
+      return data;
+    });
 }

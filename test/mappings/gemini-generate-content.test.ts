@@ -5,6 +5,7 @@ import { GenerateContentStreamDecoder, decodeGenerateContentResponse, decodeUsag
 import { UpstreamStreamError } from '../../server/upstream/errors.ts';
 import type * as C from '../../server/translate/canonical.ts';
 import { FIREBASE, VERCEL, accumulate, at, atString, chunkLines, decodeStream, fixtureJson, request, sseEvents, thrownBy } from './fixtures.ts';
+import type * as GeminiWire from '../../server/providers/gemini/wire.ts';
 
 const DIR = `${VERCEL}google/src/__fixtures__/`;
 const GOOGLEAI = `${FIREBASE}googleai/`;
@@ -52,7 +53,7 @@ describe('decodeUsage', () => {
 
 describe('decodeGenerateContentResponse', () => {
   it('text with a Gemini 3 thought signature on its part (google-text.json)', () => {
-    const body = fixtureJson(`${DIR}google-text.json`);
+    const body = fixtureJson<GeminiWire.GenerateContentResponse>(`${DIR}google-text.json`);
     expect(decodeGenerateContentResponse(body)).toEqual({
       id: 'Un6LacrVMcjUxs0PmJfWoQc',
       model: 'gemini-3-pro-preview',
@@ -65,7 +66,7 @@ describe('decodeGenerateContentResponse', () => {
   });
 
   it('a function call with its thought signature; STOP with a call is tool_calls (google-tool-call.json)', () => {
-    const body = fixtureJson(`${DIR}google-tool-call.json`);
+    const body = fixtureJson<GeminiWire.GenerateContentResponse>(`${DIR}google-tool-call.json`);
     expect(decodeGenerateContentResponse(body)).toEqual({
       id: 'm36LaZGyCLz1xs0PtNSB-QU',
       model: 'gemini-3-pro-preview',
@@ -78,7 +79,7 @@ describe('decodeGenerateContentResponse', () => {
   });
 
   it('a thought summary, then a call without arguments (Firebase googleai, gemini-2.5-pro)', () => {
-    const body = fixtureJson(`${GOOGLEAI}unary-success-thinking-function-call-thought-summary-signature.json`);
+    const body = fixtureJson<GeminiWire.GenerateContentResponse>(`${GOOGLEAI}unary-success-thinking-function-call-thought-summary-signature.json`);
     expect(decodeGenerateContentResponse(body)).toEqual({
       id: '38CHaLjMG6TujrEPtvTiuQk',
       model: 'gemini-2.5-pro',
@@ -94,7 +95,7 @@ describe('decodeGenerateContentResponse', () => {
   });
 
   it('a thought summary, then the answer (Firebase googleai, gemini-2.5-flash)', () => {
-    const body = fixtureJson(`${GOOGLEAI}unary-success-thinking-reply-thought-summary.json`);
+    const body = fixtureJson<GeminiWire.GenerateContentResponse>(`${GOOGLEAI}unary-success-thinking-reply-thought-summary.json`);
     expect(decodeGenerateContentResponse(body)).toEqual({
       id: '2pmHaJqQEoqC-8YP6eStyAY',
       model: 'gemini-2.5-flash',

@@ -5,6 +5,7 @@ import { ChatStreamDecoder, decodeChatResponse, decodeUsage, encodeChatBody, map
 import { UpstreamStreamError } from '../../server/upstream/errors.ts';
 import type * as C from '../../server/translate/canonical.ts';
 import { VERCEL, accumulate, at, atString, callContext, chunkLines, decodeStream, fixtureJson, request, thrownBy } from './fixtures.ts';
+import type * as OpenAIWire from '../../server/providers/openai/wire.ts';
 
 const CHAT = `${VERCEL}openai/src/chat/__fixtures__/`;
 const XAI = `${VERCEL}openai-compatible/src/chat/__fixtures__/`;
@@ -44,7 +45,7 @@ describe('decodeUsage', () => {
 
 describe('decodeChatResponse', () => {
   it('OpenAI text answer (openai-text.json)', () => {
-    const body = fixtureJson(`${CHAT}openai-text.json`);
+    const body = fixtureJson<OpenAIWire.ChatCompletion>(`${CHAT}openai-text.json`);
     expect(decodeChatResponse(body)).toEqual({
       id: 'chatcmpl-D8Z5f52zQqikDBEKQMQoYcWMcWPeU',
       model: 'gpt-4.1-nano-2025-04-14',
@@ -55,7 +56,7 @@ describe('decodeChatResponse', () => {
   });
 
   it('OpenAI-compatible answer with reasoning_content and a tool call, content "" (xAI grok-3-mini, xai-tool-call.json)', () => {
-    const body = fixtureJson(`${XAI}xai-tool-call.json`);
+    const body = fixtureJson<OpenAIWire.ChatCompletion>(`${XAI}xai-tool-call.json`);
     // Usage left out on purpose: xAI's completion_tokens exclude reasoning (reported as a suspected bug).
     const { usage: _usage, ...rest } = decodeChatResponse(body);
     expect(rest).toEqual({

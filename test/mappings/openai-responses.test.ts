@@ -5,6 +5,7 @@ import { ResponsesStreamDecoder, decodeResponseObject, decodeResponsesUsage, ope
 import { UpstreamStreamError } from '../../server/upstream/errors.ts';
 import type * as C from '../../server/translate/canonical.ts';
 import { VERCEL, accumulate, at, atString, callContext, chunkLines, decodeStream, fixtureJson, joined, request } from './fixtures.ts';
+import type * as OpenAIWire from '../../server/providers/openai/wire.ts';
 
 const DIR = `${VERCEL}openai/src/responses/__fixtures__/`;
 const usage = (inputTokens: number, outputTokens: number, cachedTokens = 0, reasoningTokens = 0): C.Usage => ({ inputTokens, outputTokens, cachedTokens, cacheWriteTokens: 0, reasoningTokens });
@@ -38,7 +39,7 @@ describe('decodeResponsesUsage', () => {
 
 describe('decodeResponseObject', () => {
   it('reasoning summary and message (openai-reasoning-encrypted-content.1.json)', () => {
-    const body = fixtureJson(`${DIR}openai-reasoning-encrypted-content.1.json`);
+    const body = fixtureJson<OpenAIWire.ResponseObject>(`${DIR}openai-reasoning-encrypted-content.1.json`);
     expect(decodeResponseObject(body)).toEqual({
       id: 'resp_0f35ed53160b395301693cc957829881909359e7f80cdd20b5',
       model: 'gpt-5-mini-2025-08-07',
@@ -53,7 +54,7 @@ describe('decodeResponseObject', () => {
   });
 
   it('web search calls mark the answer as searched; reasoning items without summary are empty reasoning (openai-web-search-tool.1.json)', () => {
-    const body = fixtureJson(`${DIR}openai-web-search-tool.1.json`);
+    const body = fixtureJson<OpenAIWire.ResponseObject>(`${DIR}openai-web-search-tool.1.json`);
     const empty = { type: 'reasoning', text: '' };
     expect(decodeResponseObject(body)).toEqual({
       id: 'resp_0953eda47ee17412006933306199c88195b44f9cf2986e1d5b',
@@ -77,7 +78,7 @@ describe('decodeResponseObject', () => {
   });
 
   it('two message items (commentary, then the answer) are two text parts (openai-phase.1.json)', () => {
-    const body = fixtureJson(`${DIR}openai-phase.1.json`);
+    const body = fixtureJson<OpenAIWire.ResponseObject>(`${DIR}openai-phase.1.json`);
     expect(decodeResponseObject(body)).toEqual({
       id: 'resp_0465b6d1ae1f97c500699f88318ee481a3b627f7fcb4875152',
       model: 'gpt-5.3-codex',

@@ -5,6 +5,8 @@ import * as C from '../../server/translate/canonical.ts';
 import { decodeMessagesResponse } from '../../server/providers/anthropic/messages.ts';
 import { decodeGenerateContentResponse } from '../../server/providers/gemini/generate-content.ts';
 import { VERCEL, accumulate, atString, fixtureJson } from './fixtures.ts';
+import type * as GeminiWire from '../../server/providers/gemini/wire.ts';
+import type * as AnthropicWire from '../../server/providers/anthropic/wire.ts';
 
 const ANTHROPIC = `${VERCEL}anthropic/src/__fixtures__/`;
 const text = (t: string): C.TextPart => ({ type: 'text', text: t });
@@ -66,7 +68,7 @@ describe('ResponseAccumulator', () => {
 
 describe('responseEvents', () => {
   it('a recorded Anthropic answer (signed thinking, text) as events, and back to the same response', () => {
-    const body = fixtureJson(`${ANTHROPIC}anthropic-clear-thinking.1.json`);
+    const body = fixtureJson<AnthropicWire.Message>(`${ANTHROPIC}anthropic-clear-thinking.1.json`);
     const r = decodeMessagesResponse(body);
     const signature = atString(body, 'content', 0, 'signature');
     expect(C.responseEvents(r)).toEqual([
@@ -82,7 +84,7 @@ describe('responseEvents', () => {
   });
 
   it('a recorded Gemini call with its thought signature, and a web search with citations', () => {
-    const body = fixtureJson(`${VERCEL}google/src/__fixtures__/google-tool-call.json`);
+    const body = fixtureJson<GeminiWire.GenerateContentResponse>(`${VERCEL}google/src/__fixtures__/google-tool-call.json`);
     const r = decodeGenerateContentResponse(body);
     const call = r.content[0] as C.ToolCallPart;
     expect(C.responseEvents(r).slice(1, 3)).toEqual([

@@ -9,6 +9,7 @@ import { CHAT_FIELDS } from '../../server/translate/request-fields.ts';
 import { ChatStreamEncoder, canonicalToChat, chatFinish, chatToCanonical, chatUsage, parseImageUrl } from '../../server/translate/chat.ts';
 import type * as C from '../../server/translate/canonical.ts';
 import { VERCEL, at, atString, chunkLines, decodeStream, fixtureJson, thrownBy } from './fixtures.ts';
+import type * as AnthropicWire from '../../server/providers/anthropic/wire.ts';
 
 const ANTHROPIC = `${VERCEL}anthropic/src/__fixtures__/`;
 const chatId = expect.stringMatching(/^chatcmpl-[0-9A-Za-z]{29}$/);
@@ -172,7 +173,7 @@ describe('finish reason and usage', () => {
 
 describe('canonicalToChat', () => {
   it('a recorded Anthropic web search answer: text parts joined, each citation shifted to its place in the joined text', () => {
-    const body = fixtureJson(`${ANTHROPIC}anthropic-web-search-tool.1.json`);
+    const body = fixtureJson<AnthropicWire.Message>(`${ANTHROPIC}anthropic-web-search-tool.1.json`);
     const t = (i: number) => atString(body, 'content', i, 'text');
     const texts = [2, 5, 6, 7, 8, 9, 10, 11].map(t);
     const startOf = (i: number) => [2, 5, 6, 7, 8, 9, 10, 11].slice(0, [2, 5, 6, 7, 8, 9, 10, 11].indexOf(i)).reduce((n, j) => n + t(j).length, 0);

@@ -10,26 +10,14 @@ import { decodeChatResponse } from '../../server/providers/openai/chat.ts';
 import { MESSAGES_FIELDS } from '../../server/translate/request-fields.ts';
 import { MessagesStreamEncoder, canonicalToMessages, messagesStop, messagesToCanonical, messagesUsage } from '../../server/translate/messages.ts';
 import type * as C from '../../server/translate/canonical.ts';
-import { VERCEL, at, atString, chunkLines, decodeStream, fixtureJson } from './fixtures.ts';
+import { VERCEL, at, atString, chunkLines, decodeStream, fixtureJson, namedEvents } from './fixtures.ts';
+import type * as OpenAIWire from '../../server/providers/openai/wire.ts';
+import type * as GeminiWire from '../../server/providers/gemini/wire.ts';
 
 const msgId = expect.stringMatching(/^msg_[0-9A-Za-z]{24}$/);
 const text = (t: string): C.TextPart => ({ type: 'text', text: t });
 const parse = (body: Record<string, unknown>) => MessagesRequest.parse({ model: 'client-model', max_tokens: 1000, ...body });
 const hi = [{ role: 'user', content: 'Hi' }];
-
-/** Each SSE event as { event, data }, checking the event name is the data's type. */
-function events(sse: string): { event: string; data: unknown }[] {
-  return sse
-    .split('\n\n')
-    .filter((f) => f !== '')
-    .map((f) => {
-      const m = /^event: (.+)\ndata: (.+)$/s.exec(f);
-      if (!m) throw new Error(`not an SSE event: ${f}`);
-      const data: unknown = JSON.parse(m[2]!);
-      expect(at(data, 'type')).toBe(m[1]);
-      return { event: m[1]!, data };
-    });
-}
 
 describe('messagesToCanonical', () => {
   it("Claude Code's second turn as recorded: mid-conversation system message, tool search results, deferred tools it loaded", () => {
@@ -217,7 +205,7 @@ describe('stop reason and usage', () => {
 
 describe('canonicalToMessages', () => {
   it("a recorded OpenAI answer as a Messages body, in the client's model name", () => {
-    const body = fixtureJson(`${VERCEL}openai/src/chat/__fixtures__/openai-text.json`);
+    const body = fixtureJson<OpenAIWire.ChatCompletion>(`${VERCEL}openai/src/chat/__fixtures__/openai-text.json`);
     expect(canonicalToMessages(decodeChatResponse(body), 'client-model')).toEqual({
       id: msgId,
       type: 'message',
@@ -231,7 +219,7 @@ describe('canonicalToMessages', () => {
   });
 
   it('a recorded Gemini call: its thought signature travels in an empty thinking block before the tool_use', () => {
-    const body = fixtureJson(`${VERCEL}google/src/__fixtures__/google-tool-call.json`);
+    const body = fixtureJson<GeminiWire.GenerateContentResponse>(`${VERCEL}google/src/__fixtures__/google-tool-call.json`);
     const decoded = decodeGenerateContentResponse(body);
     expect(canonicalToMessages(decoded, 'client-model')).toEqual({
       id: msgId,
@@ -268,7 +256,7 @@ describe('MessagesStreamEncoder', () => {
     const signature = atString(JSON.parse(lines[0]!), 'candidates', 0, 'content', 'parts', 0, 'thoughtSignature');
     const enc = new MessagesStreamEncoder('client-model');
     const out = decoded.map((e) => enc.push(e)).join('') + enc.end();
-    expect(events(out).map((e) => e.data)).toEqual([
+    expect(namedEvents(out)).toEqual([
       start,
       { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } },
       { type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature } },
@@ -287,7 +275,7 @@ describe('MessagesStreamEncoder', () => {
     const enc = new MessagesStreamEncoder('client-model');
     const out = decodeStream(new MessagesStreamDecoder(), lines).map((e) => enc.push(e)).join('') + enc.end();
     const thinking = ['The previous', ' result', ' was', ' 925.', ' Now', ' I need to divide that', ' by 5.\n\n925', ' ÷ 5 ', '= 185', ''];
-    expect(events(out).map((e) => e.data)).toEqual([
+    expect(namedEvents(out)).toEqual([
       start,
       { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } },
       ...thinking.map((t) => ({ type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: t } })),
@@ -304,6 +292,6 @@ describe('MessagesStreamEncoder', () => {
   it("the start event's usage carries the input split when the upstream reported it first", () => {
     const enc = new MessagesStreamEncoder('client-model');
     const out = enc.push({ type: 'start', id: 'up', model: 'up', usage: { inputTokens: 100, cachedTokens: 60 } });
-    expect(events(out)[0]!.data).toEqual({ ...start, message: { ...start.message, usage: { input_tokens: 40, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 60 } } });
+    expect(namedEvents(out)[0]).toEqual({ ...start, message: { ...start.message, usage: { input_tokens: 40, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 60 } } });
   });
 });

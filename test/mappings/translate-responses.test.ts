@@ -17,7 +17,9 @@ import {
   responsesUsage,
 } from '../../server/translate/responses.ts';
 import type * as C from '../../server/translate/canonical.ts';
-import { VERCEL, at, atString, chunkLines, decodeStream, fixtureJson } from './fixtures.ts';
+import { VERCEL, at, atString, chunkLines, decodeStream, fixtureJson, namedEvents } from './fixtures.ts';
+import type * as GeminiWire from '../../server/providers/gemini/wire.ts';
+import type * as AnthropicWire from '../../server/providers/anthropic/wire.ts';
 
 type Json = Record<string, unknown>;
 const ANTHROPIC = `${VERCEL}anthropic/src/__fixtures__/`;
@@ -27,19 +29,7 @@ const text = (t: string): C.TextPart => ({ type: 'text', text: t });
 const parse = (body: Json) => ResponsesRequest.parse({ model: 'client-model', ...body });
 const noMemory = () => undefined;
 
-/** Each SSE event's data, checking the event name is the data's type. */
-function events(sse: string): Json[] {
-  return sse
-    .split('\n\n')
-    .filter((f) => f !== '')
-    .map((f) => {
-      const m = /^event: (.+)\ndata: (.+)$/s.exec(f);
-      if (!m) throw new Error(`not an SSE event: ${f}`);
-      const data = JSON.parse(m[2]!) as Json;
-      expect(data.type).toBe(m[1]);
-      return data;
-    });
-}
+const events = (sse: string) => namedEvents(sse) as Json[];
 
 describe('itemReferenceIds', () => {
   it('only ids this gateway makes, each once', () => {
@@ -180,7 +170,7 @@ describe('canonicalToResponse', () => {
   const raw = { instructions: 'Be terse.', max_output_tokens: 300, temperature: 0.5, reasoning: { effort: 'low' } };
 
   it("a recorded Anthropic thinking answer: signed reasoning in encrypted_content, the client's settings echoed, items remembered", () => {
-    const body = fixtureJson(`${ANTHROPIC}anthropic-clear-thinking.1.json`);
+    const body = fixtureJson<AnthropicWire.Message>(`${ANTHROPIC}anthropic-clear-thinking.1.json`);
     const remembered: Json[][] = [];
     const r = canonicalToResponse(decodeMessagesResponse(body), 'client-model', raw, (items) => remembered.push(items));
     const output = [
@@ -215,7 +205,7 @@ describe('canonicalToResponse', () => {
   });
 
   it('a recorded Gemini call: its thought signature as a reasoning item before the function call', () => {
-    const body = fixtureJson(`${VERCEL}google/src/__fixtures__/google-tool-call.json`);
+    const body = fixtureJson<GeminiWire.GenerateContentResponse>(`${VERCEL}google/src/__fixtures__/google-tool-call.json`);
     const decoded = decodeGenerateContentResponse(body);
     expect(canonicalToResponse(decoded, 'client-model', {}, noMemory)).toMatchObject({
       status: 'completed',
@@ -228,7 +218,7 @@ describe('canonicalToResponse', () => {
   });
 
   it('a recorded Anthropic web search answer: consecutive text parts in one message, each with its citations', () => {
-    const body = fixtureJson(`${ANTHROPIC}anthropic-web-search-tool.1.json`);
+    const body = fixtureJson<AnthropicWire.Message>(`${ANTHROPIC}anthropic-web-search-tool.1.json`);
     const parts = [2, 5, 6, 7, 8, 9, 10, 11].map((i) => {
       const t = atString(body, 'content', i, 'text');
       const c = at(body, 'content', i, 'citations', 0);

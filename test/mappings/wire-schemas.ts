@@ -3,6 +3,10 @@
 // assert what is read, never the absence of anything else. wire-schemas.test.ts parses every real
 // recorded answer with them, so a fixture or a provider change that breaks an assumption fails.
 import { z } from 'zod';
+import type * as AnthropicWire from '../../server/providers/anthropic/wire.ts';
+import type * as ElevenLabsWire from '../../server/providers/elevenlabs/wire.ts';
+import type * as GeminiWire from '../../server/providers/gemini/wire.ts';
+import type * as OpenAIWire from '../../server/providers/openai/wire.ts';
 
 const int = z.number().int().nonnegative();
 
@@ -296,3 +300,22 @@ export const OpenAIImages = z.looseObject({
   output_format: z.enum(['png', 'jpeg', 'webp']).optional(),
   usage: z.looseObject({ input_tokens: int, output_tokens: int }).optional(),
 });
+
+// ---- The wire types agree: every answer these schemas accept is one of server/providers/*/wire.ts's
+// (checked by tsc; the schemas of byType objects name the type as a string, so they are left out).
+
+type Accepts<Wire, Schema extends z.ZodType> = z.infer<Schema> extends Wire ? true : never;
+
+export const wireTypesAgree: [
+  Accepts<OpenAIWire.ChatCompletion, typeof ChatCompletion>,
+  Accepts<OpenAIWire.ChatCompletionChunk, typeof ChatCompletionChunk>,
+  Accepts<OpenAIWire.ResponsesUsage, typeof ResponsesUsage>,
+  Accepts<OpenAIWire.Embeddings, typeof OpenAIEmbeddings>,
+  Accepts<OpenAIWire.Transcription, typeof OpenAITranscription>,
+  Accepts<OpenAIWire.Images, typeof OpenAIImages>,
+  Accepts<AnthropicWire.Usage, typeof AnthropicUsage>,
+  Accepts<GeminiWire.UsageMetadata, typeof GeminiUsage>,
+  Accepts<GeminiWire.GenerateContentResponse, typeof GenerateContentResponse>,
+  Accepts<GeminiWire.BatchEmbeddings, typeof GeminiBatchEmbeddings>,
+  Accepts<ElevenLabsWire.Transcription, typeof ElevenLabsTranscription>,
+] = [true, true, true, true, true, true, true, true, true, true, true];

@@ -201,7 +201,7 @@ describe('postMultipart', () => {
     const r = await postMultipart(target('/up', { limits: { ...LIMITS, totalMs: 10_000 } }), [
       { name: 'file', filename: 'big.bin', contentType: 'application/octet-stream', data: () => Readable.from(lockstep()) },
     ]);
-    expect(r.json.received).toBeGreaterThan(8 * CHUNK);
+    expect((r.json as { received: number }).received).toBeGreaterThan(8 * CHUNK);
   });
 
   it('memory does not grow with the upload: 512 MiB go up while the process grows by tens of MiB (chunks awaiting GC), not hundreds', async () => {
@@ -226,7 +226,7 @@ describe('postMultipart', () => {
       const r = await postMultipart(target('/up', { limits: { ...LIMITS, idleMs: 5_000, totalMs: 60_000 } }), [
         { name: 'file', filename: 'big.bin', contentType: 'application/octet-stream', data: () => Readable.from(zeros()), size: SIZE },
       ]);
-      expect(r.json.n).toBeGreaterThan(SIZE);
+      expect((r.json as { n: number }).n).toBeGreaterThan(SIZE);
     } finally {
       clearInterval(sample);
     }
@@ -244,7 +244,7 @@ describe('postMultipart', () => {
       }
     }
     const ok = await postMultipart(target('/up', { limits: { ...LIMITS, totalMs: 5_000 } }), [{ name: 'f', filename: 'f', contentType: 'application/octet-stream', data: () => Readable.from(slow()) }]);
-    expect(ok.json.n).toBeGreaterThan(5000);
+    expect((ok.json as { n: number }).n).toBeGreaterThan(5000);
 
     // The upstream stops reading: once the socket buffers are full, nothing more goes up.
     handler = (req) => void req.pause();

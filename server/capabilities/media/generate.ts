@@ -124,11 +124,16 @@ async function containerDuration(services: CapabilityDeps, key: string): Promise
   }
 }
 
+/** A media job's stored request: the Stored submit wrote (the jobs table holds it as JSON, unchecked when read). */
+const storedRequest = (job: JobRecord) => job.request as Stored;
+/** A video job's state: null before the operation started, then what the last step returned. */
+const storedState = (job: JobRecord) => job.state as VideoState | null;
+
 /** One step of a video job: start the operation, or check it and, once done, keep the file. */
 async function videoStep(services: CapabilityDeps, job: JobRecord, signal: AbortSignal): Promise<JobDone | JobRecheck> {
-  const stored = job.request as Stored;
+  const stored = storedRequest(job);
   const pollMs = services.config.jobs.poll_seconds * 1000;
-  const state = job.state as VideoState | null;
+  const state = storedState(job);
   if (!state) {
     const targets = mediaTargets(services, job.model, 'video', stored.req.references.length);
     const references = await loadReferences(services, stored.req.references);
@@ -171,7 +176,7 @@ async function videoStep(services: CapabilityDeps, job: JobRecord, signal: Abort
 
 /** The image and video job kinds, run with `services`. */
 export const mediaJobKinds = (services: CapabilityDeps): JobKind[] => [
-  { kind: IMAGE_JOB, capability: 'images', run: ({ job, signal }) => makeImage(services, job.id, job.model, job.request as Stored, signal) },
+  { kind: IMAGE_JOB, capability: 'images', run: ({ job, signal }) => makeImage(services, job.id, job.model, storedRequest(job), signal) },
   { kind: VIDEO_JOB, capability: 'video', run: ({ job, signal }) => videoStep(services, job, signal) },
 ];
 

@@ -4,14 +4,14 @@ import type { ModerationRequest, ModerationResponse } from '../../../contract/em
 import { estimateTextTokens } from '../../billing/estimate.ts';
 import { meteredExchange, type Runner } from '../shared/upstream-exchange.ts';
 
-type Json = Record<string, any>;
-
 export const DEFAULT_MODERATION_MODEL = 'omni-moderation-latest';
 
 /** Moderation counts against the request rate but costs no tokens (providers do not charge for it). */
 export const moderations: Runner<z.infer<typeof ModerationRequest>, z.infer<typeof ModerationResponse>> = async (services, principal, requestId, body, log) => {
   const model = body.model ?? DEFAULT_MODERATION_MODEL;
-  const texts = typeof body.input === 'string' ? [body.input] : (body.input as (string | Json)[]).map((i) => (typeof i === 'string' ? i : (i.text ?? '')));
+  // Widened to one array type: image parts have no text and count as none.
+  const items: readonly (string | { type: string; text?: string })[] = typeof body.input === 'string' ? [body.input] : body.input;
+  const texts = items.map((i) => (typeof i === 'string' ? i : (i.text ?? '')));
   // Reserved like its input, settled to nothing (no usage reported): it still counts as a request.
   return meteredExchange(
     services,

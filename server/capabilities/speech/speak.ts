@@ -23,6 +23,8 @@ import { syncOrJob } from '../shared/sync-or-job.ts';
 import { exchange, type Exchanged } from '../shared/upstream-exchange.ts';
 
 type Body = z.infer<typeof SpeechRequest>;
+/** A speech job's stored request: the client's validated body (held as JSON, unchecked when read). */
+const storedRequest = (request: unknown) => request as Body;
 type JobObject = z.infer<typeof Job>;
 
 export const SPEECH_JOB = 'speech.generation';
@@ -111,7 +113,7 @@ export const speechJobKind = (services: CapabilityDeps): JobKind => ({
   capability: 'speech',
   downloadPath: (id) => `/v1/audio/speech/jobs/${id}/download`,
   async run({ job, signal }) {
-    const { prepared } = prepare(services, job.request as Body);
+    const { prepared } = prepare(services, storedRequest(job.request));
     return jobDone(await speak(services, job.model, prepared, signal));
   },
 });

@@ -7,6 +7,7 @@ import { beginMetered } from '../../billing/metered.ts';
 import { GatewayError, errors } from '../../runtime/errors.ts';
 import type { EventSourceMessage } from 'eventsource-parser';
 import { postJson, postStream } from '../../upstream/http.ts';
+import { asWire, type JsonObject } from '../../upstream/json.ts';
 import { malformed, reportedError, upstreamFailure, type UpstreamError } from '../../upstream/errors.ts';
 import { UnsupportedContentError, buildCall, type CallContext, type TextFormat } from '../../providers/types.ts';
 import { withFailover, type Blame, type FailoverOptions } from '../../routing/failover.ts';
@@ -155,9 +156,11 @@ export async function runText(services: CapabilityDeps, call: TextCall): Promise
     if (!call.request.stream) {
       const { text, json } = await clock.wait(postJson(http));
       const decoded = t.adapter.decode(json, ctx);
+      // Passed through, the answer is the client format's own object: only its model is read.
+      const answer = asWire<JsonObject>(json);
       if (native && searchesByDefinition(call)) decoded.webSearch = true;
       // Passed through: the upstream's bytes go out as they came, under the model id the client sent.
-      return { kind: 'whole', decoded, body: native ? withClientModel(text, json.model, modelId, () => JSON.stringify({ ...json, model: modelId })) : call.format.encodeResponse(decoded, modelId) };
+      return { kind: 'whole', decoded, body: native ? withClientModel(text, answer.model, modelId, () => JSON.stringify({ ...answer, model: modelId })) : call.format.encodeResponse(decoded, modelId) };
     }
     const abort = new AbortController();
     const upstream = await clock.wait(postStream({ ...http, signal: abort.signal }));

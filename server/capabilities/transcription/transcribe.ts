@@ -101,6 +101,8 @@ export async function transcription(services: CapabilityDeps, c: TranscriptionCa
 }
 
 type Stored = { options: Options; upload: Upload; seconds: number | null };
+/** A transcription job's stored request: the Stored submit wrote (held as JSON, unchecked when read). */
+const storedRequest = (request: unknown) => request as Stored;
 
 /** The transcription job kind, run with `services`. */
 export const transcriptionJobKind = (services: CapabilityDeps): JobKind => ({
@@ -108,11 +110,11 @@ export const transcriptionJobKind = (services: CapabilityDeps): JobKind => ({
   capability: 'transcription',
   downloadPath: (id) => `/v1/audio/transcriptions/jobs/${id}/download`,
   inputs: (request) => {
-    const where = (request as Stored).upload.where;
+    const where = storedRequest(request).upload.where;
     return 'blob' in where ? [where.blob] : [];
   },
   async run({ job, signal }): Promise<JobDone> {
-    const s = job.request as Stored;
+    const s = storedRequest(job.request);
     const blob = 'blob' in s.upload.where ? s.upload.where.blob : null;
     // Checked before any upstream is called: a missing upload is the gateway's state, not an upstream failure.
     if (blob && !(await services.jobs.blobs.stat(blob))) throw jobInputMissing('audio upload');

@@ -7,8 +7,8 @@ import { UpstreamStreamError } from '../../upstream/errors.ts';
 import { budgetToEffort, parseJsonArgs, reasoningBudget } from '../../translate/arguments-and-effort.ts';
 import { vendorTarget } from '../vendor-client.ts';
 import { anthropicClient } from './client.ts';
-
-type Json = Record<string, any>;
+import { asWire } from '../../upstream/json.ts';
+import type * as W from './wire.ts';
 
 /** Used when neither the client nor the model's config gives max_tokens (Anthropic requires it). */
 export const DEFAULT_MAX_TOKENS = 4096;
@@ -19,7 +19,7 @@ const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp
 /** Anthropic tool ids must match ^[a-zA-Z0-9_-]+$; other providers' ids are mapped onto that set. */
 export const toolId = (id: string) => (/^[a-zA-Z0-9_-]+$/.test(id) ? id : id.replace(/[^a-zA-Z0-9_-]/g, '_'));
 
-function imageBlock(s: C.ImageSource): Json {
+function imageBlock(s: C.ImageSource): W.ImageBlock {
   if (s.kind === 'url') return { type: 'image', source: { type: 'url', url: s.url } };
   if (!IMAGE_TYPES.has(s.mediaType)) {
     throw new UnsupportedContentError(`Anthropic models accept images as JPEG, PNG, GIF or WebP, not ${s.mediaType}.`);
@@ -27,7 +27,7 @@ function imageBlock(s: C.ImageSource): Json {
   return { type: 'image', source: { type: 'base64', media_type: s.mediaType, data: s.data } };
 }
 
-function encodePart(p: C.Part): Json | null {
+function encodePart(p: C.Part): W.RequestBlock | null {
   switch (p.type) {
     case 'text':
       return p.text ? { type: 'text', text: p.text } : null;
@@ -39,7 +39,7 @@ function encodePart(p: C.Part): Json | null {
       return {
         type: 'tool_result',
         tool_use_id: toolId(p.toolCallId),
-        content: p.content.map((c) => (c.type === 'text' ? { type: 'text', text: c.text } : imageBlock(c.source))).filter((c) => c.type !== 'text' || c.text),
+        content: p.content.map((c) => (c.type === 'text' ? { type: 'text' as const, text: c.text } : imageBlock(c.source))).filter((c) => c.type !== 'text' || c.text),
         ...(p.isError ? { is_error: true } : {}),
       };
     case 'reasoning':
@@ -50,8 +50,8 @@ function encodePart(p: C.Part): Json | null {
   }
 }
 
-function encodeMessages(req: C.Request): Json[] {
-  const out: Json[] = [];
+function encodeMessages(req: C.Request): W.RequestMessage[] {
+  const out: W.RequestMessage[] = [];
   for (const m of req.messages) {
     if (m.role === 'system') {
       // Anthropic's own mid-conversation system messages.
@@ -59,12 +59,12 @@ function encodeMessages(req: C.Request): Json[] {
       if (text) out.push({ role: 'system', content: text });
       continue;
     }
-    let blocks = m.content.map(encodePart).filter((b): b is Json => b !== null);
+    let blocks = m.content.map(encodePart).filter((b): b is W.RequestBlock => b !== null);
     // tool_result blocks must open the user turn that answers the tool calls.
     if (m.role === 'user') blocks = [...blocks.filter((b) => b.type === 'tool_result'), ...blocks.filter((b) => b.type !== 'tool_result')];
     if (!blocks.length) continue;
     const prev = out[out.length - 1];
-    if (prev && prev.role === m.role) prev.content.push(...blocks);
+    if (prev && prev.role !== 'system' && prev.role === m.role) prev.content.push(...blocks);
     else out.push({ role: m.role, content: blocks });
   }
   return out;
@@ -87,12 +87,12 @@ function anthropicEffort(r: NonNullable<C.Request['reasoning']>, budget: number)
   return effort === 'minimal' || effort === 'none' ? 'low' : effort;
 }
 
-export function encodeMessagesBody(req: C.Request, ctx: CallContext): Json {
-  const body: Json = { model: req.model, messages: encodeMessages(req) };
+export function encodeMessagesBody(req: C.Request, ctx: CallContext): W.Request {
+  const body: W.Request = { model: req.model, messages: encodeMessages(req) };
   if (req.system.length) body.system = req.system.join('\n\n');
   let maxTokens = req.maxTokens ?? ctx.defaultMaxTokens ?? DEFAULT_MAX_TOKENS;
-  const tools: Json[] = (req.tools ?? []).map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters ?? { type: 'object' } }));
-  let toolChoice: Json | undefined;
+  const tools: W.Tool[] = (req.tools ?? []).map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters ?? { type: 'object' } }));
+  let toolChoice: W.ToolChoice | undefined;
   if (req.toolChoice !== undefined && tools.length) {
     const tc = req.toolChoice;
     toolChoice = typeof tc === 'object' ? { type: 'tool', name: tc.name } : { type: tc === 'required' ? 'any' : tc };
@@ -153,24 +153,23 @@ export function mapStop(reason: string | null | undefined): C.FinishReason {
   }
 }
 
-export function decodeUsage(u: Json | null | undefined): C.Usage | null {
+export function decodeUsage(u: W.Usage | null | undefined): C.Usage | null {
   if (!u) return null;
   const cached = u.cache_read_input_tokens ?? 0;
   const written = u.cache_creation_input_tokens ?? 0;
   return { inputTokens: (u.input_tokens ?? 0) + cached + written, outputTokens: u.output_tokens ?? 0, cachedTokens: cached, cacheWriteTokens: written, reasoningTokens: 0 };
 }
 
-export function decodeMessagesResponse(body: unknown): C.Response {
-  const b = body as Json;
+export function decodeMessagesResponse(b: W.Message): C.Response {
   const content: C.Response['content'] = [];
   let jsonTool = false;
   let webSearch = false;
   for (const block of b.content ?? []) {
     if (block.type === 'server_tool_use' && block.name === 'web_search') webSearch = true;
     if (block.type === 'text') {
-      const annotations: C.UrlCitation[] = (block.citations ?? [])
-        .filter((c: Json) => c.type === 'web_search_result_location' && c.url)
-        .map((c: Json) => ({ url: c.url, title: c.title ?? c.url, start: 0, end: block.text.length }));
+      const annotations: C.UrlCitation[] = (block.citations ?? []).flatMap((c) =>
+        c.type === 'web_search_result_location' && c.url ? [{ url: c.url, title: c.title ?? c.url, start: 0, end: block.text.length }] : [],
+      );
       content.push({ type: 'text', text: block.text, ...(annotations.length ? { annotations } : {}) });
     } else if (block.type === 'thinking') content.push({ type: 'reasoning', text: block.thinking ?? '', signature: block.signature });
     else if (block.type === 'redacted_thinking') content.push({ type: 'reasoning', text: '', redactedData: block.data });
@@ -201,16 +200,18 @@ export class MessagesStreamDecoder implements StreamDecoder {
   private readonly textLength = new Map<number, number>();
 
   push(e: { event?: string; data: string }): C.StreamEvent[] {
-    return this.pushParsed(JSON.parse(e.data) as Json);
+    return this.pushParsed(JSON.parse(e.data));
   }
 
-  pushParsed(ev: Json): C.StreamEvent[] {
+  pushParsed(data: unknown): C.StreamEvent[] {
+    const ev = asWire<W.StreamEvent>(data);
     switch (ev.type) {
       case 'message_start':
         this.usage = decodeUsage(ev.message?.usage);
         return [{ type: 'start', id: ev.message?.id ?? `msg_${randomToken(24)}`, model: ev.message?.model ?? '' }];
       case 'content_block_start': {
-        const b = ev.content_block ?? {};
+        const b = ev.content_block;
+        if (!b) return [];
         if (b.type === 'tool_use' && b.name === JSON_TOOL) {
           this.jsonBlock = ev.index;
           return [];
@@ -226,7 +227,8 @@ export class MessagesStreamDecoder implements StreamDecoder {
         return [];
       }
       case 'content_block_delta': {
-        const d = ev.delta ?? {};
+        const d = ev.delta;
+        if (!d) return [];
         if (d.type === 'text_delta') {
           this.textLength.set(ev.index, (this.textLength.get(ev.index) ?? 0) + d.text.length);
           return [{ type: 'text', text: d.text }];
@@ -246,7 +248,7 @@ export class MessagesStreamDecoder implements StreamDecoder {
       }
       case 'message_delta': {
         // Usage here is cumulative; input counts may be repeated (or only appear here).
-        const u = ev.usage ?? {};
+        const u: W.Usage = ev.usage ?? {};
         const prev = this.usage ?? decodeUsage({})!;
         this.usage = decodeUsage({
           input_tokens: u.input_tokens ?? prev.inputTokens - prev.cachedTokens - prev.cacheWriteTokens,
@@ -281,6 +283,6 @@ export const anthropicMessages: TextAdapter = {
   nativeWebSearch: true,
   endpoint: (_req, ctx) => vendorTarget(anthropicClient, ctx.provider, '/messages', ctx.clientHeaders),
   body: encodeMessagesBody,
-  decode: decodeMessagesResponse,
+  decode: (body) => decodeMessagesResponse(asWire<W.Message>(body)),
   streamDecoder: () => new MessagesStreamDecoder(),
 };

@@ -3,6 +3,8 @@
 import { download, postJson } from '../../upstream/http.ts';
 import { extraFields, type SpeechAdapter } from '../speech.ts';
 import { vendorTarget } from '../vendor-client.ts';
+import { asWire } from '../../upstream/json.ts';
+import type * as W from './wire.ts';
 import { elevenlabsClient } from './client.ts';
 
 const OUTPUT = 'mp3_44100_128';
@@ -61,7 +63,8 @@ export const elevenLabsSpeech: SpeechAdapter = {
     };
     const voicePath = `/text-to-speech/${encodeURIComponent(voice)}`;
     if (body['with-timestamps'] === true) {
-      const { json: answer } = await call.waitOn(postJson({ ...vendorTarget(elevenlabsClient, call.provider, `${voicePath}/with-timestamps?output_format=${OUTPUT}`), body: json, signal: call.signal }));
+      const reply = await call.waitOn(postJson({ ...vendorTarget(elevenlabsClient, call.provider, `${voicePath}/with-timestamps?output_format=${OUTPUT}`), body: json, signal: call.signal }));
+      const answer = asWire<W.SpeechWithTimestampsAnswer>(reply.json);
       return { kind: 'timestamps', json: { audio_base64: String(answer.audio_base64 ?? ''), alignment: answer.alignment ?? null, normalized_alignment: answer.normalized_alignment ?? null } };
     }
     const res = await call.waitOn(download({ ...vendorTarget(elevenlabsClient, call.provider, `${voicePath}/stream?output_format=${OUTPUT}`), signal: call.signal }, { json }));

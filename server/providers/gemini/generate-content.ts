@@ -7,11 +7,11 @@ import { UpstreamStreamError } from '../../upstream/errors.ts';
 import { parseJsonArgs, reasoningBudget } from '../../translate/arguments-and-effort.ts';
 import { vendorTarget } from '../vendor-client.ts';
 import { geminiClient, modelPath } from './client.ts';
+import { asWire } from '../../upstream/json.ts';
+import type * as W from './wire.ts';
 
-type Json = Record<string, any>;
-
-function encodeParts(m: C.Message, namesById: Map<string, string>): Json[] {
-  const parts: Json[] = [];
+function encodeParts(m: C.Message, namesById: Map<string, string>): W.RequestPart[] {
+  const parts: W.RequestPart[] = [];
   for (const p of m.content) {
     switch (p.type) {
       case 'text':
@@ -30,10 +30,10 @@ function encodeParts(m: C.Message, namesById: Map<string, string>): Json[] {
         break;
       case 'tool_result': {
         const text = p.content.filter((c): c is C.TextPart => c.type === 'text').map((c) => c.text).join('\n');
-        let response: Json;
+        let response: Record<string, unknown>;
         try {
-          const parsed = JSON.parse(text);
-          response = parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? parsed : { result: parsed };
+          const parsed: unknown = JSON.parse(text);
+          response = parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : { result: parsed };
         } catch {
           response = { result: text };
         }
@@ -50,8 +50,8 @@ function encodeParts(m: C.Message, namesById: Map<string, string>): Json[] {
   return parts;
 }
 
-export function encodeGenerateContentBody(req: C.Request): Json {
-  const contents: Json[] = [];
+export function encodeGenerateContentBody(req: C.Request): W.GenerateContentRequest {
+  const contents: W.Content[] = [];
   const namesById = new Map<string, string>();
   // Gemini has one system instruction: later system messages travel as marked user text.
   for (const m of systemMessagesAsUserText(req.messages)) {
@@ -62,7 +62,7 @@ export function encodeGenerateContentBody(req: C.Request): Json {
     if (prev && prev.role === role) prev.parts.push(...parts);
     else contents.push({ role, parts });
   }
-  const body: Json = { contents };
+  const body: W.GenerateContentRequest = { contents };
   if (req.system.length) body.systemInstruction = { parts: [{ text: req.system.join('\n\n') }] };
   if (req.tools?.length) {
     body.tools = [{ functionDeclarations: req.tools.map((t) => ({ name: t.name, description: t.description, parametersJsonSchema: t.parameters ?? { type: 'object' } })) }];
@@ -73,7 +73,7 @@ export function encodeGenerateContentBody(req: C.Request): Json {
       functionCallingConfig: typeof tc === 'object' ? { mode: 'ANY', allowedFunctionNames: [tc.name] } : { mode: tc === 'required' ? 'ANY' : tc.toUpperCase() },
     };
   }
-  const g: Json = {};
+  const g: W.GenerationConfig = {};
   if (req.maxTokens !== undefined) g.maxOutputTokens = req.maxTokens;
   if (req.temperature !== undefined) g.temperature = req.temperature;
   if (req.topP !== undefined) g.topP = req.topP;
@@ -110,7 +110,7 @@ export function mapFinish(reason: string | undefined, hasCalls: boolean): C.Fini
   }
 }
 
-export function decodeUsage(u: Json | undefined): C.Usage | null {
+export function decodeUsage(u: W.UsageMetadata | undefined): C.Usage | null {
   if (!u) return null;
   const thoughts = u.thoughtsTokenCount ?? 0;
   return {
@@ -122,7 +122,7 @@ export function decodeUsage(u: Json | undefined): C.Usage | null {
   };
 }
 
-function partEvents(part: Json, nextIndex: () => number): C.StreamEvent[] {
+function partEvents(part: W.Part, nextIndex: () => number): C.StreamEvent[] {
   if (part.functionCall) {
     const index = nextIndex();
     const fc = part.functionCall;
@@ -141,7 +141,7 @@ function partEvents(part: Json, nextIndex: () => number): C.StreamEvent[] {
 }
 
 /** A unary response is one complete chunk: decode it as a one-event stream. */
-export function decodeGenerateContentResponse(body: unknown): C.Response {
+export function decodeGenerateContentResponse(body: W.GenerateContentResponse): C.Response {
   const dec = new GenerateContentStreamDecoder();
   const acc = new ResponseAccumulator();
   for (const e of [...dec.push({ data: JSON.stringify(body) }), ...dec.end()]) acc.push(e);
@@ -156,10 +156,11 @@ export class GenerateContentStreamDecoder implements StreamDecoder {
   private sawCalls = false;
 
   push(e: { data: string }): C.StreamEvent[] {
-    return this.pushParsed(JSON.parse(e.data) as Json);
+    return this.pushParsed(JSON.parse(e.data));
   }
 
-  pushParsed(chunk: Json): C.StreamEvent[] {
+  pushParsed(data: unknown): C.StreamEvent[] {
+    const chunk = asWire<W.GenerateContentResponse>(data);
     if (chunk.error) throw new UpstreamStreamError(chunk.error.message ?? 'upstream stream error', chunk.error.status, chunk.error);
     const out: C.StreamEvent[] = [];
     if (!this.started) {
@@ -196,6 +197,6 @@ export const geminiGenerateContent: TextAdapter = {
   needsInlineImages: true,
   endpoint: (req, ctx) => vendorTarget(geminiClient, ctx.provider, modelPath(req.model, req.stream ? 'streamGenerateContent?alt=sse' : 'generateContent')),
   body: encodeGenerateContentBody,
-  decode: decodeGenerateContentResponse,
+  decode: (body) => decodeGenerateContentResponse(asWire<W.GenerateContentResponse>(body)),
   streamDecoder: () => new GenerateContentStreamDecoder(),
 };

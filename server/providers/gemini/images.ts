@@ -8,10 +8,10 @@ import { postJson } from '../../upstream/http.ts';
 import { contentPolicy, type ImageAdapter } from '../media.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import { vendorTarget } from '../vendor-client.ts';
+import { asWire } from '../../upstream/json.ts';
+import type * as W from './wire.ts';
 import { geminiClient, modelPath } from './client.ts';
 import { decodeUsage } from './generate-content.ts';
-
-type Json = Record<string, any>;
 
 const RATIOS = ['1:1', '2:3', '3:2', '3:4', '4:3', '4:5', '5:4', '9:16', '16:9', '21:9'];
 /** gemini-3.1-flash-image also makes the tall and wide strips. */
@@ -30,7 +30,7 @@ export const geminiImages: ImageAdapter = {
   async run({ req, references }, call) {
     const model = call.upstreamModel;
     const aspectRatio = mapToRatio(req, /gemini-3\.1/.test(model) ? RATIOS_31 : RATIOS, call);
-    const imageConfig: Json = {};
+    const imageConfig: NonNullable<W.GenerationConfig['imageConfig']> = {};
     if (aspectRatio) imageConfig.aspectRatio = aspectRatio;
     if (req.pixels) {
       const side = Math.max(req.pixels.w, req.pixels.h);
@@ -38,24 +38,24 @@ export const geminiImages: ImageAdapter = {
       else if (side !== 1024) call.warn(`size: this model makes about 1024 pixels on the long side, not ${side}`);
     }
     stripUnsupported(req, ['seed'], call);
-    const body: Json = {
+    const body: W.GenerateContentRequest = {
       contents: [{ role: 'user', parts: [{ text: req.prompt }, ...references.map((r) => ({ inlineData: { mimeType: r.mediaType, data: r.data.toString('base64') } }))] }],
       generationConfig: { responseModalities: ['TEXT', 'IMAGE'], ...(Object.keys(imageConfig).length ? { imageConfig } : {}), ...(req.seed !== null ? { seed: req.seed } : {}) },
     };
-    const { json } = await call.waitOn(postJson({ ...vendorTarget(geminiClient, call.provider, modelPath(model, 'generateContent')), body, signal: call.signal }));
+    const answer = await call.waitOn(postJson({ ...vendorTarget(geminiClient, call.provider, modelPath(model, 'generateContent')), body, signal: call.signal }));
+    const json = asWire<W.GenerateContentResponse>(answer.json);
     const provider = call.provider.id;
     const blocked = json.promptFeedback?.blockReason;
-    if (blocked) throw contentPolicy(provider, `the prompt was blocked (${blocked}${json.promptFeedback.blockReasonMessage ? `: ${json.promptFeedback.blockReasonMessage}` : ''})`);
-    const cand: Json | undefined = json.candidates?.[0];
-    const parts: Json[] = cand?.content?.parts ?? [];
-    const image = parts.find((p) => p.inlineData?.data && !p.thought);
-    if (!image) {
+    if (blocked) throw contentPolicy(provider, `the prompt was blocked (${blocked}${json.promptFeedback?.blockReasonMessage ? `: ${json.promptFeedback.blockReasonMessage}` : ''})`);
+    const cand = json.candidates?.[0];
+    const image = (cand?.content?.parts ?? []).find((p) => p.inlineData?.data && !p.thought)?.inlineData;
+    if (!image?.data) {
       const reason = cand?.finishReason;
       if (reason && POLICY.has(reason)) throw contentPolicy(provider, `no image was generated (finishReason ${reason}${cand?.finishMessage ? `: ${cand.finishMessage}` : ''})`);
       throw new UpstreamError(`provider '${provider}': answered without an image (finishReason ${reason ?? 'none'})`, 502, true, 'upstream_error');
     }
     return {
-      image: { data: Buffer.from(image.inlineData.data, 'base64'), contentType: image.inlineData.mimeType ?? 'image/png' },
+      image: { data: Buffer.from(image.data, 'base64'), contentType: image.mimeType ?? 'image/png' },
       usage: decodeUsage(json.usageMetadata),
       ...(json.usageMetadata ? { usageBody: json.usageMetadata } : {}),
     };

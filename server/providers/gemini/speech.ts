@@ -7,9 +7,9 @@ import { extraFields, noPhonemes, type SpeechAdapter } from '../speech.ts';
 import { droppedFields } from '../adapter.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import { vendorTarget } from '../vendor-client.ts';
+import { asWire } from '../../upstream/json.ts';
+import type * as W from './wire.ts';
 import { geminiClient, modelPath } from './client.ts';
-
-type Json = Record<string, any>;
 
 export const GEMINI_VOICES = ['Puck', 'Charon', 'Kore', 'Fenrir', 'Aoede'] as const;
 
@@ -22,15 +22,16 @@ export const geminiSpeech: SpeechAdapter = {
   async run({ body: request, text, voice }, call) {
     const extra = Object.keys(extraFields(request));
     if (extra.length) call.warn(droppedFields(extra));
-    const body = {
+    const body: W.GenerateContentRequest = {
       contents: [{ role: 'user', parts: [{ text }] }],
       generationConfig: { responseModalities: ['AUDIO'], speechConfig: { voiceConfig: { prebuiltVoiceConfig: { voiceName: voice } } } },
     };
-    const { json } = await call.waitOn(postJson({ ...vendorTarget(geminiClient, call.provider, modelPath(call.upstreamModel, 'generateContent')), body, signal: call.signal }));
-    const part: Json | undefined = (json.candidates?.[0]?.content?.parts ?? []).find((p: Json) => p.inlineData?.data);
-    if (!part) throw new UpstreamError(`provider '${call.provider.id}': answered without audio (finishReason ${json.candidates?.[0]?.finishReason ?? 'none'})`, 502, true, 'upstream_error');
-    const mime = String(part.inlineData.mimeType ?? '');
-    const pcm = Buffer.from(part.inlineData.data, 'base64');
+    const answer = await call.waitOn(postJson({ ...vendorTarget(geminiClient, call.provider, modelPath(call.upstreamModel, 'generateContent')), body, signal: call.signal }));
+    const json = asWire<W.GenerateContentResponse>(answer.json);
+    const audio = (json.candidates?.[0]?.content?.parts ?? []).find((p) => p.inlineData?.data)?.inlineData;
+    if (!audio?.data) throw new UpstreamError(`provider '${call.provider.id}': answered without audio (finishReason ${json.candidates?.[0]?.finishReason ?? 'none'})`, 502, true, 'upstream_error');
+    const mime = String(audio.mimeType ?? '');
+    const pcm = Buffer.from(audio.data, 'base64');
     // Newer models may answer a WAV already.
     if (/^audio\/(wav|x-wav|wave)/.test(mime)) return { kind: 'audio', contentType: 'audio/wav', body: Readable.from([pcm]), length: pcm.length };
     const rate = Number(/rate=(\d+)/.exec(mime)?.[1] ?? 24_000);

@@ -9,9 +9,9 @@ import { download, getJson, postJson } from '../../upstream/http.ts';
 import { contentPolicy, type VideoAdapter } from '../media.ts';
 import { redactUpstreamText } from '../../upstream/errors.ts';
 import { joinUrl, vendorTarget } from '../vendor-client.ts';
+import { asWire } from '../../upstream/json.ts';
+import type * as W from './wire.ts';
 import { geminiClient, modelPath } from './client.ts';
-
-type Json = Record<string, any>;
 
 const isVeo2 = (model: string) => /veo-2/.test(model);
 /** Durations Veo accepts: Veo 3.x 4, 6 or 8 s; Veo 2 5 to 8 s. */
@@ -28,7 +28,7 @@ export const geminiVideo: VideoAdapter = {
     const model = call.upstreamModel;
     const seconds = req.seconds === null ? DEFAULT_SECONDS : nearestOf(req.seconds, durations(model));
     if (req.seconds !== null && seconds !== req.seconds) call.warn(`seconds ${req.seconds} changed to ${seconds}, the nearest duration this model makes`);
-    const parameters: Json = { durationSeconds: seconds, sampleCount: 1 };
+    const parameters: W.VeoParameters = { durationSeconds: seconds, sampleCount: 1 };
     const aspectRatio = mapToRatio(req, ['16:9', '9:16'], call);
     if (aspectRatio) parameters.aspectRatio = aspectRatio;
     if (req.pixels) {
@@ -40,19 +40,20 @@ export const geminiVideo: VideoAdapter = {
     }
     if (req.negativePrompt !== null) parameters.negativePrompt = req.negativePrompt;
     stripUnsupported(req, ['negative_prompt'], call);
-    const image = (r: (typeof references)[number]) => ({ bytesBase64Encoded: r.data.toString('base64'), mimeType: r.mediaType });
-    const instance: Json = { prompt: req.prompt };
+    const image = (r: (typeof references)[number]): W.VeoImage => ({ bytesBase64Encoded: r.data.toString('base64'), mimeType: r.mediaType });
+    const instance: W.VeoInstance = { prompt: req.prompt };
     if (references.length === 1) instance.image = image(references[0]!);
     else if (references.length > 1) instance.referenceImages = references.map((r) => ({ image: image(r), referenceType: 'asset' }));
-    const { json } = await call.waitOn(
+    const answer = await call.waitOn(
       postJson({ ...vendorTarget(geminiClient, call.provider, modelPath(model, 'predictLongRunning')), body: { instances: [instance], parameters }, signal: call.signal }),
     );
+    const json = asWire<W.Operation>(answer.json);
     if (typeof json.name !== 'string' || !json.name) throw new GatewayError(502, 'provider_error', 'upstream_error', `provider '${call.provider.id}': started no operation (no name in the answer)`);
     return { operation: json.name, seconds };
   },
   async poll(operation, call) {
     const base = vendorTarget(geminiClient, call.provider, '/' + operation.replace(/^\/+/, ''));
-    const { json } = await call.waitOn(getJson({ ...base, signal: call.signal }));
+    const json = asWire<W.Operation>((await call.waitOn(getJson({ ...base, signal: call.signal }))).json);
     if (json.done !== true) return { state: 'running' };
     const provider = call.provider.id;
     if (json.error) {
@@ -60,10 +61,10 @@ export const geminiVideo: VideoAdapter = {
       const message = `provider '${provider}': the video failed: ${redactUpstreamText(String(json.error.message ?? 'no message'))} (code ${redactUpstreamText(String(json.error.code))})`;
       throw CLIENT_CODES.has(code) ? new GatewayError(400, 'invalid_request_error', 'upstream_invalid_request', message) : new GatewayError(502, 'provider_error', 'upstream_error', message);
     }
-    const r: Json = json.response?.generateVideoResponse ?? json.response ?? {};
-    const sample: Json | undefined = (r.generatedSamples ?? r.videos ?? [])[0];
-    const video: Json | undefined = sample?.video ?? sample;
-    if (!video?.uri && !video?.encodedVideo && !video?.bytesBase64Encoded) {
+    const r: W.VeoVideos = json.response?.generateVideoResponse ?? json.response ?? {};
+    const sample = (r.generatedSamples ?? r.videos ?? [])[0];
+    const video = sample?.video ?? sample;
+    if (!video || (!video.uri && !video.encodedVideo && !video.bytesBase64Encoded)) {
       const reasons: string[] = r.raiMediaFilteredReasons ?? [];
       if (r.raiMediaFilteredCount || reasons.length) throw contentPolicy(provider, `the video was filtered${reasons.length ? `: ${reasons.join('; ')}` : ''}`);
       throw new GatewayError(502, 'provider_error', 'upstream_error', `provider '${provider}': the operation ended without a video`);
@@ -73,7 +74,8 @@ export const geminiVideo: VideoAdapter = {
       fetch: async () => {
         const inline = video.encodedVideo ?? video.bytesBase64Encoded;
         if (inline) return { body: Buffer.from(inline, 'base64'), contentType: video.encoding ?? video.mimeType ?? 'video/mp4' };
-        const url = new URL(video.uri, joinUrl(base.url, ''));
+        // No inline bytes here, so the check above saw a uri.
+        const url = new URL(video.uri ?? '', joinUrl(base.url, ''));
         // The key goes only to the API's own origin; a file elsewhere is fetched without it.
         const sameOrigin = url.origin === new URL(base.url).origin;
         return download({ ...base, url: url.href, headers: sameOrigin ? base.headers : {}, signal: call.signal });

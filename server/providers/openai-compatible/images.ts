@@ -9,8 +9,8 @@ import { moderationRefusal, type ImageAdapter } from '../media.ts';
 import { openaiClient } from '../openai/client.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import { vendorTarget } from '../vendor-client.ts';
-
-type Json = Record<string, any>;
+import { asWire } from '../../upstream/json.ts';
+import type * as W from './wire.ts';
 
 const RATIOS = ['1:1', '2:3', '3:2', '3:4', '4:3', '4:5', '5:4', '9:16', '16:9', '21:9'];
 const DATA = /^data:([^;,]+)(?:;[^,]*)?;base64,(.*)$/s;
@@ -22,7 +22,7 @@ export const openRouterImages: ImageAdapter = {
   maxReferences: () => 5,
   async run({ req, references }, call) {
     const model = call.upstreamModel;
-    const imageConfig: Json = {};
+    const imageConfig: NonNullable<W.ImageChatRequest['image_config']> = {};
     const aspect = mapToRatio(req, RATIOS, call);
     if (aspect) imageConfig.aspect_ratio = aspect;
     if (req.pixels) {
@@ -31,30 +31,30 @@ export const openRouterImages: ImageAdapter = {
       else call.warn(`size: only the aspect ratio is sent to this model (${side} pixels on the long side is not)`);
     }
     stripUnsupported(req, ['seed'], call);
-    const content = references.length
-      ? [{ type: 'text', text: req.prompt }, ...references.map((r) => ({ type: 'image_url', image_url: { url: dataUri(r) } }))]
+    const content: W.ImageChatRequest['messages'][number]['content'] = references.length
+      ? [{ type: 'text', text: req.prompt }, ...references.map((r) => ({ type: 'image_url' as const, image_url: { url: dataUri(r) } }))]
       : req.prompt;
-    const body: Json = {
+    const body: W.ImageChatRequest = {
       model,
       messages: [{ role: 'user', content }],
       modalities: imageOnly(model) ? ['image'] : ['image', 'text'],
       ...(Object.keys(imageConfig).length ? { image_config: imageConfig } : {}),
       ...(req.seed !== null ? { seed: req.seed } : {}),
     };
-    let json: Json;
+    let json: W.ImageChatCompletion;
     try {
-      ({ json } = await call.waitOn(postJson({ ...vendorTarget(openaiClient, call.provider, '/chat/completions'), body, signal: call.signal })));
+      json = asWire<W.ImageChatCompletion>((await call.waitOn(postJson({ ...vendorTarget(openaiClient, call.provider, '/chat/completions'), body, signal: call.signal }))).json);
     } catch (err) {
       throw moderationRefusal(err, call.provider.id);
     }
-    const message: Json | undefined = json.choices?.[0]?.message;
-    const url: string | undefined = message?.images?.find((i: Json) => typeof i?.image_url?.url === 'string')?.image_url.url;
+    const message = json.choices?.[0]?.message;
+    const url = message?.images?.map((i) => i?.image_url?.url).find((u): u is string => typeof u === 'string');
     const m = url ? DATA.exec(url) : null;
     if (!m) {
       const why = json.choices?.[0]?.finish_reason ?? 'none';
       throw new UpstreamError(`provider '${call.provider.id}': answered without an image (finish_reason ${why})`, 502, true, 'upstream_error');
     }
-    const u: Json | undefined = json.usage;
+    const u = json.usage;
     const usage =
       typeof u?.prompt_tokens === 'number' && typeof u?.completion_tokens === 'number'
         ? { inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: u.completion_tokens_details?.reasoning_tokens ?? 0 }

@@ -9,8 +9,8 @@ import { MODERATION, contentPolicy, moderationRefusal, type VideoAdapter } from 
 import { openaiClient } from '../openai/client.ts';
 import { redactUpstreamText } from '../../upstream/errors.ts';
 import { vendorTarget } from '../vendor-client.ts';
-
-type Json = Record<string, any>;
+import { asWire } from '../../upstream/json.ts';
+import type * as W from './wire.ts';
 
 const RATIOS = ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'];
 const DEFAULT_SECONDS = 5;
@@ -21,16 +21,16 @@ export const openRouterVideo: VideoAdapter = {
     // Whole seconds, at least one: the durations each model accepts are not published in one place.
     const seconds = req.seconds === null ? DEFAULT_SECONDS : Math.max(1, Math.round(req.seconds));
     if (req.seconds !== null && seconds !== req.seconds) call.warn(`seconds ${req.seconds} changed to ${seconds}`);
-    const body: Json = { model: call.upstreamModel, prompt: req.prompt, duration: seconds };
+    const body: W.VideoRequest = { model: call.upstreamModel, prompt: req.prompt, duration: seconds };
     const aspect = mapToRatio(req, RATIOS, call);
     if (aspect) body.aspect_ratio = aspect;
     if (req.pixels) body.resolution = Math.min(req.pixels.w, req.pixels.h) > 720 ? '1080p' : '720p';
     if (req.seed !== null) body.seed = req.seed;
     stripUnsupported(req, ['seed'], call);
     if (references.length) body.frame_images = [{ type: 'image_url', image_url: { url: dataUri(references[0]!) }, frame_type: 'first_frame' }];
-    let json: Json;
+    let json: W.Video;
     try {
-      ({ json } = await call.waitOn(postJson({ ...vendorTarget(openaiClient, call.provider, '/videos'), body, signal: call.signal })));
+      json = asWire<W.Video>((await call.waitOn(postJson({ ...vendorTarget(openaiClient, call.provider, '/videos'), body, signal: call.signal }))).json);
     } catch (err) {
       throw moderationRefusal(err, call.provider.id);
     }
@@ -39,7 +39,7 @@ export const openRouterVideo: VideoAdapter = {
   },
   async poll(operation, call) {
     const path = `/videos/${encodeURIComponent(operation)}`;
-    const { json } = await call.waitOn(getJson({ ...vendorTarget(openaiClient, call.provider, path), signal: call.signal }));
+    const json = asWire<W.Video>((await call.waitOn(getJson({ ...vendorTarget(openaiClient, call.provider, path), signal: call.signal }))).json);
     const provider = call.provider.id;
     switch (json.status) {
       case 'completed':

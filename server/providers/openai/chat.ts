@@ -6,8 +6,8 @@ import { UpstreamStreamError } from '../../upstream/errors.ts';
 import { budgetToEffort } from '../../translate/arguments-and-effort.ts';
 import { vendorTarget } from '../vendor-client.ts';
 import { openaiClient } from './client.ts';
-
-type Json = Record<string, any>;
+import { asWire } from '../../upstream/json.ts';
+import type * as W from './wire.ts';
 
 const imageUrl = (s: C.ImageSource) => (s.kind === 'url' ? s.url : `data:${s.mediaType};base64,${s.data}`);
 
@@ -15,8 +15,8 @@ const imageUrl = (s: C.ImageSource) => (s.kind === 'url' ? s.url : `data:${s.med
  * OpenAI takes system messages anywhere in the conversation; OpenAI-compatible servers get
  * mid-conversation ones as marked user text (their chat templates often allow a system message only first).
  */
-function encodeMessages(req: C.Request, compatible: boolean): Json[] {
-  const out: Json[] = [];
+function encodeMessages(req: C.Request, compatible: boolean): W.ChatRequestMessage[] {
+  const out: W.ChatRequestMessage[] = [];
   if (req.system.length) out.push({ role: 'system', content: req.system.join('\n\n') });
   for (const m of compatible ? C.systemMessagesAsUserText(req.messages) : req.messages) {
     if (m.role === 'system') {
@@ -26,7 +26,7 @@ function encodeMessages(req: C.Request, compatible: boolean): Json[] {
     if (m.role === 'assistant') {
       const text = m.content.filter((p): p is C.TextPart => p.type === 'text').map((p) => p.text).join('');
       const calls = m.content.filter((p): p is C.ToolCallPart => p.type === 'tool_call');
-      const msg: Json = { role: 'assistant', content: text || (calls.length ? null : '') };
+      const msg: W.ChatRequestMessage & { role: 'assistant' } = { role: 'assistant', content: text || (calls.length ? null : '') };
       if (calls.length) {
         msg.tool_calls = calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments || '{}' } }));
       }
@@ -34,7 +34,7 @@ function encodeMessages(req: C.Request, compatible: boolean): Json[] {
       continue;
     }
     // Tool results become `tool` messages right after the assistant turn; the rest a user message.
-    const rest: Json[] = [];
+    const rest: W.ChatContentPart[] = [];
     for (const p of m.content) {
       if (p.type === 'tool_result') {
         const text = p.content.filter((c): c is C.TextPart => c.type === 'text').map((c) => c.text).join('\n');
@@ -45,20 +45,20 @@ function encodeMessages(req: C.Request, compatible: boolean): Json[] {
       else if (p.type === 'image') rest.push({ type: 'image_url', image_url: { url: imageUrl(p.source), ...(p.detail ? { detail: p.detail } : {}) } });
     }
     if (rest.length) {
-      const onlyText = rest.every((r) => r.type === 'text');
-      out.push({ role: 'user', content: onlyText ? rest.map((r) => r.text).join('\n') : rest });
+      const texts = rest.flatMap((r) => (r.type === 'text' ? [r.text] : []));
+      out.push({ role: 'user', content: texts.length === rest.length ? texts.join('\n') : rest });
     }
   }
   return out;
 }
 
-function encodeToolChoice(tc: C.ToolChoice): unknown {
+function encodeToolChoice(tc: C.ToolChoice): W.ChatRequest['tool_choice'] {
   return typeof tc === 'string' ? tc : { type: 'function', function: { name: tc.name } };
 }
 
-export function encodeChatBody(req: C.Request, ctx: CallContext): Json {
+export function encodeChatBody(req: C.Request, ctx: CallContext): W.ChatRequest {
   const compatible = ctx.provider.type === 'openai-compatible';
-  const body: Json = { model: req.model, messages: encodeMessages(req, compatible) };
+  const body: W.ChatRequest = { model: req.model, messages: encodeMessages(req, compatible) };
   if (req.maxTokens !== undefined) body[compatible ? 'max_tokens' : 'max_completion_tokens'] = req.maxTokens;
   if (req.temperature !== undefined) body.temperature = req.temperature;
   if (req.topP !== undefined) body.top_p = req.topP;
@@ -105,7 +105,7 @@ export function mapFinish(reason: string | null | undefined): C.FinishReason {
   }
 }
 
-export function decodeUsage(u: Json | null | undefined): C.Usage | null {
+export function decodeUsage(u: W.ChatUsage | null | undefined): C.Usage | null {
   if (!u) return null;
   return {
     inputTokens: u.prompt_tokens ?? 0,
@@ -117,12 +117,11 @@ export function decodeUsage(u: Json | null | undefined): C.Usage | null {
 }
 
 /** Reasoning text as OpenAI-compatible servers return it (DeepSeek, vLLM, OpenRouter). */
-const reasoningOf = (m: Json): string | undefined => m.reasoning_content ?? (typeof m.reasoning === 'string' ? m.reasoning : undefined);
+const reasoningOf = (m: W.ChatMessageFields): string | undefined => m.reasoning_content ?? (typeof m.reasoning === 'string' ? m.reasoning : undefined);
 
-export function decodeChatResponse(body: unknown): C.Response {
-  const b = body as Json;
-  const choice = b.choices?.[0] ?? {};
-  const msg = choice.message ?? {};
+export function decodeChatResponse(b: W.ChatCompletion): C.Response {
+  const choice = b.choices?.[0];
+  const msg: W.ChatMessage = choice?.message ?? {};
   const content: C.Response['content'] = [];
   const reasoning = reasoningOf(msg);
   if (reasoning) content.push({ type: 'reasoning', text: reasoning });
@@ -135,7 +134,7 @@ export function decodeChatResponse(body: unknown): C.Response {
     id: b.id ?? `chatcmpl-${randomToken(24)}`,
     model: b.model ?? '',
     content,
-    finishReason: msg.refusal ? 'refusal' : mapFinish(choice.finish_reason),
+    finishReason: msg.refusal ? 'refusal' : mapFinish(choice?.finish_reason),
     usage: decodeUsage(b.usage),
   };
 }
@@ -150,10 +149,11 @@ export class ChatStreamDecoder implements StreamDecoder {
       this.done = true;
       return [];
     }
-    return this.pushParsed(JSON.parse(e.data) as Json);
+    return this.pushParsed(JSON.parse(e.data));
   }
 
-  pushParsed(chunk: Json): C.StreamEvent[] {
+  pushParsed(data: unknown): C.StreamEvent[] {
+    const chunk = asWire<W.ChatCompletionChunk>(data);
     if (chunk.error) throw new UpstreamStreamError(chunk.error.message ?? JSON.stringify(chunk.error), chunk.error.type, chunk.error);
     const out: C.StreamEvent[] = [];
     if (!this.started) {
@@ -162,13 +162,13 @@ export class ChatStreamDecoder implements StreamDecoder {
     }
     const choice = chunk.choices?.[0];
     if (choice) {
-      const d = choice.delta ?? {};
+      const d: W.ChatDelta = choice.delta ?? {};
       const reasoning = reasoningOf(d);
       if (reasoning) out.push({ type: 'reasoning', text: reasoning });
       if (typeof d.content === 'string' && d.content) out.push({ type: 'text', text: d.content });
       if (typeof d.refusal === 'string' && d.refusal) out.push({ type: 'text', text: d.refusal });
       for (const tc of d.tool_calls ?? []) {
-        const index: number = tc.index ?? 0;
+        const index = tc.index ?? 0;
         if (!this.toolIndexes.has(index)) {
           this.toolIndexes.add(index);
           out.push({ type: 'tool_call_start', index, id: tc.id ?? `call_${randomToken(24)}`, name: tc.function?.name ?? '' });
@@ -194,6 +194,6 @@ export const openAiChat: TextAdapter = {
   nativeWebSearch: false,
   endpoint: (_req, ctx) => vendorTarget(openaiClient, ctx.provider, '/chat/completions'),
   body: encodeChatBody,
-  decode: decodeChatResponse,
+  decode: (body) => decodeChatResponse(asWire<W.ChatCompletion>(body)),
   streamDecoder: () => new ChatStreamDecoder(),
 };

@@ -10,6 +10,8 @@ import { contentPolicy, type ImageAdapter, type ImageOutput, type MediaInput } f
 import type { MultipartField } from '../../upstream/multipart.ts';
 import { UpstreamError, upstreamErrorCode } from '../../upstream/errors.ts';
 import { vendorTarget } from '../vendor-client.ts';
+import { asWire } from '../../upstream/json.ts';
+import type * as W from './wire.ts';
 import { openaiClient } from './client.ts';
 
 type Family = { sizes: readonly string[] | 'any16'; fields: readonly Field[]; references: number; base64Param: boolean };
@@ -85,7 +87,7 @@ export const openAiImages: ImageAdapter = {
     } catch (err) {
       policyRefusal(err, call.provider.id);
     }
-    const json = answer.json as { data?: { b64_json?: string; revised_prompt?: string }[]; output_format?: string; usage?: Record<string, unknown> & { input_tokens?: number; output_tokens?: number } };
+    const json = asWire<W.Images>(answer.json);
     const first = json.data?.find((d) => typeof d.b64_json === 'string' && d.b64_json.length > 0);
     if (!first) throw new UpstreamError(`provider '${call.provider.id}': answered without an image`, 502, true, 'upstream_error');
     const format = json.output_format ?? 'png';

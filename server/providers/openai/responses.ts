@@ -6,10 +6,10 @@ import { type StreamDecoder, type TextAdapter } from '../types.ts';
 import { UpstreamStreamError } from '../../upstream/errors.ts';
 import { vendorTarget } from '../vendor-client.ts';
 import { openaiClient } from './client.ts';
+import { asWire } from '../../upstream/json.ts';
+import type * as W from './wire.ts';
 
-type Json = Record<string, any>;
-
-export function decodeResponsesUsage(u: Json | null | undefined): C.Usage | null {
+export function decodeResponsesUsage(u: W.ResponsesUsage | null | undefined): C.Usage | null {
   if (!u) return null;
   return {
     inputTokens: u.input_tokens ?? 0,
@@ -20,21 +20,21 @@ export function decodeResponsesUsage(u: Json | null | undefined): C.Usage | null
   };
 }
 
-function finishOf(r: Json, hasCalls: boolean): C.FinishReason {
+function finishOf(r: W.ResponseObject, hasCalls: boolean): C.FinishReason {
   const reason = r.incomplete_details?.reason;
   if (r.status === 'incomplete') return reason === 'content_filter' ? 'content_filter' : 'length';
   return hasCalls ? 'tool_calls' : 'stop';
 }
 
-export function decodeResponseObject(body: unknown): C.Response {
-  const r = body as Json;
+export function decodeResponseObject(r: W.ResponseObject): C.Response {
   const content: C.Response['content'] = [];
   let webSearch = false;
   for (const item of r.output ?? []) {
     if (item.type === 'message') {
-      for (const c of item.content ?? []) if (c.type === 'output_text' || c.type === 'refusal') content.push({ type: 'text', text: c.text ?? c.refusal });
+      // Other content types are skipped (the wire type names only these two).
+      for (const c of item.content ?? []) if (c.type === 'output_text' || c.type === 'refusal') content.push({ type: 'text', text: c.type === 'output_text' ? c.text : c.refusal });
     } else if (item.type === 'function_call') content.push({ type: 'tool_call', id: item.call_id, name: item.name, arguments: item.arguments });
-    else if (item.type === 'reasoning') content.push({ type: 'reasoning', text: (item.summary ?? []).map((s: Json) => s.text).join('') });
+    else if (item.type === 'reasoning') content.push({ type: 'reasoning', text: (item.summary ?? []).map((s) => s.text).join('') });
     else if (item.type === 'web_search_call') webSearch = true;
   }
   return {
@@ -52,10 +52,11 @@ export class ResponsesStreamDecoder implements StreamDecoder {
   private sawCalls = false;
 
   push(e: { data: string }): C.StreamEvent[] {
-    return this.pushParsed(JSON.parse(e.data) as Json);
+    return this.pushParsed(JSON.parse(e.data));
   }
 
-  pushParsed(ev: Json): C.StreamEvent[] {
+  pushParsed(data: unknown): C.StreamEvent[] {
+    const ev = asWire<W.ResponsesStreamEvent>(data);
     switch (ev.type) {
       case 'response.created':
         return [{ type: 'start', id: ev.response?.id ?? `resp_${randomToken(24)}`, model: ev.response?.model ?? '' }];
@@ -106,6 +107,6 @@ export const openAiResponses: TextAdapter = {
   endpoint: (_req, ctx) => vendorTarget(openaiClient, ctx.provider, '/responses'),
   // Responses upstreams are only ever passed through: the body is the client's own.
   body: (req) => ({ model: req.model }),
-  decode: decodeResponseObject,
+  decode: (body) => decodeResponseObject(asWire<W.ResponseObject>(body)),
   streamDecoder: () => new ResponsesStreamDecoder(),
 };

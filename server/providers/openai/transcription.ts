@@ -5,9 +5,9 @@ import type { MultipartField } from '../../upstream/multipart.ts';
 import { postMultipart } from '../../upstream/http.ts';
 import type { TranscriptionAdapter } from '../transcription.ts';
 import { vendorTarget } from '../vendor-client.ts';
+import { asWire } from '../../upstream/json.ts';
+import type * as W from './wire.ts';
 import { openaiClient } from './client.ts';
-
-type Json = Record<string, any>;
 
 const timed = (model: string) => /^whisper/.test(model);
 
@@ -23,8 +23,9 @@ export const openAiTranscription: TranscriptionAdapter = {
     if (language) fields.push({ name: 'language', value: language });
     if (prompt) fields.push({ name: 'prompt', value: prompt });
     if (temperature !== null) fields.push({ name: 'temperature', value: String(temperature) });
-    const { json } = await call.waitOn(postMultipart({ ...vendorTarget(openaiClient, call.provider, '/audio/transcriptions'), signal: call.signal }, fields));
-    const u: Json | undefined = json.usage;
+    const answer = await call.waitOn(postMultipart({ ...vendorTarget(openaiClient, call.provider, '/audio/transcriptions'), signal: call.signal }, fields));
+    const json = asWire<W.Transcription>(answer.json);
+    const u = json.usage;
     const usage =
       u?.type === 'tokens' && typeof u.input_tokens === 'number'
         ? { inputTokens: u.input_tokens, outputTokens: u.output_tokens ?? 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 }
@@ -34,8 +35,8 @@ export const openAiTranscription: TranscriptionAdapter = {
         text: String(json.text ?? ''),
         language: typeof json.language === 'string' ? json.language : language,
         duration: typeof json.duration === 'number' ? json.duration : 0,
-        words: Array.isArray(json.words) ? json.words.map((w: Json) => ({ word: String(w.word), start: Number(w.start), end: Number(w.end) })) : null,
-        segments: Array.isArray(json.segments) ? json.segments.map((s: Json) => ({ start: Number(s.start), end: Number(s.end), text: String(s.text) })) : null,
+        words: Array.isArray(json.words) ? json.words.map((w) => ({ word: String(w.word), start: Number(w.start), end: Number(w.end) })) : null,
+        segments: Array.isArray(json.segments) ? json.segments.map((s) => ({ start: Number(s.start), end: Number(s.end), text: String(s.text) })) : null,
       },
       usage,
       reportedSeconds: u?.type === 'duration' && typeof u.seconds === 'number' ? u.seconds : typeof json.duration === 'number' ? json.duration : null,
