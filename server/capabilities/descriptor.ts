@@ -33,6 +33,9 @@ export type CallInfo = {
   log?: RequestLog;
 };
 
+/** What a capability's runner reads of the call: who, under which request id, logged where. */
+export type Caller = Pick<CallInfo, 'principal' | 'requestId' | 'log'>;
+
 /** How an answer is sent besides its status and body. */
 export type AnswerMeta = {
   headers?: Record<string, string>;

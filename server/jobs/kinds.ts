@@ -29,6 +29,9 @@ export type JobDone = {
 /** A long upstream operation still running: run again in `inMs` with `state` (no worker waits meanwhile). */
 export type JobRecheck = { type: 'recheck'; inMs: number; state: unknown };
 
+/** A stored job whose kind this instance does not run is shown and settled as an images job (the first kind there was). */
+export const UNKNOWN_KIND: JobCapability = 'images';
+
 export type JobKind = {
   kind: string;
   /** What the job makes: its object name and the ledger's endpoint come from the capability table. */

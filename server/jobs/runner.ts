@@ -10,7 +10,7 @@ import type { Reservation } from '../billing/hooks.ts';
 import { NOTHING, type Outcome } from '../billing/metered.ts';
 import { GatewayError, errors } from '../runtime/errors.ts';
 import type { BlobStore } from '../blobs/store.ts';
-import type { JobDone, JobKind, JobKinds, JobRecheck, JobRecord } from './kinds.ts';
+import { UNKNOWN_KIND, type JobDone, type JobKind, type JobKinds, type JobRecheck, type JobRecord } from './kinds.ts';
 import { surfaceOf } from '../config/capabilities.ts';
 import { jobOutputKey, maxRunMs, type JobDeps } from './deps.ts';
 import { databaseQueue, type JobQueue } from './queue.ts';
@@ -202,7 +202,7 @@ export class JobRunner {
   private async settle(job: { id: string; model: string; kind: string; reservation: Reservation | null }, outcome: Outcome, status: number, code: string | null) {
     if (!job.reservation) return;
     const kind = this.kinds.get(job.kind);
-    await this.deps.billing.resume(job.reservation).settle({ ...outcome, requestId: job.id, model: job.model, endpoint: kind ? surfaceOf(kind.capability) : 'images', status, errorCode: code, latencyMs: 0 });
+    await this.deps.billing.resume(job.reservation).settle({ ...outcome, requestId: job.id, model: job.model, endpoint: surfaceOf(kind?.capability ?? UNKNOWN_KIND), status, errorCode: code, latencyMs: 0 });
   }
 
   private async fail(job: ClaimedJob, err: GatewayError, logged?: string) {

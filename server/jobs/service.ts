@@ -17,7 +17,7 @@ import { beginMetered } from '../billing/metered.ts';
 import { GatewayError, errors } from '../runtime/errors.ts';
 import { jobObjectOf, surfaceOf } from '../config/capabilities.ts';
 import { maxRunMs, type JobDeps } from './deps.ts';
-import type { JobDone, JobKinds } from './kinds.ts';
+import { UNKNOWN_KIND, type JobDone, type JobKinds } from './kinds.ts';
 import type { JobRunner } from './runner.ts';
 import { jsonColumn, storedError } from './stored.ts';
 import type { Job as JobRow } from '../db/generated/client.ts';
@@ -166,7 +166,7 @@ export class JobService {
     const kind = this.kinds.get(row.kind);
     return {
       id: row.id,
-      object: kind ? jobObjectOf(kind.capability) : 'image.generation.job',
+      object: jobObjectOf(kind?.capability ?? UNKNOWN_KIND),
       status: row.status as JobObject['status'],
       model: row.model,
       created_at: seconds(row.createdAt)!,

@@ -5,7 +5,7 @@ import { estimateTextTokens } from '../../billing/estimate.ts';
 import * as C from '../../translate/canonical.ts';
 import { meteredExchange, type Runner } from '../shared/upstream-exchange.ts';
 
-export const embeddings: Runner<z.infer<typeof EmbeddingsRequest>, z.infer<typeof EmbeddingsResponse>> = async (services, principal, requestId, body, log) => {
+export const embeddings: Runner<z.infer<typeof EmbeddingsRequest>, z.infer<typeof EmbeddingsResponse>> = async (services, body, { principal, requestId, log }) => {
   const texts = typeof body.input === 'string' ? [body.input] : body.input;
   const estimatedTokens = estimateTextTokens(texts);
   return meteredExchange(

@@ -4,6 +4,6 @@ import { embeddings } from './embeddings.ts';
 
 export const embeddingsCapability: CapabilityDescriptor = {
   routes: {
-    embeddings: { capability: 'embeddings', run: async (deps, { body }, call) => ({ status: 200, ...(await embeddings(deps, call.principal, call.requestId, body, call.log)) }) },
+    embeddings: { capability: 'embeddings', run: async (deps, { body }, call) => ({ status: 200, ...(await embeddings(deps, body, call)) }) },
   },
 };

@@ -23,6 +23,7 @@ import { upstreamFailure } from '../../upstream/errors.ts';
 import type { FailoverOptions } from '../../routing/failover.ts';
 import { knownModel, route, type Target } from '../../routing/targets.ts';
 import type { CapabilityDeps } from '../deps.ts';
+import type { CallInfo, Caller } from '../descriptor.ts';
 import { gatewayHeaders } from '../shared/gateway-headers.ts';
 import { beginMetered } from '../../billing/metered.ts';
 import { syncOrJob } from '../shared/sync-or-job.ts';
@@ -180,7 +181,7 @@ export const mediaJobKinds = (services: CapabilityDeps): JobKind[] => [
   { kind: VIDEO_JOB, capability: 'video', run: ({ job, signal }) => videoStep(services, job, signal) },
 ];
 
-export type ImageCall = { principal: Principal; requestId: string; origin: string; log?: FailoverOptions['log'] };
+export type ImageCall = Caller & Pick<CallInfo, 'origin'>;
 
 type Answer =
   | { status: 200; body: ImagesBody; headers: Record<string, string>; upstreamMs: number }
@@ -204,7 +205,7 @@ export async function generateMedia(services: CapabilityDeps, c: ImageCall, body
 
   if (capability === 'video' || !req.sync) {
     const job = await services.jobs.submit({ principal: c.principal, kind: capability === 'video' ? VIDEO_JOB : IMAGE_JOB, model: model.id, request: stored, reserveTokens });
-    return { status: 202, body: withOrigin(job, c.origin), headers: noteWarnings, upstreamMs: 0 };
+    return { status: 202, body: withOrigin(job, c.origin()), headers: noteWarnings, upstreamMs: 0 };
   }
 
   const origin: JobOrigin = { id: newJobId(), principal: c.principal, kind: IMAGE_JOB, model: model.id, request: stored };
@@ -214,7 +215,7 @@ export async function generateMedia(services: CapabilityDeps, c: ImageCall, body
   const work = makeImage(services, origin.id, model.id, stored, abort.signal, c.log);
   const outcome = await syncOrJob(
     services,
-    { origin, meter, abort, what: 'image', pollPath: `/v1/images/generations/${origin.id}`, show: (job) => withOrigin(job, c.origin) },
+    { origin, meter, abort, what: 'image', pollPath: `/v1/images/generations/${origin.id}`, show: (job) => withOrigin(job, c.origin()) },
     work,
     (done) => done,
   );
@@ -224,7 +225,7 @@ export async function generateMedia(services: CapabilityDeps, c: ImageCall, body
   await services.jobs.recordDone(origin, done, started).catch((err) => c.log?.warn({ err, job: origin.id }, 'keeping the finished image as a job failed; its hosted copy stays until the blob store is cleaned'));
   return {
     status: 200,
-    body: withOrigin(done.result as ImagesBody, c.origin),
+    body: withOrigin(done.result as ImagesBody, c.origin()),
     headers: { ...meter.headers, ...gatewayHeaders(done.provider, done.warnings ?? []) },
     upstreamMs: done.upstreamMs,
   };

@@ -7,7 +7,7 @@ export const mediaCapability: CapabilityDescriptor = {
   routes: {
     imageGenerations: {
       capability: 'images',
-      run: (deps, { body }, call) => generateMedia(deps, { principal: call.principal, requestId: call.requestId, origin: call.origin(), log: call.log }, body),
+      run: (deps, { body }, call) => generateMedia(deps, call, body),
     },
     imageJob: { capability: 'images', run: async (deps, { params }, call) => ({ status: 200, body: await imageJob(deps, call.principal, params.id, call.origin()) }) },
   },

@@ -4,6 +4,6 @@ import { moderations } from './moderation.ts';
 
 export const moderationCapability: CapabilityDescriptor = {
   routes: {
-    moderations: { capability: 'moderation', run: async (deps, { body }, call) => ({ status: 200, ...(await moderations(deps, call.principal, call.requestId, body, call.log)) }) },
+    moderations: { capability: 'moderation', run: async (deps, { body }, call) => ({ status: 200, ...(await moderations(deps, body, call)) }) },
   },
 };

@@ -7,7 +7,7 @@ import { meteredExchange, type Runner } from '../shared/upstream-exchange.ts';
 export const DEFAULT_MODERATION_MODEL = 'omni-moderation-latest';
 
 /** Moderation counts against the request rate but costs no tokens (providers do not charge for it). */
-export const moderations: Runner<z.infer<typeof ModerationRequest>, z.infer<typeof ModerationResponse>> = async (services, principal, requestId, body, log) => {
+export const moderations: Runner<z.infer<typeof ModerationRequest>, z.infer<typeof ModerationResponse>> = async (services, body, { principal, requestId, log }) => {
   const model = body.model ?? DEFAULT_MODERATION_MODEL;
   // Widened to one array type: image parts have no text and count as none.
   const items: readonly (string | { type: string; text?: string })[] = typeof body.input === 'string' ? [body.input] : body.input;

@@ -3,13 +3,13 @@
 // metering): failover and health
 // recording, the time spent waiting on upstreams, and the warnings of the attempt that answered
 // (a failed attempt's are not the answer's).
-import type { Principal } from '../../auth/principal.ts';
 import type { AdapterCall } from '../../providers/adapter.ts';
 import type { Capability } from '../../config/capabilities.ts';
 import { withFailover, type FailoverOptions } from '../../routing/failover.ts';
 import { route, type Target } from '../../routing/targets.ts';
 import { UpstreamClock } from '../../routing/upstream-clock.ts';
 import type { CapabilityDeps } from '../deps.ts';
+import type { Caller } from '../descriptor.ts';
 import { gatewayHeaders } from './gateway-headers.ts';
 import { metered, type Metering, type Outcome } from '../../billing/metered.ts';
 
@@ -42,7 +42,7 @@ export async function exchange<C extends Capability, T>(
 export type RunResult<T> = { body: T; headers: Record<string, string>; upstreamMs: number; warnings: string[] };
 
 /** A capability's runner, called alike by its route and by a job: the validated request in, the result out. */
-export type Runner<B, T> = (services: CapabilityDeps, principal: Principal, requestId: string, body: B, log?: FailoverOptions['log']) => Promise<RunResult<T>>;
+export type Runner<B, T> = (services: CapabilityDeps, body: B, call: Caller) => Promise<RunResult<T>>;
 
 /**
  * A whole single-exchange call: the model's candidates for `capability` (refused before anything

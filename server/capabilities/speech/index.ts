@@ -9,7 +9,7 @@ export const speechCapability: CapabilityDescriptor = {
     speech: {
       capability: 'speech',
       async run(deps, { body }, call) {
-        const r = await speech(deps, { principal: call.principal, requestId: call.requestId, log: call.log }, body);
+        const r = await speech(deps, call, body);
         const meta = { headers: r.headers, upstreamMs: r.upstreamMs };
         if (r.kind === 'audio') return { status: 200, body: r.body, contentType: r.contentType, contentLength: r.length, ...meta };
         // The timestamps JSON on a route whose success is raw audio: sent as text, typed as JSON.

@@ -16,6 +16,7 @@ import { FAMILY_FIELDS, type SpeechAudio, type SpeechFamily, type SpeechInput, t
 import type { FailoverOptions } from '../../routing/failover.ts';
 import { route, type Target } from '../../routing/targets.ts';
 import type { CapabilityDeps } from '../deps.ts';
+import type { Caller } from '../descriptor.ts';
 import { applyPronunciation } from '../../speech/pronunciation.ts';
 import { gatewayHeaders, headerSafe } from '../shared/gateway-headers.ts';
 import { beginMetered, type Outcome } from '../../billing/metered.ts';
@@ -120,8 +121,6 @@ export const speechJobKind = (services: CapabilityDeps): JobKind => ({
 
 const reserveTokens = (model: Parameters<typeof unitTokens>[0], prepared: Prepared[]) => unitTokens(model, 'character', Math.max(...prepared.map((p) => p.spoken.length)));
 
-export type SpeechCall = { principal: Principal; requestId: string; log?: FailoverOptions['log'] };
-
 export type SpeechAnswer =
   | { status: 200; kind: 'audio'; body: Readable; contentType: string; length: number | null; headers: Record<string, string>; upstreamMs: number }
   | { status: 200; kind: 'json'; body: z.infer<typeof SpeechWithTimestamps>; headers: Record<string, string>; upstreamMs: number }
@@ -129,7 +128,7 @@ export type SpeechAnswer =
 
 const pronunciationHeader = (warnings: string[]): Record<string, string> => (warnings.length ? { 'x-service-pronunciation-warnings': headerSafe(warnings.join('; ')) } : {});
 
-export async function speech(services: CapabilityDeps, c: SpeechCall, body: Body): Promise<SpeechAnswer> {
+export async function speech(services: CapabilityDeps, c: Caller, body: Body): Promise<SpeechAnswer> {
   const { model, prepared } = prepare(services, body);
   const origin: JobOrigin = { id: newJobId(), principal: c.principal, kind: SPEECH_JOB, model: model.id, request: body };
   const meter = await beginMetered(services, { requestId: origin.id, principal: c.principal, model: model.id, endpoint: 'speech', reserveTokens: reserveTokens(model, prepared), ttlMs: services.jobs.maxRunMs });

@@ -21,6 +21,7 @@ import { inlineImages } from './inline-images.ts';
 import { fitToModel } from './model-fit.ts';
 import { gatewaySearchLoop } from './web-search-loop.ts';
 import type { CapabilityDeps } from '../deps.ts';
+import type { RequestLog } from '../descriptor.ts';
 
 type Json = Record<string, any>;
 
@@ -52,8 +53,7 @@ export type TextCall = {
   raw: Json;
   request: C.Request;
   clientHeaders: Record<string, string | undefined>;
-  /** The request's logger: upstream failures' raw causes (warn), the gateway's own failures mid-stream (error). */
-  log?: FailoverOptions['log'] & { error(obj: object, msg: string): void };
+  log?: RequestLog;
 };
 
 /**

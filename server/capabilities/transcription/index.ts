@@ -10,7 +10,7 @@ export const transcriptionCapability: CapabilityDescriptor = {
       capability: 'transcription',
       upload: 'file',
       async run(deps, { body }: { body: TranscriptionBody }, call) {
-        const r = await transcription(deps, { principal: call.principal, requestId: call.requestId, upload: call.upload!, log: call.log }, body);
+        const r = await transcription(deps, { ...call, upload: call.upload! }, body);
         return { status: 200, body: r.body, contentType: r.contentType, headers: r.headers, upstreamMs: r.upstreamMs };
       },
     },

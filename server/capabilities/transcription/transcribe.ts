@@ -15,6 +15,7 @@ import type { TranscriptionOutput } from '../../providers/transcription.ts';
 import type { FailoverOptions } from '../../routing/failover.ts';
 import { knownModel, route } from '../../routing/targets.ts';
 import type { CapabilityDeps } from '../deps.ts';
+import type { Caller } from '../descriptor.ts';
 import { audioDuration } from '../../transcription/duration.ts';
 import { render, type Granularity, type ResponseFormat } from '../../transcription/render.ts';
 import { openUpload, type Upload } from './stored-upload.ts';
@@ -86,7 +87,7 @@ function reserve(services: CapabilityDeps, model: string, seconds: number): numb
   return unitTokens(knownModel(services.catalog, model), 'audio_minute', Math.max(seconds, 1) / 60);
 }
 
-export type TranscriptionCall = { principal: Principal; requestId: string; upload: Upload; log?: FailoverOptions['log'] };
+export type TranscriptionCall = Caller & { upload: Upload };
 
 export async function transcription(services: CapabilityDeps, c: TranscriptionCall, body: Body): Promise<{ body: string; contentType: string; headers: Record<string, string>; upstreamMs: number }> {
   const o = options(body);
