@@ -19,6 +19,7 @@ import { jsonSyntaxError } from './config/json-position.ts';
 import { MAX_JSON_DEPTH } from '../contract/common.ts';
 import { errorPage } from './http/oauth-endpoints.ts';
 import { buildRouter } from './http/router.ts';
+import { lingerAfterAnswer } from './http/lingering-close.ts';
 import { randomToken } from './runtime/secrets.ts';
 import { isDatabaseUnavailable } from './db/unavailable.ts';
 import { CounterStoreUnavailableError } from './stores/index.ts';
@@ -223,6 +224,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     if (gw.status >= 500 && gw.code === 'internal_error') request.log.error({ err }, 'unhandled error');
     else if (gw.code === 'counter_store_unavailable' || gw.code === 'database_unavailable') request.log.warn({ err: err.message }, gw.code);
     for (const [k, v] of Object.entries(gw.headers)) reply.header(k, v);
+    if (gw.headers.connection === 'close') lingerAfterAnswer(request.raw);
     return sendError(request, reply, gw);
   });
   app.setNotFoundHandler(async (request, reply) => {

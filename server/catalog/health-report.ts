@@ -13,7 +13,7 @@ import type { HealthRecorder } from '../routing/health.ts';
 import type { Catalog } from './catalog.ts';
 
 /** What the models status page reads. */
-export type HealthReportDeps = { config: ResolvedConfig; db: Database; clock: Clock; catalog: Catalog; health: Pick<HealthRecorder, 'pending'> };
+export type HealthReportDeps = { config: ResolvedConfig; db: Database; clock: Clock; catalog: Catalog; health: Pick<HealthRecorder, 'withPending'> };
 
 const WINDOWS = { '1h': [3_600_000, 300_000], '24h': [86_400_000, 3_600_000], '7d': [604_800_000, 3_600_000], '30d': [2_592_000_000, 86_400_000] } as const;
 /** The current state looks at the last 15 minutes. */
@@ -73,9 +73,11 @@ export async function modelStatus(services: HealthReportDeps, query: z.infer<typ
   const models = query.model ? [query.model] : services.catalog.entries.map((e) => e.id);
   if (query.model) knownModel(services.catalog, query.model);
 
-  const rows = await services.db.prisma.modelHealthSample.findMany({
-    where: { bucketStart: { gte: new Date(first) }, ...(query.model ? { model: query.model } : {}) },
-  });
+  const { written: rows, pending } = await services.health.withPending(() =>
+    services.db.prisma.modelHealthSample.findMany({
+      where: { bucketStart: { gte: new Date(first) }, ...(query.model ? { model: query.model } : {}) },
+    }),
+  );
   const samples: Bucket[] = rows.map((r) => ({
     model: r.model,
     provider: r.provider,
@@ -89,7 +91,7 @@ export async function modelStatus(services: HealthReportDeps, query: z.infer<typ
     lastErrorAt: r.lastErrorAt?.getTime() ?? (r.errors ? r.bucketStart.getTime() : null),
     lastSuccessAt: r.lastSuccessAt?.getTime() ?? null,
   }));
-  samples.push(...services.health.pending().filter((b) => b.start >= first && (!query.model || b.model === query.model)));
+  samples.push(...pending.filter((b) => b.start >= first && (!query.model || b.model === query.model)));
 
   const unservable = unservableModels(services.config);
   const data: z.infer<typeof ModelStatus>[] = models.map((model) => {

@@ -84,9 +84,19 @@ export class HealthRecorder {
     b.lastErrorAt = this.clock.now();
   }
 
-  /** Aggregates not yet written (this instance). */
-  pending(): Bucket[] {
-    return [...this.buckets.values()];
+  /**
+   * Runs `read` (of the written samples) with no flush under way, and returns it with the
+   * aggregates this instance has not written yet. A flush takes its buckets out of memory before
+   * its writes land: a read in that window would see them in neither place. Reads wait for a
+   * flush in progress; a flush waits for the read.
+   */
+  withPending<T>(read: () => Promise<T>): Promise<{ written: T; pending: Bucket[] }> {
+    const run = this.flushing.then(async () => ({ written: await read(), pending: [...this.buckets.values()] }));
+    this.flushing = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
   }
 
   /**
@@ -124,11 +134,14 @@ export class HealthRecorder {
         const again = this.buckets.get(key);
         if (!again) this.buckets.set(key, b);
         else {
+          // `again` holds what came after `b`: its last error and success stay, unless it has none.
           again.requests += b.requests;
           again.errors += b.errors;
           again.latencySum += b.latencySum;
           again.latencyMax = Math.max(again.latencyMax, b.latencyMax);
           again.hist = again.hist.map((n, i) => n + b.hist[i]!);
+          if (again.lastErrorAt === null) [again.lastError, again.lastErrorAt] = [b.lastError, b.lastErrorAt];
+          again.lastSuccessAt ??= b.lastSuccessAt;
         }
       }
     }

@@ -9,6 +9,8 @@ export type RawAnswer = {
   body: string;
   /** The server closed the connection (rather than the time running out with it open). */
   closed: boolean;
+  /** The connection ended in an error (a reset) rather than an orderly end. */
+  reset: boolean;
   /** Milliseconds until the answer's first byte (or the end). */
   ms: number;
   /** Body bytes the socket had accepted when the answer began. */
@@ -36,7 +38,7 @@ export function rawRequest(
     let written = 0;
     let writtenAtAnswer = -1;
     let ended = false;
-    const finish = (closed: boolean) => {
+    const finish = (closed: boolean, reset = false) => {
       if (ended) return;
       ended = true;
       clearTimeout(timer);
@@ -50,10 +52,10 @@ export function rawRequest(
         const i = l.indexOf(':');
         if (i > 0) headers[l.slice(0, i).toLowerCase()] = l.slice(i + 1).trim();
       }
-      resolve({ status: status ? Number(status[1]) : null, headers, body: split < 0 ? '' : text.slice(split + 4), closed, ms: Date.now() - started, written: writtenAtAnswer < 0 ? written : writtenAtAnswer });
+      resolve({ status: status ? Number(status[1]) : null, headers, body: split < 0 ? '' : text.slice(split + 4), closed, reset, ms: Date.now() - started, written: writtenAtAnswer < 0 ? written : writtenAtAnswer });
     };
     const timer = setTimeout(() => finish(false), opts.timeoutMs ?? 5_000);
-    socket.on('error', () => finish(true));
+    socket.on('error', () => finish(true, true));
     socket.on('data', (d: Buffer) => {
       if (writtenAtAnswer < 0) writtenAtAnswer = written;
       response = Buffer.concat([response, d]);
