@@ -33,7 +33,7 @@ import { Catalog } from './catalog/catalog.ts';
 import { MetadataStore } from './catalog/metadata.ts';
 import { startMetadataRefresh } from './catalog/refresh.ts';
 import { loadConfig } from './boot/config.ts';
-import { catalogSetup, setupAdvice } from './config/setup.ts';
+import { catalogSetup, setupAdvice } from './boot/setup.ts';
 import { configWarnings } from './boot/warnings.ts';
 import { deploymentWarnings } from './config/deployment.ts';
 import { databaseTimeouts, openDatabase } from './db/client.ts';

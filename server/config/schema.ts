@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { ModelEndpoint } from '../../contract/models.ts';
 import { ENDPOINT_UNITS, RULES, endpointsOfUnit, type RuleName } from './billing-rules.ts';
 
-export const ProviderType = z.enum(['openai', 'anthropic', 'gemini', 'elevenlabs', 'openai-compatible']);
+/** A vendor's provider type; which ones exist is the vendors' manifests' to say (providers/registry.ts `vendorIssues` refuses others). */
+export const ProviderType = z.string().min(1);
 export type ProviderType = z.infer<typeof ProviderType>;
 
 const id = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]*$/, { message: 'use letters, digits and . _ : / -' });

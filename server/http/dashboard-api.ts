@@ -5,7 +5,7 @@ import type { z } from 'zod';
 import type { ApiKey, DashboardSession } from '../../contract/dashboard.ts';
 import type { Principal } from '../auth/principal.ts';
 import { keyLimits } from '../billing/usage-report.ts';
-import { catalogSetup } from '../config/setup.ts';
+import { catalogSetup } from '../boot/setup.ts';
 import { errors } from '../runtime/errors.ts';
 import { withOrigin } from '../capabilities/media/generate.ts';
 import type { Services } from './services.ts';

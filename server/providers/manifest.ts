@@ -2,15 +2,31 @@
 // serves, how it is called, its adapter per capability (with their traits: voices, phoneme support,
 // input limits) and what the catalog knows it as. The registry, the clients and the credential
 // checks derive from the manifests; nothing outside a vendor's folder names the vendor.
-import type { ProviderType } from '../config/schema.ts';
+import type { BillingRules } from '../config/billing-rules.ts';
+import type { GatewayConfigInput } from '../config/schema.ts';
 import type { AdapterRow } from './capabilities.ts';
 import type { VendorClient } from './vendor-client.ts';
 
 export type VendorManifest = {
   /** The provider `type` of the config file. */
-  type: ProviderType;
+  type: string;
   client: VendorClient;
   adapters: AdapterRow;
   /** The vendor prefix of its models' ids in OpenRouter's and Poe's catalogs (`google/gemini-2.5-pro`); none: ids are used as they are. */
   catalogVendor?: string;
+  /** Providers of this type the gateway serves with no config file, each when its key is in the environment (boot/environment-config.ts). */
+  builtins?: BuiltinProvider[];
+};
+
+/** A provider enabled by an environment variable alone, with its current mainstream models. */
+export type BuiltinProvider = {
+  /** The provider's id, and the one its models name as their upstream. */
+  id: string;
+  /** It serves other vendors' models (an aggregator): it comes after the direct providers, so a model id one of them also lists is theirs. */
+  resells?: true;
+  /** The environment variable holding its API key. */
+  env: string;
+  base_url: string;
+  /** `billing`: where a model's work costs other than the default rule (server/config/billing-rules.ts) says, in proportion to list prices. */
+  models: { id: string; endpoint: NonNullable<GatewayConfigInput['models']>[number]['endpoint']; upstream?: string; billing?: BillingRules }[];
 };

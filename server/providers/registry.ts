@@ -38,21 +38,25 @@ export function typesServing(capability: Capability): ProviderType[] | null {
 }
 
 /**
- * Upstreams whose provider type cannot serve their model's endpoint (another type would never be
- * tried). Reads the input defensively, like the config's own reference checks, so the loader reports
- * them together with shape errors elsewhere in the file.
+ * Provider types no vendor declares, and upstreams whose provider type cannot serve their model's
+ * endpoint (another type would never be tried). Reads the input defensively, like the config's own
+ * reference checks, so the loader reports them together with shape errors elsewhere in the file.
  */
 export function vendorIssues(input: unknown): { path: (string | number)[]; message: string }[] {
   const cfg = input && typeof input === 'object' ? (input as Record<string, unknown>) : {};
   const types = new Map(list(cfg.providers).flatMap((p) => (str(p.id) !== undefined && str(p.type) !== undefined ? [[str(p.id)!, str(p.type)!]] : [])));
   const issues: { path: (string | number)[]; message: string }[] = [];
+  list(cfg.providers).forEach((p, i) => {
+    const type = str(p.type);
+    if (type !== undefined && !byType.has(type)) issues.push({ path: ['providers', i, 'type'], message: `Invalid option: expected one of ${VENDORS.map((v) => `"${v.type}"`).join('|')}` });
+  });
   list(cfg.models).forEach((m, i) => {
     const endpoint = ModelEndpoint.safeParse(m.endpoint);
     const serving = endpoint.success ? typesServing(endpoint.data) : null;
     list(m.upstreams).forEach((u, j) => {
       const provider = str(u.provider);
       const type = provider === undefined ? undefined : types.get(provider);
-      if (type && serving && !serving.includes(type as ProviderType)) {
+      if (type && byType.has(type) && serving && !serving.includes(type)) {
         issues.push({ path: ['models', i, 'upstreams', j, 'provider'], message: `provider "${provider}" is ${type}, which cannot serve ${m.endpoint} (served by: ${serving.join(', ')})` });
       }
     });

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomToken } from '../../server/runtime/secrets.ts';
 import { DEFAULT_RULES, tokensPerUnit, unitTokens } from '../../server/config/billing-rules.ts';
-import { configFromEnvironment } from '../../server/config/defaults.ts';
+import { configFromEnvironment } from '../../server/boot/environment-config.ts';
 import { parseConfig } from '../../server/boot/config.ts';
 import { beginMetered } from '../../server/billing/metered.ts';
 import { errors } from '../../server/runtime/errors.ts';

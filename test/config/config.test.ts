@@ -64,7 +64,7 @@ default_plan: silver
 modle: []
 `;
   expect(problems(text)).toEqual([
-    'gw.yaml:2:20 providers[0].type: Invalid option: expected one of "openai"|"anthropic"|"gemini"|"elevenlabs"|"openai-compatible"',
+    'gw.yaml:2:20 providers[0].type: Invalid option: expected one of "openai"|"openai-compatible"|"anthropic"|"gemini"|"elevenlabs"',
     'gw.yaml:3:11 providers[1].id: duplicate provider id "p"',
     'gw.yaml:7:20 models[0].required_plan: unknown plan "gold" (known: free)',
     'gw.yaml:8:29 models[0].upstreams[0].provider: unknown provider "nope" (known: p)',
@@ -97,7 +97,7 @@ it('a .json file is parsed as JSON: JSON syntax errors with line:col, fields loc
   expect(json("{ 'providers': [] }")).toEqual(["gw.json:1:3: invalid JSON: expected a double-quoted property name, found '''"]);
   expect(json('{ "providers": [], "providers": [] }')).toEqual(['gw.json:1:20: duplicate key in a JSON object']);
   expect(json('{\n  "providers": [{ "id": "p", "type": "openia" }],\n  "modle": []\n}\n')).toEqual([
-    'gw.json:2:38 providers[0].type: Invalid option: expected one of "openai"|"anthropic"|"gemini"|"elevenlabs"|"openai-compatible"',
+    'gw.json:2:38 providers[0].type: Invalid option: expected one of "openai"|"openai-compatible"|"anthropic"|"gemini"|"elevenlabs"',
     'gw.json:3:3 modle: unknown field (did you mean models?)',
   ]);
   expect(parseConfig('{ "providers": [{ "id": "p", "type": "openai", "api_key": "${K}" }] }', 'gw.json', { K: 'sk' }).providers[0]!.api_key).toBe('sk');

@@ -4,7 +4,7 @@
 // 403 model_requires_higher_plan.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { configFromEnvironment } from '../../server/config/defaults.ts';
+import { configFromEnvironment } from '../../server/boot/environment-config.ts';
 import { loadConfig, parseConfig } from '../../server/boot/config.ts';
 import type { ResolvedConfig } from '../../server/config/schema.ts';
 

@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { builtinProviders } from '../../server/config/defaults.ts';
+import { builtinProviders } from '../../server/boot/environment-config.ts';
 import { loadConfig } from '../../server/boot/config.ts';
-import { catalogSetup, setupAdvice } from '../../server/config/setup.ts';
+import { catalogSetup, setupAdvice } from '../../server/boot/setup.ts';
 import { listMigrations } from '../../server/db/migrate.ts';
 import { PASSWORD } from './setup.ts';
 

@@ -2,14 +2,14 @@
 // wire format; routing and config check read it.
 import { describe, expect, it } from 'vitest';
 import { ModelEndpoint } from '../../contract/models.ts';
-import { ProviderType } from '../../server/config/schema.ts';
-import { builtCapabilities, registry, typesServing } from '../../server/providers/registry.ts';
+import type { ProviderType } from '../../server/config/schema.ts';
+import { VENDORS, builtCapabilities, registry, typesServing } from '../../server/providers/registry.ts';
 import { targetsFor } from '../../server/routing/targets.ts';
 
 describe('registry', () => {
   it('every provider type × capability, exactly', () => {
     const table = Object.fromEntries(
-      ProviderType.options.map((t) => [t, Object.fromEntries(ModelEndpoint.options.map((c) => { const a: any = registry[t][c]; return [c, a ? (a.format ?? 'yes') : null]; }))]),
+      VENDORS.map(({ type: t }) => [t, Object.fromEntries(ModelEndpoint.options.map((c) => { const a: any = registry[t]![c]; return [c, a ? (a.format ?? 'yes') : null]; }))]),
     );
     expect(table).toEqual({
       // No video: OpenAI's video API (Sora) was shut down.

@@ -9,4 +9,16 @@ export const anthropic: VendorManifest = {
   client: anthropicClient,
   adapters: { ...allTextFormats(anthropicMessages) },
   catalogVendor: 'anthropic',
+  builtins: [
+    {
+      id: 'anthropic',
+      env: 'ANTHROPIC_API_KEY',
+      base_url: 'https://api.anthropic.com/v1',
+      models: [
+        { id: 'claude-sonnet-4-5', endpoint: 'messages' },
+        { id: 'claude-haiku-4-5', endpoint: 'messages' },
+        { id: 'claude-opus-4-1', endpoint: 'messages' },
+      ],
+    },
+  ],
 };

@@ -16,4 +16,18 @@ export const openaiCompatible: VendorManifest = {
   type: 'openai-compatible',
   client: openaiClient,
   adapters: { ...allTextFormats(openAiChat), embeddings: openAiEmbeddings, moderation: openAiModeration, images: openRouterImages, video: openRouterVideo, speech: openAiSpeech, transcription: openAiTranscription },
+  builtins: [
+    {
+      id: 'openrouter',
+      resells: true,
+      env: 'OPENROUTER_API_KEY',
+      base_url: 'https://openrouter.ai/api/v1',
+      models: [
+        { id: 'openrouter/auto', endpoint: 'chat' },
+        { id: 'meta-llama/llama-3.3-70b-instruct', endpoint: 'chat' },
+        { id: 'deepseek/deepseek-chat', endpoint: 'chat' },
+        { id: 'google/gemini-2.5-flash-image', endpoint: 'images' },
+      ],
+    },
+  ],
 };

@@ -15,4 +15,32 @@ export const openai: VendorManifest = {
   client: openaiClient,
   adapters: { chat: openAiChat, messages: openAiChat, responses: openAiResponses, embeddings: openAiEmbeddings, moderation: openAiModeration, images: openAiImages, speech: openAiSpeech, transcription: openAiTranscription },
   catalogVendor: 'openai',
+  builtins: [
+    {
+      id: 'openai',
+      env: 'OPENAI_API_KEY',
+      base_url: 'https://api.openai.com/v1',
+      models: [
+        { id: 'gpt-4o-mini', endpoint: 'chat' },
+        { id: 'gpt-4o', endpoint: 'chat' },
+        { id: 'gpt-4.1', endpoint: 'chat' },
+        { id: 'gpt-4.1-mini', endpoint: 'chat' },
+        { id: 'o4-mini', endpoint: 'chat' },
+        { id: 'gpt-image-1', endpoint: 'images' },
+        { id: 'gpt-image-1-mini', endpoint: 'images' },
+        { id: 'dall-e-3', endpoint: 'images', billing: { tokens_per_image: 2000 } }, // $0.04 a standard image, twice a medium gpt-image-1
+        { id: 'tts-1', endpoint: 'speech' },
+        { id: 'tts-1-hd', endpoint: 'speech', billing: { tokens_per_1k_characters: 500 } }, // twice tts-1's price
+        { id: 'gpt-4o-mini-tts', endpoint: 'speech' },
+        { id: 'whisper-1', endpoint: 'transcription' },
+        { id: 'gpt-4o-transcribe', endpoint: 'transcription' },
+        { id: 'gpt-4o-mini-transcribe', endpoint: 'transcription', billing: { tokens_per_audio_minute: 500 } }, // half of whisper-1's
+        { id: 'text-embedding-3-small', endpoint: 'embeddings' },
+        { id: 'text-embedding-3-large', endpoint: 'embeddings' },
+        { id: 'omni-moderation-latest', endpoint: 'moderation' },
+        { id: 'text-moderation-latest', endpoint: 'moderation', upstream: 'omni-moderation-latest' },
+        { id: 'text-moderation-stable', endpoint: 'moderation', upstream: 'omni-moderation-latest' },
+      ],
+    },
+  ],
 };

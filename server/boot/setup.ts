@@ -1,9 +1,9 @@
 // What an operator must set when the catalog is empty: the start-up log and the dashboard (through
-// GET /v1/session) say the same, from the one list of built-in providers (defaults.ts).
+// GET /v1/session) say the same, from the one list of built-in providers (environment-config.ts).
 import type { z } from 'zod';
 import type { CatalogSetup } from '../../contract/dashboard.ts';
-import { builtinProviders } from './defaults.ts';
-import type { ResolvedConfig } from './schema.ts';
+import type { ResolvedConfig } from '../config/schema.ts';
+import { builtinProviders } from './environment-config.ts';
 
 /** `ResolvedConfig.source` of a configuration built from the environment's API keys (load.ts). */
 export const ENVIRONMENT_SOURCE = '(environment)';
