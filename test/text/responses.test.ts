@@ -195,6 +195,18 @@ describe('web search billing', () => {
       const res = await bare.gw.fetch('/v1/responses', { method: 'POST', key: bare.key, json: { model: 'gemini-text', input: 'hi', tools: [{ type: 'web_search_preview' }, { type: 'mcp', server_label: 'x', server_url: 'https://mcp.example.com' }] } });
       expect(res.status).toBe(200);
       expect(res.headers.get('x-gateway-stripped-tools')).toBe('web_search_preview, mcp');
+      // The same decision in the other formats: stripped where nobody can search, kept where the request passes through.
+      const stripped = async (path: string, json: object) => {
+        const r = await bare.gw.fetch(path, { method: 'POST', key: bare.key, json });
+        expect(r.status).toBe(200);
+        return r.headers.get('x-gateway-stripped-tools');
+      };
+      const chat = (model: string) => ({ model, messages: [{ role: 'user', content: 'Weather in Paris?' }], web_search_options: {} });
+      const messages = (model: string) => ({ model, max_tokens: 100, messages: [{ role: 'user', content: 'Weather in Paris?' }], tools: [{ type: 'web_search_20250305', name: 'web_search' }] });
+      expect(await stripped('/v1/chat/completions', chat('gemini-text'))).toBe('web_search');
+      expect(await stripped('/v1/chat/completions', chat('openai-text'))).toBeNull();
+      expect(await stripped('/v1/messages', messages('compat-text'))).toBe('web_search');
+      expect(await stripped('/v1/messages', messages('anthropic-text'))).toBeNull();
     } finally {
       await bare.close();
     }

@@ -1,7 +1,6 @@
 // The text-generation request path shared by the chat-completions and Messages endpoints:
 // model → targets → (pass through | translate) → failover → JSON or SSE, then settle usage.
 import { Readable } from 'node:stream';
-import type { Principal } from '../../auth/principal.ts';
 import { estimateOutputTokens, estimatePromptTokens, textReservation } from '../../billing/estimate.ts';
 import { beginMetered } from '../../billing/metered.ts';
 import { GatewayError, errors } from '../../runtime/errors.ts';
@@ -21,40 +20,12 @@ import { inlineImages } from './inline-images.ts';
 import { fitToModel } from './model-fit.ts';
 import { gatewaySearchLoop } from './web-search-loop.ts';
 import type { CapabilityDeps } from '../deps.ts';
-import type { RequestLog } from '../descriptor.ts';
+import type { Caller, StreamedAnswer } from '../descriptor.ts';
+import type { ClientCodec, ClientFormat, DecodedText } from './formats.ts';
+import { WEB_SEARCH_TOOLS } from '../../translate/responses.ts';
 
-type Json = Record<string, any>;
-
-/** How one client format plugs into the engine. */
-export type ClientFormat = {
-  endpoint: 'chat' | 'messages' | 'responses';
-  /** The upstream format this endpoint passes through untranslated. */
-  native: TextFormat;
-  /** The client's body for a native upstream (stripped fields removed, model replaced, usage forced). */
-  passthroughBody(raw: Json, upstreamModel: string): Json;
-  encodeResponse(r: C.Response, model: string): Json;
-  streamEncoder(model: string): { push(e: C.StreamEvent): string; end(): string };
-  /**
-   * Native stream: forward one upstream event, or drop/rewrite it (returns the frame to write).
-   * `model`: the id the client sent, which every answer carries.
-   */
-  passthroughFrame(event: { event?: string; data: string }, decoded: { json: Json | null }, model: string): string;
-  errorFrame(err: GatewayError): string;
-  /** Set when the request can only go to the endpoint's native upstreams; this is the error for the others. */
-  nativeOnly?: GatewayError | null;
-  /** Built-in tools the client asked for that this upstream cannot run (named in X-Gateway-Stripped-Tools). */
-  stripped?(target: Target): string[];
-};
-
-export type TextCall = {
-  format: ClientFormat;
-  requestId: string;
-  principal: Principal;
-  raw: Json;
-  request: C.Request;
-  clientHeaders: Record<string, string | undefined>;
-  log?: RequestLog;
-};
+/** A text request as the engine runs it: who calls, in which client format, and what that format decoded. */
+export type TextCall = Caller & DecodedText & { format: Pick<ClientFormat<never>, 'endpoint' | 'native'> };
 
 /**
  * `upstreamMs`: time spent waiting on upstreams — each attempt from sending to the last byte of the
@@ -63,7 +34,7 @@ export type TextCall = {
  */
 export type TextResult = {
   status: 200;
-  body: Json | Readable | string;
+  body: StreamedAnswer['body'];
   headers: Record<string, string>;
   upstreamMs: number;
   /** What translating changed or dropped for the upstream that answered (also in X-Gateway-Warnings). */
@@ -80,9 +51,22 @@ function callContext(call: TextCall, target: Target, services: CapabilityDeps): 
 
 const isNative = (call: TextCall, target: Target) => target.adapter.format === call.format.native;
 
-/** Web search the gateway runs itself: requested, configured, and the translated request's upstream has none of its own. */
-function usesGatewaySearch(call: TextCall, target: Target, services: CapabilityDeps): boolean {
-  return !!call.request.webSearch && services.search !== null && !isNative(call, target) && !target.adapter.nativeWebSearch;
+/**
+ * Who runs the web search a request asks for on this target: the upstream (the request passes
+ * through to it, or its translated wire has a search tool), the gateway (a search backend is
+ * configured), or nobody (the search tool is stripped). The one place this is decided.
+ */
+function searchedBy(call: TextCall, target: Target, services: CapabilityDeps): 'upstream' | 'gateway' | null {
+  if (!call.request.webSearch) return null;
+  if (isNative(call, target) || target.adapter.nativeWebSearch) return 'upstream';
+  return services.search !== null ? 'gateway' : null;
+}
+
+/** Built-in tools the client asked for that this target cannot run (X-Gateway-Stripped-Tools): none when passed through. */
+function strippedTools(call: TextCall, target: Target, services: CapabilityDeps): string[] {
+  if (isNative(call, target)) return [];
+  const searched = searchedBy(call, target, services) !== null;
+  return call.builtIns.filter((b) => !(searched && WEB_SEARCH_TOOLS.has(b)));
 }
 
 /**
@@ -95,7 +79,7 @@ function upstreamRequest(call: TextCall, target: Target, services: CapabilityDep
   const ctx = callContext(call, target, services);
   if (isNative(call, target)) {
     const where = target.adapter.endpoint({ ...prepared, model: target.upstreamModel }, ctx);
-    return { ctx, http: { ...where, body: call.format.passthroughBody(call.raw, target.upstreamModel) }, native: true };
+    return { ctx, http: { ...where, body: call.codec.passthroughBody(target.upstreamModel) }, native: true };
   }
   try {
     return { ctx, http: buildCall(target.adapter, { ...prepared, model: target.upstreamModel }, ctx), native: false };
@@ -109,7 +93,7 @@ function upstreamRequest(call: TextCall, target: Target, services: CapabilityDep
 type Settlement = { target: Target | null; usage: C.Usage | null; estimated: boolean; status: number; errorCode: string | null; webSearch?: boolean };
 
 /** What one attempt produced: a whole answer, or a stream opened up to its first frame for the client. */
-type Attempt = { kind: 'whole'; decoded: C.Response; body: Json | string } | { kind: 'stream'; opened: Opened };
+type Attempt = { kind: 'whole'; decoded: C.Response; body: Readonly<Record<string, unknown>> | string } | { kind: 'stream'; opened: Opened };
 
 export async function runText(services: CapabilityDeps, call: TextCall): Promise<TextResult> {
   const modelId = call.request.model;
@@ -117,9 +101,9 @@ export async function runText(services: CapabilityDeps, call: TextCall): Promise
   const model = routed.model;
   const fitted = fitToModel(call.request, services.catalog.entry(modelId));
   let targets: Target[] = routed.targets;
-  if (call.format.nativeOnly) {
+  if (call.nativeOnly) {
     targets = targets.filter((t) => isNative(call, t));
-    if (!targets.length) throw call.format.nativeOnly;
+    if (!targets.length) throw call.nativeOnly;
   }
   const meter = await beginMetered(services, {
     requestId: call.requestId,
@@ -144,10 +128,10 @@ export async function runText(services: CapabilityDeps, call: TextCall): Promise
   /** One upstream's answer: gateway search is one more source of it, whole or replayed as a stream. */
   const attempt = async (t: Target): Promise<Attempt> => {
     const request = await prepare(t);
-    if (usesGatewaySearch(call, t, services)) {
+    if (searchedBy(call, t, services) === 'gateway') {
       // The search rounds run to completion first; a stream then replays the answer as events.
       const decoded = await clock.wait(gatewaySearchLoop(services, t, request, callContext(call, t, services)));
-      if (!call.request.stream) return { kind: 'whole', decoded, body: call.format.encodeResponse(decoded, modelId) };
+      if (!call.request.stream) return { kind: 'whole', decoded, body: call.codec.encodeResponse(decoded, modelId) };
       const acc = new C.ResponseAccumulator();
       const frames = replayFrames(call, decoded, acc);
       return { kind: 'stream', opened: { target: t, first: (await frames.next()).value ?? '', frames, acc, abort: new AbortController() } };
@@ -160,7 +144,7 @@ export async function runText(services: CapabilityDeps, call: TextCall): Promise
       const answer = asWire<JsonObject>(json);
       if (native && searchesByDefinition(call)) decoded.webSearch = true;
       // Passed through: the upstream's bytes go out as they came, under the model id the client sent.
-      return { kind: 'whole', decoded, body: native ? withClientModel(text, answer.model, modelId, () => JSON.stringify({ ...answer, model: modelId })) : call.format.encodeResponse(decoded, modelId) };
+      return { kind: 'whole', decoded, body: native ? withClientModel(text, answer.model, modelId, () => JSON.stringify({ ...answer, model: modelId })) : call.codec.encodeResponse(decoded, modelId) };
     }
     const abort = new AbortController();
     const upstream = await clock.wait(postStream({ ...http, signal: abort.signal }));
@@ -185,7 +169,7 @@ export async function runText(services: CapabilityDeps, call: TextCall): Promise
     const warnings = answerWarnings(call, candidate, fitted.warnings);
     if (value.kind === 'stream') {
       const body = streamToClient(services, call, value.opened, blame, settle);
-      return { status: 200, body, headers: { ...meter.headers, ...STREAM_HEADERS, ...targetHeaders(call, candidate, warnings) }, upstreamMs: clock.waitedMs, warnings };
+      return { status: 200, body, headers: { ...meter.headers, ...STREAM_HEADERS, ...targetHeaders(call, candidate, services, warnings) }, upstreamMs: clock.waitedMs, warnings };
     }
     const { decoded } = value;
     const usage = decoded.usage;
@@ -199,7 +183,7 @@ export async function runText(services: CapabilityDeps, call: TextCall): Promise
     }
     settle(answered);
     const json: Record<string, string> = typeof value.body === 'string' ? { 'content-type': 'application/json; charset=utf-8' } : {};
-    return { status: 200, body: value.body, headers: { ...meter.headers, ...targetHeaders(call, candidate, warnings), ...json }, upstreamMs: clock.waitedMs, warnings };
+    return { status: 200, body: value.body, headers: { ...meter.headers, ...targetHeaders(call, candidate, services, warnings), ...json }, upstreamMs: clock.waitedMs, warnings };
   } catch (err) {
     // Failed before any output: the reservation is released, nothing is billed.
     const gw = err instanceof GatewayError ? err : null;
@@ -213,9 +197,9 @@ const STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'ca
 /** What translating changed or dropped: none when the request was passed through as the client wrote it. */
 const answerWarnings = (call: TextCall, target: Target, warnings: string[]) => (isNative(call, target) ? [] : warnings);
 
-function targetHeaders(call: TextCall, target: Target, warnings: string[]): Record<string, string> {
+function targetHeaders(call: TextCall, target: Target, services: CapabilityDeps, warnings: string[]): Record<string, string> {
   const headers = gatewayHeaders(target.provider.id, warnings);
-  const stripped = call.format.stripped?.(target) ?? [];
+  const stripped = strippedTools(call, target, services);
   if (stripped.length) headers['x-gateway-stripped-tools'] = stripped.join(', ');
   return headers;
 }
@@ -233,7 +217,7 @@ const reportedFailure = (acc: C.ResponseAccumulator, t: Target): UpstreamError |
 
 /** The opened stream to the client; it settles when the stream ends, however it ends. */
 function streamToClient(services: CapabilityDeps, call: TextCall, opened: Opened, blame: Blame, settle: (s: Settlement) => void): Readable {
-  return pump(opened, call.format, services.config.drainMs, call.log, (error, clientGone, upstream) => {
+  return pump(opened, call.codec, services.config.drainMs, call.log, (error, clientGone, upstream) => {
     const usage = opened.acc.usage;
     const failure = opened.acc.failure;
     // A real upstream failure after the first event counts against the upstream, like one before it.
@@ -252,7 +236,7 @@ function streamToClient(services: CapabilityDeps, call: TextCall, opened: Opened
 
 /** Canonical events into the accumulator and through the client format's encoder. */
 function encoding(call: TextCall, acc: C.ResponseAccumulator) {
-  const encoder = call.format.streamEncoder(call.request.model);
+  const encoder = call.codec.streamEncoder(call.request.model);
   return {
     feed(events: C.StreamEvent[]): string {
       let out = '';
@@ -271,10 +255,10 @@ function encoding(call: TextCall, acc: C.ResponseAccumulator) {
 }
 
 /** An upstream event's JSON; bytes that are not JSON are the upstream's failure. */
-function eventJson(t: Target, e: EventSourceMessage): Json | null {
+function eventJson(t: Target, e: EventSourceMessage): JsonObject | null {
   if (e.data === '[DONE]') return null;
   try {
-    return JSON.parse(e.data) as Json;
+    return JSON.parse(e.data) as JsonObject;
   } catch (err) {
     throw malformed(t.provider.id, 'an event is not JSON', err);
   }
@@ -308,7 +292,7 @@ async function* nativeFrames(call: TextCall, t: Target, events: AsyncIterable<Ev
     // The output is complete at the finish event: check it before that frame goes out.
     if (events.some((ev) => ev.type === 'finish')) checkStructuredOutput(call.request.responseFormat, acc.content, acc.finishReason);
     if (json === null) decoder.end();
-    yield call.format.passthroughFrame(e, { json }, call.request.model);
+    yield call.codec.passthroughFrame(e, json, call.request.model);
   }
   decoder.end();
 }
@@ -321,7 +305,7 @@ async function* nativeFrames(call: TextCall, t: Target, events: AsyncIterable<Ev
  */
 function pump(
   opened: Opened,
-  format: ClientFormat,
+  codec: ClientCodec,
   drainMs: number,
   log: TextCall['log'],
   done: (error: GatewayError | null, clientGone: boolean, upstream: UpstreamError | null) => void,
@@ -365,7 +349,7 @@ function pump(
         log?.error({ err }, 'the gateway failed mid-stream');
         error = errors.internal();
       }
-      if (error && !clientGone) out.push(format.errorFrame(error));
+      if (error && !clientGone) out.push(codec.errorFrame(error));
     } finally {
       finished = true;
       if (!ended) opened.abort.abort();

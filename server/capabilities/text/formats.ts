@@ -1,113 +1,178 @@
-import { chatStrippedFields } from '../../../contract/chat.ts';
-import { responsesStrippedFields } from '../../../contract/responses.ts';
+// The three client formats of text generation (spec 4.1, 4.2). Each is one value: the upstream
+// format it passes through untranslated, and one `decode` from the validated body to the canonical
+// request, the built-in tools asked for, and the codec that writes this request's answers.
+import type { z } from 'zod';
+import { chatStrippedFields, type ChatCompletionRequest } from '../../../contract/chat.ts';
+import type { MessagesRequest } from '../../../contract/messages.ts';
+import { responsesStrippedFields, type ResponsesRequest } from '../../../contract/responses.ts';
 import { randomToken } from '../../runtime/secrets.ts';
-import { ResponsesStreamEncoder, WEB_SEARCH_TOOLS, canonicalToResponse, responseShell, responsesSse, type RememberItems } from '../../translate/responses.ts';
 import type { GatewayError } from '../../runtime/errors.ts';
-import { ChatStreamEncoder, canonicalToChat } from '../../translate/chat.ts';
-import { MessagesStreamEncoder, canonicalToMessages, sseEvent } from '../../translate/messages.ts';
 import type { TextFormat } from '../../providers/types.ts';
-import type { TextTarget as Target } from '../../routing/targets.ts';
-import type { ClientFormat } from './engine.ts';
+import type { ItemStore } from '../../stores/items.ts';
+import type { JsonObject, JsonValue } from '../../upstream/json.ts';
+import type * as C from '../../translate/canonical.ts';
+import { ChatStreamEncoder, canonicalToChat, chatToCanonical } from '../../translate/chat.ts';
+import { MessagesStreamEncoder, canonicalToMessages, messagesToCanonical, sseEvent } from '../../translate/messages.ts';
+import { ResponsesStreamEncoder, canonicalToResponse, itemReferenceIds, responseShell, responsesSse, responsesToCanonical, type RememberItems } from '../../translate/responses.ts';
 import { withClientModel } from '../../translate/model-id.ts';
 
-type Json = Record<string, any>;
+export type TextEndpoint = 'chat' | 'messages' | 'responses';
 
-/** Web search the client asked for but this upstream cannot do (no native search, no gateway backend). */
-function searchStripped(target: Target, native: TextFormat, requested: boolean, gatewaySearch: boolean): string[] {
-  if (!requested || target.adapter.format === native || target.adapter.nativeWebSearch || gatewaySearch) return [];
-  return ['web_search'];
-}
+/** How one request's answers are written in its client's format. */
+export type ClientCodec = {
+  /** The client's body for a native upstream (stripped fields removed, model replaced, usage forced). */
+  passthroughBody(upstreamModel: string): JsonObject;
+  encodeResponse(r: C.Response, model: string): Readonly<Record<string, unknown>>;
+  streamEncoder(model: string): { push(e: C.StreamEvent): string; end(): string };
+  /**
+   * Native stream: forward one upstream event, or drop/rewrite it (returns the frame to write).
+   * `model`: the id the client sent, which every answer carries.
+   */
+  passthroughFrame(event: { event?: string; data: string }, json: JsonObject | null, model: string): string;
+  errorFrame(err: GatewayError): string;
+};
 
-/**
- * Chat completions. `includeUsage`: whether the client asked for the usage chunk; `webSearch`:
- * it sent `web_search_options`.
- */
-export function chatFormat(includeUsage: boolean, webSearch = false, gatewaySearch = false): ClientFormat {
-  return {
-    endpoint: 'chat',
-    native: 'openai-chat',
-    passthroughBody(raw, upstreamModel) {
-      const body: Json = { ...raw, model: upstreamModel };
-      for (const f of chatStrippedFields) delete body[f];
-      if (body.stream) body.stream_options = { ...(body.stream_options ?? {}), include_usage: true };
-      return body;
-    },
-    encodeResponse: canonicalToChat,
-    streamEncoder: (model) => new ChatStreamEncoder(model, includeUsage),
-    passthroughFrame(e, { json }, model) {
-      if (json === null) return 'data: [DONE]\n\n';
-      if (json.usage && !includeUsage) {
-        // The usage chunk was forced for billing; a client that did not ask never sees it.
-        if (!json.choices?.length) return '';
-        delete json.usage;
-        return `data: ${JSON.stringify({ ...json, model })}\n\n`;
-      }
-      return `data: ${withClientModel(e.data, json.model, model, () => JSON.stringify({ ...json, model }))}\n\n`;
-    },
-    errorFrame: (err: GatewayError) => `data: ${JSON.stringify(err.toBody())}\n\n`,
-    stripped: (target) => searchStripped(target, 'openai-chat', webSearch, gatewaySearch),
-  };
-}
+/** What a client format made of one request body. */
+export type DecodedText = {
+  request: C.Request;
+  /** The built-in (server-run) tools the client asked for, by name; web search among them is also `request.webSearch`. */
+  builtIns: string[];
+  /** Set when the request can only go to the endpoint's native upstreams; this is the error for the others. */
+  nativeOnly: GatewayError | null;
+  /** The client's headers an upstream of the native format receives. */
+  clientHeaders: Record<string, string | undefined>;
+  codec: ClientCodec;
+};
 
-/**
- * Messages. `webSearch`: it sent Anthropic's web search server tool; `nativeOnly`: it sent what only
- * Anthropic models can take.
- */
-export const messagesFormat = (webSearch = false, gatewaySearch = false, nativeOnly: GatewayError | null = null): ClientFormat => ({
+export type DecodeContext = {
+  headers: Record<string, string | string[] | undefined>;
+  items: Pick<ItemStore, 'lookup' | 'remember'>;
+};
+
+/** A client format of text generation. */
+export type ClientFormat<Body> = {
+  endpoint: TextEndpoint;
+  /** The upstream format this endpoint passes through untranslated. */
+  native: TextFormat;
+  decode(body: Body, ctx: DecodeContext): Promise<DecodedText>;
+};
+
+const header = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
+
+/** The validated body as the JSON object it was sent as (the contract's types are JSON by construction). */
+const asJson = (body: object): JsonObject => body as JsonObject;
+
+const without = (body: JsonObject, fields: readonly string[], extra: JsonObject): JsonObject => {
+  const out: JsonObject = { ...body, ...extra };
+  for (const f of fields) delete out[f];
+  return out;
+};
+
+const objectAt = (v: JsonValue | undefined): JsonObject | null => (v !== null && typeof v === 'object' && !Array.isArray(v) ? v : null);
+const stringAt = (v: JsonValue | undefined): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/** Chat completions. The usage chunk is asked of a native upstream always, for billing, and shown only to a client that asked. */
+export const chatFormat: ClientFormat<z.infer<typeof ChatCompletionRequest>> = {
+  endpoint: 'chat',
+  native: 'openai-chat',
+  async decode(body) {
+    const request = chatToCanonical(body);
+    const includeUsage = body.stream_options?.include_usage === true;
+    const raw = asJson(body);
+    return {
+      request,
+      builtIns: request.webSearch ? ['web_search'] : [],
+      nativeOnly: null,
+      clientHeaders: {},
+      codec: {
+        passthroughBody(upstreamModel) {
+          const out = without(raw, chatStrippedFields, { model: upstreamModel });
+          if (out.stream) out.stream_options = { ...(objectAt(out.stream_options) ?? {}), include_usage: true };
+          return out;
+        },
+        encodeResponse: canonicalToChat,
+        streamEncoder: (model) => new ChatStreamEncoder(model, includeUsage),
+        passthroughFrame(e, json, model) {
+          if (json === null) return 'data: [DONE]\n\n';
+          if (json.usage && !includeUsage) {
+            // The usage chunk was forced for billing; a client that did not ask never sees it.
+            if (!Array.isArray(json.choices) || !json.choices.length) return '';
+            const { usage: _usage, ...rest } = json;
+            return `data: ${JSON.stringify({ ...rest, model })}\n\n`;
+          }
+          return `data: ${withClientModel(e.data, json.model, model, () => JSON.stringify({ ...json, model }))}\n\n`;
+        },
+        errorFrame: (err) => `data: ${JSON.stringify(err.toBody())}\n\n`,
+      },
+    };
+  },
+};
+
+/** Messages. Anthropic's version and beta flags reach an Anthropic upstream. */
+export const messagesFormat: ClientFormat<MessagesRequest> = {
   endpoint: 'messages',
   native: 'anthropic',
-  nativeOnly,
-  passthroughBody: (raw, upstreamModel) => ({ ...raw, model: upstreamModel }),
-  encodeResponse: canonicalToMessages,
-  streamEncoder: (model) => new MessagesStreamEncoder(model),
-  passthroughFrame(e, { json }, model) {
-    const message = json?.type === 'message_start' ? json.message : null;
-    const data = message ? withClientModel(e.data, message.model, model, () => JSON.stringify({ ...json, message: { ...message, model } })) : e.data;
-    return `event: ${e.event ?? json?.type ?? 'message'}\ndata: ${data}\n\n`;
+  async decode(body, { headers }) {
+    const { request, nativeOnly } = messagesToCanonical(body);
+    const raw = asJson(body);
+    return {
+      request,
+      builtIns: request.webSearch ? ['web_search'] : [],
+      nativeOnly,
+      clientHeaders: { 'anthropic-version': header(headers['anthropic-version']), 'anthropic-beta': header(headers['anthropic-beta']) },
+      codec: {
+        passthroughBody: (upstreamModel) => ({ ...raw, model: upstreamModel }),
+        encodeResponse: canonicalToMessages,
+        streamEncoder: (model) => new MessagesStreamEncoder(model),
+        passthroughFrame(e, json, model) {
+          const message = json?.type === 'message_start' ? objectAt(json.message) : null;
+          const data = message ? withClientModel(e.data, message.model, model, () => JSON.stringify({ ...json, message: { ...message, model } })) : e.data;
+          return `event: ${e.event ?? stringAt(json?.type) ?? 'message'}\ndata: ${data}\n\n`;
+        },
+        // `type: error` for Messages clients, the standard error body fields inside `error`.
+        errorFrame: (err) => sseEvent('error', { type: 'error', error: err.toBody().error }),
+      },
+    };
   },
-  // `type: error` for Messages clients, the standard error body fields inside `error`.
-  errorFrame: (err: GatewayError) => sseEvent('error', { type: 'error', error: err.toBody().error }),
-  stripped: (target) => searchStripped(target, 'anthropic', webSearch, gatewaySearch),
-});
+};
 
-/**
- * Responses. `builtIns`: the built-in tools the client asked for; `gatewaySearch`: whether the
- * gateway can run web search itself for upstreams without a native one.
- */
-export function responsesFormat(raw: Json, builtIns: string[], gatewaySearch: boolean, nativeOnly: GatewayError | null, remember: RememberItems): ClientFormat {
-  let encoder: ResponsesStreamEncoder | null = null;
-  let lastSeq = -1;
-  return {
-    endpoint: 'responses',
-    native: 'openai-responses',
-    nativeOnly,
-    passthroughBody(body, upstreamModel) {
-      const out: Json = { ...body, model: upstreamModel };
-      for (const f of responsesStrippedFields) delete out[f];
-      return out;
-    },
-    encodeResponse: (r, model) => canonicalToResponse(r, model, raw, remember),
-    streamEncoder: (model) => (encoder = new ResponsesStreamEncoder(model, raw, remember)),
-    passthroughFrame(e, { json }, model) {
-      if (typeof json?.sequence_number === 'number') lastSeq = json.sequence_number;
-      const response = json?.response;
-      const data = response?.model !== undefined ? withClientModel(e.data, response.model, model, () => JSON.stringify({ ...json, response: { ...response, model } })) : e.data;
-      return `event: ${json?.type ?? e.event}\ndata: ${data}\n\n`;
-    },
-    errorFrame(err: GatewayError) {
-      if (encoder) return encoder.fail(err);
-      // A pass-through stream cut short: continue the upstream's numbering.
-      const e = err.toBody().error;
-      const response = { ...responseShell(`resp_${randomToken(40)}`, raw.model, raw, Math.floor(Date.now() / 1000)), status: 'failed', error: { code: e.code, message: e.message } };
-      return (
-        responsesSse({ type: 'error', code: e.code, message: e.message, param: e.param ?? null, error: e, sequence_number: ++lastSeq }) +
-        responsesSse({ type: 'response.failed', response, sequence_number: ++lastSeq })
-      );
-    },
-    stripped(target) {
-      if (target.adapter.format === 'openai-responses') return [];
-      const searchable = target.adapter.nativeWebSearch || gatewaySearch;
-      return builtIns.filter((b) => !(WEB_SEARCH_TOOLS.has(b) && searchable));
-    },
-  };
-}
+/** Responses. Items named by `item_reference` are looked up first; a translated answer's items are remembered for later ones. */
+export const responsesFormat: ClientFormat<ResponsesRequest> = {
+  endpoint: 'responses',
+  native: 'openai-responses',
+  async decode(body, { items }) {
+    const ids = itemReferenceIds(body);
+    const { request, builtIns, nativeOnly } = responsesToCanonical(body, ids.length ? await items.lookup(ids) : new Map());
+    const remember: RememberItems = (made) => items.remember(made);
+    const raw = asJson(body);
+    let encoder: ResponsesStreamEncoder | null = null;
+    let lastSeq = -1;
+    return {
+      request,
+      builtIns,
+      nativeOnly,
+      clientHeaders: {},
+      codec: {
+        passthroughBody: (upstreamModel) => without(raw, responsesStrippedFields, { model: upstreamModel }),
+        encodeResponse: (r, model) => canonicalToResponse(r, model, body, remember),
+        streamEncoder: (model) => (encoder = new ResponsesStreamEncoder(model, body, remember)),
+        passthroughFrame(e, json, model) {
+          if (typeof json?.sequence_number === 'number') lastSeq = json.sequence_number;
+          const response = objectAt(json?.response);
+          const data = response?.model !== undefined ? withClientModel(e.data, response.model, model, () => JSON.stringify({ ...json, response: { ...response, model } })) : e.data;
+          return `event: ${stringAt(json?.type) ?? e.event}\ndata: ${data}\n\n`;
+        },
+        errorFrame(err) {
+          if (encoder) return encoder.fail(err);
+          // A pass-through stream cut short: continue the upstream's numbering.
+          const e = err.toBody().error;
+          const response = { ...responseShell(`resp_${randomToken(40)}`, body.model, body, Math.floor(Date.now() / 1000)), status: 'failed', error: { code: e.code, message: e.message } };
+          return (
+            responsesSse({ type: 'error', code: e.code, message: e.message, param: e.param ?? null, error: e, sequence_number: ++lastSeq }) +
+            responsesSse({ type: 'response.failed', response, sequence_number: ++lastSeq })
+          );
+        },
+      },
+    };
+  },
+};
