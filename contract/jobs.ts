@@ -33,7 +33,7 @@ export const JobIdParams = z.object({ id: JobId });
 export const Job = z
   .object({
     id: z.string().describe('`job_` + random; bound to the API key that created it.'),
-    object: z.enum(['image.generation.job', 'audio.speech.job', 'audio.transcription.job']),
+    object: z.enum(['image.generation.job', 'video.generation.job', 'audio.speech.job', 'audio.transcription.job']),
     status: JobStatus,
     model: z.string(),
     created_at: z.number().int().describe('Unix seconds'),

@@ -24,9 +24,9 @@ export const CAPABILITIES = {
   responses: { unit: 'token', surface: 'responses' },
   embeddings: { unit: 'token', surface: 'embeddings' },
   moderation: { unit: 'token', surface: 'moderations' },
-  // Video jobs share the images job object: the contract has one for generated media.
   images: { unit: 'image', surface: 'images', jobObject: 'image.generation.job' },
-  video: { unit: 'video_second', surface: 'video', jobObject: 'image.generation.job' },
+  // Submitted and polled under /v1/images/generations like images (spec 4.3), but named for what it makes.
+  video: { unit: 'video_second', surface: 'video', jobObject: 'video.generation.job' },
   speech: { unit: 'character', surface: 'speech', jobObject: 'audio.speech.job' },
   transcription: { unit: 'audio_minute', surface: 'transcriptions', jobObject: 'audio.transcription.job' },
 } as const satisfies Record<Capability, Row>;

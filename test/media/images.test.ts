@@ -314,10 +314,11 @@ describe('video', () => {
     expect(res.status).toBe(202);
     expect(res.headers.get('x-gateway-warnings')).toBe('sync: video models always run as a job');
     const job: any = await res.json();
+    expect(job.object).toBe('video.generation.job');
     // Reserved at submission: the longest video (10 s) × 1000 tokens a second.
     expect(await quota(k)).toEqual({ settled: 0, reserved: 10_000 });
     const done = await poll(job.id, k);
-    expect(done.status).toBe('done');
+    expect(done).toMatchObject({ object: 'video.generation.job', status: 'done' });
     expect(done.result.data).toEqual([{ url: hosted, content_type: 'video/mp4', duration_seconds: 2 }]);
     expect(done.warnings).toEqual([
       'sync: video models always run as a job',

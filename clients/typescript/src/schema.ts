@@ -2175,7 +2175,7 @@ export type components = {
             /** @description `job_` + random; bound to the API key that created it. */
             id: string;
             /** @enum {string} */
-            object: "image.generation.job" | "audio.speech.job" | "audio.transcription.job";
+            object: "image.generation.job" | "video.generation.job" | "audio.speech.job" | "audio.transcription.job";
             status: components["schemas"]["JobStatus"];
             model: string;
             /** @description Unix seconds */

@@ -9,6 +9,7 @@ import type { ImageGenerationRequest, ImagesResponse } from '../../../contract/i
 import type { GenerationTimeoutBody, Job } from '../../../contract/jobs.ts';
 import type { Principal } from '../../auth/principal.ts';
 import { unitTokens } from '../../config/billing-rules.ts';
+import { jobObjectOf } from '../../config/capabilities.ts';
 import { GatewayError, errors } from '../../runtime/errors.ts';
 import type { JobDone, JobKind, JobRecheck, JobRecord } from '../../jobs/kinds.ts';
 import { jobOutputKey } from '../../jobs/deps.ts';
@@ -72,7 +73,7 @@ export function withOrigin<T>(value: T, origin: string): T {
     return { ...(r as object), data: data.map((d) => (typeof d.url === 'string' && d.url.startsWith('/') ? { ...d, url: origin + d.url } : d)) };
   };
   const v = value as { object?: string; result?: unknown };
-  return (v && v.object === 'image.generation.job' ? { ...v, result: fix(v.result) } : fix(value)) as T;
+  return (v && (v.object === jobObjectOf('images') || v.object === jobObjectOf('video')) ? { ...v, result: fix(v.result) } : fix(value)) as T;
 }
 
 /** A media type as the upstream named it, when it is one of `kind`; else a neutral one (it is served from the gateway's origin). */

@@ -20,6 +20,7 @@ const outputsOf = (job: Job): Output[] => ((job.result as { data?: Output[] } | 
 function kindOf(job: Job): string {
   if (job.object === 'audio.speech.job') return 'Speech';
   if (job.object === 'audio.transcription.job') return 'Transcription';
+  if (job.object === 'video.generation.job') return 'Video';
   const outs = outputsOf(job);
   if (outs.some((o) => o.content_type?.startsWith('video/') || o.duration_seconds !== undefined)) return 'Video';
   return outs.length ? 'Image' : 'Image or video';
