@@ -1,11 +1,39 @@
 // The chat-completions client format: request → canonical, canonical → response and SSE chunks.
-import type { ChatCompletionRequest } from '../../contract/chat.ts';
+import type { z } from 'zod';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatToolCall, FinishReason } from '../../contract/chat.ts';
+import type { ChatUsage } from '../../contract/common.ts';
 import { randomToken } from '../runtime/secrets.ts';
 import { errors } from '../runtime/errors.ts';
+import type { JsonObject, JsonValue } from '../upstream/json.ts';
 import type * as C from './canonical.ts';
 import { CHAT_FIELDS, droppedFields } from './request-fields.ts';
 
-type Json = Record<string, any>;
+type AssistantMessage = Extract<ChatCompletionRequest['messages'][number], { role: 'assistant' }>;
+
+/**
+ * What the decoder reads that the contract passes through without declaring, as the client sent it
+ * (JSON): reasoning handed back on an assistant message, Google's signature on a tool call.
+ */
+type SentReasoning = AssistantMessage & { reasoning_details?: JsonValue };
+type SentToolCall = z.infer<typeof ChatToolCall> & { extra_content?: JsonValue };
+type SentBody = ChatCompletionRequest & { web_search_options?: JsonValue };
+
+// What a chat answer's message and chunk deltas carry that the contract leaves undeclared:
+// OpenRouter-style reasoning, Google's thought signature on a tool call, web citations.
+type ReasoningDetail = { type: 'reasoning.text'; text: string; signature?: string } | { type: 'reasoning.encrypted'; data: string; format: 'anthropic-claude-v1' };
+type ExtraContent = { extra_content?: { google: { thought_signature: string } } };
+type UrlCitation = { type: 'url_citation'; url_citation: { url: string; title: string; start_index: number; end_index: number } };
+
+type ChatAnswer = z.infer<typeof ChatCompletion>;
+type AnswerMessage = ChatAnswer['choices'][number]['message'] & {
+  annotations?: UrlCitation[];
+  tool_calls?: (z.infer<typeof ChatToolCall> & ExtraContent)[];
+  reasoning_details?: ReasoningDetail[];
+};
+type ChatChunk = z.infer<typeof ChatCompletionChunk>;
+type ChunkChoice = ChatChunk['choices'][number] & { logprobs: null };
+type ChunkToolCall = NonNullable<ChatChunk['choices'][number]['delta']['tool_calls']>[number] & ExtraContent;
+type ChunkDelta = ChatChunk['choices'][number]['delta'] & { tool_calls?: ChunkToolCall[]; reasoning_details?: ReasoningDetail[] };
 
 export function parseImageUrl(url: string, param: string): C.ImageSource {
   if (url.startsWith('data:')) {
@@ -16,20 +44,31 @@ export function parseImageUrl(url: string, param: string): C.ImageSource {
   return { kind: 'url', url };
 }
 
-const textOf = (content: unknown): string =>
-  typeof content === 'string' ? content : Array.isArray(content) ? content.map((p: Json) => (p.type === 'text' ? p.text : p.refusal ?? '')).join('') : '';
+/** The text of any message's content (system, developer and tool content is text parts only). */
+const textOf = (content: AssistantMessage['content']): string =>
+  typeof content === 'string' ? content : Array.isArray(content) ? content.map((p) => (p.type === 'text' ? p.text : p.refusal ?? '')).join('') : '';
+
+const objectAt = (v: JsonValue | undefined): JsonObject | undefined => (typeof v === 'object' && v !== null && !Array.isArray(v) ? v : undefined);
+const stringAt = (v: JsonValue | undefined): string | undefined => (typeof v === 'string' ? v : undefined);
 
 /** Signatures chat clients hand back: OpenRouter-style `reasoning_details`, Google-style `extra_content`. */
-function reasoningParts(m: Json): C.ReasoningPart[] {
-  const details: Json[] = Array.isArray(m.reasoning_details) ? m.reasoning_details : [];
+function reasoningParts(m: SentReasoning): C.ReasoningPart[] {
+  const details = Array.isArray(m.reasoning_details) ? m.reasoning_details : [];
   const parts: C.ReasoningPart[] = [];
-  for (const d of details) {
-    if (d.type === 'reasoning.text' && (d.text || d.signature)) parts.push({ type: 'reasoning', text: d.text ?? '', signature: d.signature ?? undefined });
-    else if (d.type === 'reasoning.encrypted' && d.data && !d.id) parts.push({ type: 'reasoning', text: '', redactedData: d.data });
+  for (const detail of details) {
+    const d = objectAt(detail);
+    if (!d) continue;
+    const text = stringAt(d.text);
+    const signature = stringAt(d.signature);
+    const data = stringAt(d.data);
+    if (d.type === 'reasoning.text' && (text || signature)) parts.push({ type: 'reasoning', text: text ?? '', signature });
+    else if (d.type === 'reasoning.encrypted' && data && !d.id) parts.push({ type: 'reasoning', text: '', redactedData: data });
   }
   if (!parts.length && typeof m.reasoning_content === 'string' && m.reasoning_content) parts.push({ type: 'reasoning', text: m.reasoning_content });
   return parts;
 }
+
+const thoughtSignature = (tc: SentToolCall): string | undefined => stringAt(objectAt(objectAt(tc.extra_content)?.google)?.thought_signature);
 
 export function chatToCanonical(body: ChatCompletionRequest): C.Request {
   const system: string[] = [];
@@ -40,8 +79,7 @@ export function chatToCanonical(body: ChatCompletionRequest): C.Request {
     else messages.push({ role, content: parts });
   };
   const toolNames = new Map<string, string>();
-  body.messages.forEach((raw, i) => {
-    const m = raw as Json;
+  body.messages.forEach((m, i) => {
     switch (m.role) {
       case 'system':
       case 'developer':
@@ -49,7 +87,7 @@ export function chatToCanonical(body: ChatCompletionRequest): C.Request {
         break;
       case 'user': {
         if (typeof m.content === 'string') return push('user', [{ type: 'text', text: m.content }]);
-        const parts: C.Part[] = (m.content as Json[]).map((p, j) => {
+        const parts: C.Part[] = m.content.map((p, j) => {
           if (p.type === 'text') return { type: 'text', text: p.text };
           if (p.type === 'image_url') return { type: 'image', source: parseImageUrl(p.image_url.url, `messages[${i}].content[${j}].image_url.url`), detail: p.image_url.detail };
           throw errors.invalid(`Content parts of type '${p.type}' can only be sent to OpenAI-format models.`, `messages[${i}].content[${j}].type`);
@@ -60,9 +98,9 @@ export function chatToCanonical(body: ChatCompletionRequest): C.Request {
         const parts: C.Part[] = [...reasoningParts(m)];
         const text = textOf(m.content);
         if (text) parts.push({ type: 'text', text });
-        for (const tc of (m.tool_calls ?? []) as Json[]) {
+        for (const tc of m.tool_calls ?? []) {
           toolNames.set(tc.id, tc.function.name);
-          parts.push({ type: 'tool_call', id: tc.id, name: tc.function.name, arguments: tc.function.arguments, thoughtSignature: tc.extra_content?.google?.thought_signature });
+          parts.push({ type: 'tool_call', id: tc.id, name: tc.function.name, arguments: tc.function.arguments, thoughtSignature: thoughtSignature(tc) });
         }
         return push('assistant', parts);
       }
@@ -70,15 +108,16 @@ export function chatToCanonical(body: ChatCompletionRequest): C.Request {
         return push('user', [{ type: 'tool_result', toolCallId: m.tool_call_id, name: toolNames.get(m.tool_call_id), content: [{ type: 'text', text: textOf(m.content) }] }]);
     }
   });
-  const rf = body.response_format as Json | undefined;
-  const tc = body.tool_choice as Json | string | undefined;
+  const rf = body.response_format;
+  const tc = body.tool_choice;
+  const sent: SentBody = body;
   const dropped = droppedFields(body, CHAT_FIELDS);
   return {
     model: body.model,
     system,
     messages,
-    tools: body.tools?.map((t) => ({ name: t.function.name, description: t.function.description, parameters: (t.function.parameters as Json) ?? { type: 'object', properties: {} } })),
-    toolChoice: tc === undefined ? undefined : typeof tc === 'string' ? (tc as C.ToolChoice) : { name: tc.function.name },
+    tools: body.tools?.map((t) => ({ name: t.function.name, description: t.function.description, parameters: t.function.parameters ?? { type: 'object', properties: {} } })),
+    toolChoice: tc === undefined ? undefined : typeof tc === 'string' ? tc : { name: tc.function.name },
     parallelToolCalls: body.parallel_tool_calls,
     maxTokens: body.max_completion_tokens ?? body.max_tokens,
     temperature: body.temperature,
@@ -96,16 +135,16 @@ export function chatToCanonical(body: ChatCompletionRequest): C.Request {
           ? { type: rf.type }
           : undefined,
     stream: body.stream === true,
-    webSearch: (body as Json).web_search_options != null,
+    webSearch: sent.web_search_options != null,
     ...(dropped.untranslated.length ? { untranslated: dropped.untranslated } : {}),
     ...(dropped.unknown.length ? { unknownFields: dropped.unknown } : {}),
   };
 }
 
-export const chatFinish = (r: C.FinishReason): string =>
+export const chatFinish = (r: C.FinishReason): z.infer<typeof FinishReason> =>
   r === 'length' ? 'length' : r === 'tool_calls' ? 'tool_calls' : r === 'content_filter' || r === 'refusal' ? 'content_filter' : 'stop';
 
-export function chatUsage(u: C.Usage): Json {
+export function chatUsage(u: C.Usage): z.infer<typeof ChatUsage> {
   return {
     prompt_tokens: u.inputTokens,
     completion_tokens: u.outputTokens,
@@ -115,24 +154,24 @@ export function chatUsage(u: C.Usage): Json {
   };
 }
 
-function reasoningDetails(parts: C.ReasoningPart[]): Json[] {
+function reasoningDetails(parts: C.ReasoningPart[]): ReasoningDetail[] {
   return parts.map((p) =>
     p.redactedData ? { type: 'reasoning.encrypted', data: p.redactedData, format: 'anthropic-claude-v1' } : { type: 'reasoning.text', text: p.text, ...(p.signature ? { signature: p.signature } : {}) },
   );
 }
 
-const toolCallJson = (p: C.ToolCallPart) => ({
+const toolCallJson = (p: C.ToolCallPart): z.infer<typeof ChatToolCall> & ExtraContent => ({
   id: p.id,
   type: 'function',
   function: { name: p.name, arguments: p.arguments || '{}' },
   ...(p.thoughtSignature ? { extra_content: { google: { thought_signature: p.thoughtSignature } } } : {}),
 });
 
-export function canonicalToChat(r: C.Response, model: string): Json {
+export function canonicalToChat(r: C.Response, model: string): ChatAnswer {
   const text = r.content.filter((p): p is C.TextPart => p.type === 'text').map((p) => p.text).join('');
   const calls = r.content.filter((p): p is C.ToolCallPart => p.type === 'tool_call');
   const reasoning = r.content.filter((p): p is C.ReasoningPart => p.type === 'reasoning');
-  const message: Json = { role: 'assistant', content: text || (calls.length ? null : ''), refusal: null };
+  const message: AnswerMessage = { role: 'assistant', content: text || (calls.length ? null : ''), refusal: null };
   // Citation offsets are per text part; chat joins the parts into one string.
   let offset = 0;
   const cites = r.content.flatMap((p) => {
@@ -170,11 +209,12 @@ export class ChatStreamEncoder {
     private readonly includeUsage: boolean,
   ) {}
 
-  private frame(choices: Json[], extra: Json = {}): string {
-    return `data: ${JSON.stringify({ id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices, ...extra })}\n\n`;
+  private frame(choices: ChunkChoice[], extra: Pick<ChatChunk, 'usage'> = {}): string {
+    const chunk: ChatChunk = { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices, ...extra };
+    return `data: ${JSON.stringify(chunk)}\n\n`;
   }
 
-  private delta(delta: Json, finish: string | null = null): string {
+  private delta(delta: ChunkDelta, finish: z.infer<typeof FinishReason> | null = null): string {
     return this.frame([{ index: 0, delta, logprobs: null, finish_reason: finish }]);
   }
 
@@ -196,7 +236,7 @@ export class ChatStreamEncoder {
       case 'tool_call_start': {
         const idx = this.toolIndex.size;
         this.toolIndex.set(e.index, idx);
-        const call: Json = { index: idx, id: e.id, type: 'function', function: { name: e.name, arguments: '' } };
+        const call: ChunkToolCall = { index: idx, id: e.id, type: 'function', function: { name: e.name, arguments: '' } };
         if (e.thoughtSignature) call.extra_content = { google: { thought_signature: e.thoughtSignature } };
         return out + this.delta({ tool_calls: [call] });
       }

@@ -1,14 +1,28 @@
 // The Messages client format: request → canonical, canonical → response and SSE events.
-import type { MessagesRequest } from '../../contract/messages.ts';
+import type { z } from 'zod';
+import type { MessagesContentBlock, MessagesRequest, MessagesResponse, MessagesStopReason, MessagesStreamEvent, MessagesUsage } from '../../contract/messages.ts';
 import { randomToken } from '../runtime/secrets.ts';
 import { errors, type GatewayError } from '../runtime/errors.ts';
 import { budgetToEffort, parseJsonArgs } from './arguments-and-effort.ts';
 import type * as C from './canonical.ts';
 import { MESSAGES_FIELDS, droppedFields } from './request-fields.ts';
 
-type Json = Record<string, any>;
+type Message = MessagesRequest['messages'][number];
+type Block = z.infer<typeof MessagesContentBlock>;
+type ToolResultBlock = Extract<Block, { type: 'tool_result' }>;
+type ToolResultInner = Exclude<NonNullable<ToolResultBlock['content']>, string>[number];
+type ImageSource = Extract<Block, { type: 'image' }>['source'];
+type Tool = NonNullable<MessagesRequest['tools']>[number];
+type CustomTool = Extract<Tool, { input_schema: unknown }>;
 
-function imageSource(source: Json): C.ImageSource {
+/**
+ * Narrows a block to the described block of `type`. The contract's catch-all block (`OtherBlock`:
+ * types it does not describe) never has a described type: its refine refuses those.
+ */
+const isBlock = <B extends { type: string }, T extends string>(b: B, type: T): b is Extract<B, { type: T }> => b.type === type;
+
+/** File ids are refused before (decodeBlocks, toolResultContent): only Anthropic reads them. */
+function imageSource(source: Exclude<ImageSource, { type: 'file' }>): C.ImageSource {
   return source.type === 'url' ? { kind: 'url', url: source.url } : { kind: 'base64', mediaType: source.media_type, data: source.data };
 }
 
@@ -30,13 +44,17 @@ type Seen = {
   dropped: Set<string>;
 };
 
-function toolResultContent(inner: Json[], seen: Seen): C.ToolResultPart['content'] {
-  return inner.flatMap((c): C.ToolResultPart['content'] => {
-    if (c.type === 'text') return [{ type: 'text', text: c.text }];
-    if (c.type === 'image') return [{ type: 'image', source: imageSource(c.source) }];
+function toolResultContent(inner: ToolResultInner[], at: string, seen: Seen): C.ToolResultPart['content'] {
+  return inner.flatMap((c, k): C.ToolResultPart['content'] => {
+    if (isBlock(c, 'text')) return [{ type: 'text', text: c.text }];
+    if (isBlock(c, 'image')) {
+      if (c.source.type === 'file') throw new NativeOnly('Image file ids can only be sent to Anthropic models.', `${at}.content[${k}].source`);
+      return [{ type: 'image', source: imageSource(c.source) }];
+    }
     if (c.type === 'tool_reference') {
       // Anthropic's tool search loads a deferred tool by reference; other models read that it is loaded.
-      seen.referencedTools.add(c.tool_name);
+      // `tool_name` is not in the contract: a name only if it is a string (tools are looked up by name).
+      if (typeof c.tool_name === 'string') seen.referencedTools.add(c.tool_name);
       return [{ type: 'text', text: `Tool loaded: ${c.tool_name}` }];
     }
     seen.dropped.add(`${c.type} blocks in tool results`);
@@ -44,53 +62,41 @@ function toolResultContent(inner: Json[], seen: Seen): C.ToolResultPart['content
   });
 }
 
-function decodeBlocks(content: string | Json[], at: string, seen: Seen): C.Part[] {
+function decodeBlocks(content: string | Block[], at: string, seen: Seen): C.Part[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   const parts: C.Part[] = [];
   let pendingSignature: string | undefined;
   content.forEach((b, j) => {
-    switch (b.type) {
-      case 'text':
-        parts.push({ type: 'text', text: b.text });
-        break;
-      case 'image':
-        if (b.source.type === 'file') throw new NativeOnly('Image file ids can only be sent to Anthropic models.', `${at}[${j}].source`);
-        parts.push({ type: 'image', source: imageSource(b.source) });
-        break;
-      case 'tool_use':
-        parts.push({ type: 'tool_call', id: b.id, name: b.name, arguments: JSON.stringify(b.input ?? {}), thoughtSignature: pendingSignature });
-        pendingSignature = undefined;
-        break;
-      case 'tool_result': {
-        const inner: Json[] = typeof b.content === 'string' ? [{ type: 'text', text: b.content }] : (b.content ?? []);
-        parts.push({ type: 'tool_result', toolCallId: b.tool_use_id, content: toolResultContent(inner, seen), isError: b.is_error });
-        break;
-      }
-      case 'thinking':
-        // An empty thinking block carrying only a signature is how this gateway hands back a
-        // Gemini thought signature: it belongs to the next tool_use.
-        if (!b.thinking && b.signature && content[j + 1]?.type === 'tool_use') pendingSignature = b.signature;
-        else parts.push({ type: 'reasoning', text: b.thinking, signature: b.signature });
-        break;
-      case 'redacted_thinking':
-        parts.push({ type: 'reasoning', text: '', redactedData: b.data });
-        break;
-      default:
-        throw new NativeOnly(`Content blocks of type '${b.type}' can only be sent to Anthropic models.`, `${at}[${j}].type`);
-    }
+    if (isBlock(b, 'text')) parts.push({ type: 'text', text: b.text });
+    else if (isBlock(b, 'image')) {
+      if (b.source.type === 'file') throw new NativeOnly('Image file ids can only be sent to Anthropic models.', `${at}[${j}].source`);
+      parts.push({ type: 'image', source: imageSource(b.source) });
+    } else if (isBlock(b, 'tool_use')) {
+      parts.push({ type: 'tool_call', id: b.id, name: b.name, arguments: JSON.stringify(b.input ?? {}), thoughtSignature: pendingSignature });
+      pendingSignature = undefined;
+    } else if (isBlock(b, 'tool_result')) {
+      const inner: ToolResultInner[] = typeof b.content === 'string' ? [{ type: 'text', text: b.content }] : (b.content ?? []);
+      parts.push({ type: 'tool_result', toolCallId: b.tool_use_id, content: toolResultContent(inner, `${at}[${j}]`, seen), isError: b.is_error });
+    } else if (isBlock(b, 'thinking')) {
+      // An empty thinking block carrying only a signature is how this gateway hands back a
+      // Gemini thought signature: it belongs to the next tool_use.
+      if (!b.thinking && b.signature && content[j + 1]?.type === 'tool_use') pendingSignature = b.signature;
+      else parts.push({ type: 'reasoning', text: b.thinking, signature: b.signature });
+    } else if (isBlock(b, 'redacted_thinking')) parts.push({ type: 'reasoning', text: '', redactedData: b.data });
+    else throw new NativeOnly(`Content blocks of type '${b.type}' can only be sent to Anthropic models.`, `${at}[${j}].type`);
   });
   return parts;
 }
 
 /** Anthropic's effort levels are the canonical ones (`max` included). */
-const effortOf = (effort: unknown): C.ReasoningEffort | undefined => (typeof effort === 'string' ? (effort as C.ReasoningEffort) : undefined);
+const effortOf = (effort: NonNullable<MessagesRequest['output_config']>['effort']): C.ReasoningEffort | undefined => effort ?? undefined;
 
 /**
  * `thinking` and `output_config.effort` → canonical reasoning. Explicit budgets are always sent;
  * adaptive thinking and a bare effort leave it to the model (Anthropic's default effort is high).
  */
 function reasoningOf(body: MessagesRequest): C.Request['reasoning'] {
-  const thinking = body.thinking as Json | undefined;
+  const thinking = body.thinking;
   const effort = effortOf(body.output_config?.effort);
   switch (thinking?.type) {
     case 'enabled':
@@ -105,8 +111,9 @@ function reasoningOf(body: MessagesRequest): C.Request['reasoning'] {
   }
 }
 
-const textOf = (content: unknown): string =>
-  typeof content === 'string' ? content : Array.isArray(content) ? content.filter((b: Json) => b.type === 'text').map((b: Json) => b.text).join('\n\n') : '';
+/** A system message's text: its text blocks. */
+const textOf = (content: Extract<Message, { role: 'system' }>['content']): string =>
+  typeof content === 'string' ? content : Array.isArray(content) ? content.filter((b) => isBlock(b, 'text')).map((b) => b.text).join('\n\n') : '';
 
 export type DecodedMessages = {
   request: C.Request;
@@ -135,7 +142,7 @@ export function messagesToCanonical(body: MessagesRequest): DecodedMessages {
       parts = text ? [{ type: 'text', text }] : [];
     } else {
       try {
-        parts = decodeBlocks(m.content as string | Json[], `messages[${i}].content`, seen);
+        parts = decodeBlocks(m.content, `messages[${i}].content`, seen);
       } catch (err) {
         if (!(err instanceof NativeOnly)) throw err;
         nativeOnly ??= errors.invalid(err.message, err.param);
@@ -150,7 +157,7 @@ export function messagesToCanonical(body: MessagesRequest): DecodedMessages {
     if (prev && prev.role === m.role) prev.content.push(...parts);
     else messages.push({ role: m.role, content: parts });
   });
-  const tc = body.tool_choice as Json | undefined;
+  const tc = body.tool_choice;
   const format = body.output_config?.format;
   // Fields this decoder does not read reach only Anthropic models; the others name them.
   const dropped = droppedFields(body, MESSAGES_FIELDS);
@@ -161,7 +168,7 @@ export function messagesToCanonical(body: MessagesRequest): DecodedMessages {
     messages,
     // A deferred tool is shown to the model once a tool search loaded it, as Anthropic does.
     tools: body.tools
-      ?.filter((t): t is Json & { name: string; input_schema: Json } => 'input_schema' in t && (!t.defer_loading || seen.referencedTools.has(t.name)))
+      ?.filter((t): t is CustomTool => 'input_schema' in t && (!t.defer_loading || seen.referencedTools.has(t.name)))
       .map((t) => ({ name: t.name, description: t.description, parameters: t.input_schema })),
     toolChoice: tc ? (tc.type === 'tool' ? { name: tc.name } : tc.type === 'any' ? 'required' : tc.type) : undefined,
     parallelToolCalls: tc?.disable_parallel_tool_use ? false : undefined,
@@ -181,10 +188,10 @@ export function messagesToCanonical(body: MessagesRequest): DecodedMessages {
   return { request, nativeOnly };
 }
 
-export const messagesStop = (r: C.FinishReason, stopSequence?: string | null): string =>
+export const messagesStop = (r: C.FinishReason, stopSequence?: string | null): z.infer<typeof MessagesStopReason> =>
   r === 'length' ? 'max_tokens' : r === 'tool_calls' ? 'tool_use' : r === 'content_filter' || r === 'refusal' ? 'refusal' : r === 'pause' ? 'pause_turn' : stopSequence ? 'stop_sequence' : 'end_turn';
 
-export function messagesUsage(u: C.Usage | null): Json {
+export function messagesUsage(u: C.Usage | null): z.infer<typeof MessagesUsage> {
   if (!u) return { input_tokens: 0, output_tokens: 0 };
   return {
     input_tokens: u.inputTokens - u.cachedTokens - u.cacheWriteTokens,
@@ -194,8 +201,12 @@ export function messagesUsage(u: C.Usage | null): Json {
   };
 }
 
-export function canonicalToMessages(r: C.Response, model: string): Json {
-  const content: Json[] = [];
+/** The blocks this gateway writes. */
+type AnswerBlock = Extract<Block, { type: 'text' | 'thinking' | 'redacted_thinking' | 'tool_use' }>;
+type StreamEvent = z.infer<typeof MessagesStreamEvent>;
+
+export function canonicalToMessages(r: C.Response, model: string): z.infer<typeof MessagesResponse> {
+  const content: AnswerBlock[] = [];
   for (const p of r.content) {
     if (p.type === 'text') content.push({ type: 'text', text: p.text });
     else if (p.type === 'reasoning') content.push(p.redactedData ? { type: 'redacted_thinking', data: p.redactedData } : { type: 'thinking', thinking: p.text, signature: p.signature ?? '' });
@@ -216,7 +227,7 @@ export function canonicalToMessages(r: C.Response, model: string): Json {
   };
 }
 
-export const sseEvent = (type: string, data: Json) => `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
+export const sseEvent = (type: StreamEvent['type'], data: StreamEvent) => `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
 
 /** Canonical stream events → Messages SSE events, one content block open at a time. */
 export class MessagesStreamEncoder {
@@ -246,14 +257,14 @@ export class MessagesStreamEncoder {
     return sseEvent('content_block_stop', { type: 'content_block_stop', index: this.index });
   }
 
-  private openBlock(kind: 'text' | 'thinking' | 'tool_use', block: Json): string {
+  private openBlock(kind: 'text' | 'thinking' | 'tool_use', block: AnswerBlock): string {
     const out = this.close();
     this.index++;
     this.open = kind;
     return out + sseEvent('content_block_start', { type: 'content_block_start', index: this.index, content_block: block });
   }
 
-  private delta(delta: Json): string {
+  private delta(delta: Extract<StreamEvent, { type: 'content_block_delta' }>['delta']): string {
     return sseEvent('content_block_delta', { type: 'content_block_delta', index: this.index, delta });
   }
 

@@ -1,18 +1,47 @@
 // The Responses client format: request → canonical, canonical → Response object and typed events.
-import type { ResponsesRequest } from '../../contract/responses.ts';
+import type { z } from 'zod';
+import type { ResponseObject, ResponsesOutputItem, ResponsesRequest, ResponsesStreamEvent, ResponsesUsage } from '../../contract/responses.ts';
 import { randomToken } from '../runtime/secrets.ts';
 import { errors, type GatewayError } from '../runtime/errors.ts';
 import { parseImageUrl } from './chat.ts';
 import type * as C from './canonical.ts';
 import { RESPONSES_FIELDS, droppedFields } from './request-fields.ts';
 
-type Json = Record<string, any>;
+type InputItem = Exclude<ResponsesRequest['input'], string>[number];
+type MessageItem = Extract<InputItem, { role: string }>;
+type InputTool = NonNullable<ResponsesRequest['tools']>[number];
+
+/**
+ * Narrows an input item to the described item of `type`. The contract's catch-all item (built-in
+ * tool calls, item references) never has a described type: its regex refuses those.
+ */
+const isItem = <T extends 'function_call' | 'function_call_output' | 'reasoning'>(item: InputItem, type: T): item is Extract<InputItem, { type: T }> =>
+  item.type === type;
+/** A message item: `type` is optional for messages only. */
+const isMessage = (item: InputItem): item is MessageItem => item.type === undefined || item.type === 'message';
+/** A function tool (built-in tools' types are never `function`: the contract's regex refuses it). */
+const isFunctionTool = (t: InputTool): t is Extract<InputTool, { type: 'function' }> => t.type === 'function';
+
+/** The output items this gateway writes: the contract's, with the fields it always sets. */
+type ContractItem = z.infer<typeof ResponsesOutputItem>;
+type UrlCitation = { type: 'url_citation'; url: string; title: string; start_index: number; end_index: number };
+type OutputText = Extract<Extract<ContractItem, { type: 'message' }>['content'][number], { type: 'output_text' }> & { annotations: UrlCitation[]; logprobs: [] };
+type MessageOut = Extract<ContractItem, { type: 'message' }> & { status: 'in_progress' | 'completed'; content: OutputText[] };
+type ReasoningOut = Extract<ContractItem, { type: 'reasoning' }> & { id: string; summary: { type: 'summary_text'; text: string }[]; encrypted_content?: string };
+type FunctionCallOut = Extract<ContractItem, { type: 'function_call' }> & { status: 'in_progress' | 'completed' };
+export type OutputItem = MessageOut | ReasoningOut | FunctionCallOut;
 
 /**
  * Where the output items of translated answers go, so that a client sending them back as
  * `item_reference` can be served without OpenAI's response storage (the item store, stores/items.ts).
  */
-export type RememberItems = (items: Json[]) => void;
+export type RememberItems = (items: OutputItem[]) => void;
+
+/**
+ * An item the store gave back: one `RememberItems` was given (the store types items as records).
+ * Output items are input items: sent back, they decode as their `item_reference` would.
+ */
+const rememberedItem = (item: Record<string, unknown> | undefined) => item as OutputItem | undefined;
 
 /** The kinds of output item this gateway makes, by their ids' prefix: messages, reasoning, function calls. */
 const ITEM_PREFIXES = ['msg', 'rs', 'fc'] as const;
@@ -27,7 +56,7 @@ const GENERATED_ITEM_ID = new RegExp(`^(${ITEM_PREFIXES.join('|')})_[0-9A-Za-z]{
 export function itemReferenceIds(body: ResponsesRequest): string[] {
   if (typeof body.input === 'string') return [];
   const ids = new Set<string>();
-  for (const item of body.input as Json[]) if (item.type === 'item_reference' && typeof item.id === 'string' && GENERATED_ITEM_ID.test(item.id)) ids.add(item.id);
+  for (const item of body.input) if (item.type === 'item_reference' && typeof item.id === 'string' && GENERATED_ITEM_ID.test(item.id)) ids.add(item.id);
   return [...ids];
 }
 
@@ -46,7 +75,7 @@ const ENC = { anthropic: 'mg1:a:', redacted: 'mg1:r:', gemini: 'mg1:g:' };
  */
 export type ResponsesDecoded = { request: C.Request; builtIns: string[]; nativeOnly: GatewayError | null };
 
-function contentParts(content: string | Json[], at: string, nativeOnly: (e: GatewayError) => void): C.Part[] {
+function contentParts(content: MessageItem['content'], at: string, nativeOnly: (e: GatewayError) => void): C.Part[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   return content.flatMap((p, j): C.Part[] => {
     switch (p.type) {
@@ -69,7 +98,7 @@ function contentParts(content: string | Json[], at: string, nativeOnly: (e: Gate
 }
 
 /** `referenced`: the items of the input's `item_reference`s that the item store still has. */
-export function responsesToCanonical(body: ResponsesRequest, referenced: ReadonlyMap<string, Json>): ResponsesDecoded {
+export function responsesToCanonical(body: ResponsesRequest, referenced: ReadonlyMap<string, Record<string, unknown>>): ResponsesDecoded {
   let nativeOnly: GatewayError | null = null;
   const needsNative = (e: GatewayError) => void (nativeOnly ??= e);
   const system: string[] = body.instructions ? [body.instructions] : [];
@@ -83,24 +112,25 @@ export function responsesToCanonical(body: ResponsesRequest, referenced: Readonl
   let pendingSignature: string | undefined;
   if (typeof body.input === 'string') push('user', [{ type: 'text', text: body.input }]);
   else {
-    body.input.forEach((raw, i) => {
-      let item = raw as Json;
+    body.input.forEach((sent, i) => {
+      let item: InputItem = sent;
       const at = `input[${i}]`;
-      if (item.type === 'item_reference') item = referenced.get(item.id) ?? item;
-      if (item.type === undefined || item.type === 'message') {
+      if (item.type === 'item_reference') item = (typeof item.id === 'string' ? rememberedItem(referenced.get(item.id)) : undefined) ?? item;
+      if (isMessage(item)) {
         if (item.role === 'system' || item.role === 'developer') {
           system.push(contentParts(item.content, `${at}.content`, needsNative).map((p) => (p.type === 'text' ? p.text : '')).join(''));
         } else push(item.role === 'assistant' ? 'assistant' : 'user', contentParts(item.content, `${at}.content`, needsNative));
-      } else if (item.type === 'function_call') {
+      } else if (isItem(item, 'function_call')) {
         names.set(item.call_id, item.name);
         push('assistant', [{ type: 'tool_call', id: item.call_id, name: item.name, arguments: item.arguments, thoughtSignature: pendingSignature }]);
         pendingSignature = undefined;
-      } else if (item.type === 'function_call_output') {
-        const text = typeof item.output === 'string' ? item.output : (item.output as Json[]).map((o) => o.text ?? '').join('');
+      } else if (isItem(item, 'function_call_output')) {
+        // An output part's `text` is not in the contract: joined as it is (join writes null and undefined as '').
+        const text = typeof item.output === 'string' ? item.output : item.output.map((o) => o.text ?? '').join('');
         push('user', [{ type: 'tool_result', toolCallId: item.call_id, name: names.get(item.call_id), content: [{ type: 'text', text }] }]);
-      } else if (item.type === 'reasoning') {
-        const enc: string = item.encrypted_content ?? '';
-        const text = (item.summary ?? []).map((s: Json) => s.text).join('');
+      } else if (isItem(item, 'reasoning')) {
+        const enc = item.encrypted_content ?? '';
+        const text = (item.summary ?? []).map((s) => s.text).join('');
         if (enc.startsWith(ENC.gemini)) pendingSignature = enc.slice(ENC.gemini.length);
         else if (enc.startsWith(ENC.redacted)) push('assistant', [{ type: 'reasoning', text: '', redactedData: enc.slice(ENC.redacted.length) }]);
         else push('assistant', [{ type: 'reasoning', text, signature: enc.startsWith(ENC.anthropic) ? enc.slice(ENC.anthropic.length) : undefined }]);
@@ -112,19 +142,21 @@ export function responsesToCanonical(body: ResponsesRequest, referenced: Readonl
   }
   const builtIns: string[] = [];
   const tools: C.Tool[] = [];
-  for (const t of (body.tools ?? []) as Json[]) {
-    if (t.type === 'function') tools.push({ name: t.name, description: t.description ?? undefined, parameters: t.parameters ?? { type: 'object', properties: {} } });
+  for (const t of body.tools ?? []) {
+    if (isFunctionTool(t)) tools.push({ name: t.name, description: t.description ?? undefined, parameters: t.parameters ?? { type: 'object', properties: {} } });
     else builtIns.push(t.type);
   }
-  const tc = body.tool_choice as Json | string | undefined;
-  const f = body.text?.format as Json | undefined;
+  const tc = body.tool_choice;
+  const f = body.text?.format;
   const dropped = droppedFields(body, RESPONSES_FIELDS);
   const request: C.Request = {
     model: body.model,
     system,
     messages,
     tools: tools.length ? tools : undefined,
-    toolChoice: tc === undefined ? undefined : typeof tc === 'string' ? (tc as C.ToolChoice) : tc.type === 'function' ? { name: tc.name } : 'auto',
+    // The contract's catch-all choice also takes `{type: 'function'}` without a name: `name` is then
+    // undefined, as it always was (the upstream refuses it); the cast keeps that.
+    toolChoice: tc === undefined ? undefined : typeof tc === 'string' ? tc : tc.type === 'function' ? { name: tc.name as string } : 'auto',
     parallelToolCalls: body.parallel_tool_calls,
     maxTokens: body.max_output_tokens,
     temperature: body.temperature,
@@ -145,7 +177,7 @@ export function responsesToCanonical(body: ResponsesRequest, referenced: Readonl
   return { request, builtIns, nativeOnly };
 }
 
-export function responsesUsage(u: C.Usage | null): Json | null {
+export function responsesUsage(u: C.Usage | null): z.infer<typeof ResponsesUsage> | null {
   if (!u) return null;
   return {
     input_tokens: u.inputTokens,
@@ -158,14 +190,14 @@ export function responsesUsage(u: C.Usage | null): Json | null {
 
 const itemId = (prefix: (typeof ITEM_PREFIXES)[number] | 'resp') => `${prefix}_${randomToken(ITEM_ID_CHARS)}`;
 
-function reasoningItem(p: C.ReasoningPart, id = itemId('rs')): Json {
-  const item: Json = { id, type: 'reasoning', summary: p.text ? [{ type: 'summary_text', text: p.text }] : [] };
+function reasoningItem(p: C.ReasoningPart, id = itemId('rs')): ReasoningOut {
+  const item: ReasoningOut = { id, type: 'reasoning', summary: p.text ? [{ type: 'summary_text', text: p.text }] : [] };
   if (p.redactedData) item.encrypted_content = ENC.redacted + p.redactedData;
   else if (p.signature) item.encrypted_content = ENC.anthropic + p.signature;
   return item;
 }
 
-function outputText(p: C.TextPart): Json {
+function outputText(p: C.TextPart): OutputText {
   return {
     type: 'output_text',
     text: p.text,
@@ -175,8 +207,8 @@ function outputText(p: C.TextPart): Json {
 }
 
 /** Finished output items, one message item for consecutive text. */
-export function outputItems(content: C.Response['content']): Json[] {
-  const out: Json[] = [];
+export function outputItems(content: C.Response['content']): OutputItem[] {
+  const out: OutputItem[] = [];
   for (const p of content) {
     const last = out[out.length - 1];
     if (p.type === 'text') {
@@ -191,14 +223,39 @@ export function outputItems(content: C.Response['content']): Json[] {
   return out;
 }
 
-function statusOf(r: C.FinishReason): { status: string; incomplete_details: Json | null } {
+type Outcome = { status: 'completed' | 'incomplete'; incomplete_details: { reason: 'max_output_tokens' | 'content_filter' } | null };
+
+function statusOf(r: C.FinishReason): Outcome {
   if (r === 'length') return { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } };
   if (r === 'content_filter' || r === 'refusal') return { status: 'incomplete', incomplete_details: { reason: 'content_filter' } };
   return { status: 'completed', incomplete_details: null };
 }
 
+/** The request's settings a response object echoes. */
+type Settings = Pick<ResponsesRequest, 'instructions' | 'max_output_tokens' | 'parallel_tool_calls' | 'reasoning' | 'temperature' | 'text' | 'tool_choice' | 'tools' | 'top_p'>;
+type SentReasoning = NonNullable<ResponsesRequest['reasoning']>;
+
+/** The response object this gateway writes: the contract's, with the echo of the request's settings. */
+type ResponseOut = z.infer<typeof ResponseObject> & {
+  instructions: string | null;
+  max_output_tokens: number | null;
+  output: OutputItem[];
+  parallel_tool_calls: boolean;
+  previous_response_id: null;
+  reasoning: { effort: NonNullable<SentReasoning['effort']> | null; summary: NonNullable<SentReasoning['summary']> | null };
+  store: false;
+  temperature: number | null;
+  text: { format: NonNullable<NonNullable<ResponsesRequest['text']>['format']> };
+  tool_choice: NonNullable<ResponsesRequest['tool_choice']>;
+  tools: NonNullable<ResponsesRequest['tools']>;
+  top_p: number | null;
+  truncation: 'disabled';
+  usage: z.infer<typeof ResponsesUsage> | null;
+  metadata: Record<string, never>;
+};
+
 /** The response object's echo of the request's settings. */
-export function responseShell(id: string, model: string, raw: Json, createdAt: number): Json {
+export function responseShell(id: string, model: string, raw: Settings, createdAt: number): ResponseOut {
   return {
     id,
     object: 'response',
@@ -225,7 +282,7 @@ export function responseShell(id: string, model: string, raw: Json, createdAt: n
   };
 }
 
-export function canonicalToResponse(r: C.Response, model: string, raw: Json, remember: RememberItems): Json {
+export function canonicalToResponse(r: C.Response, model: string, raw: Settings, remember: RememberItems): ResponseOut {
   const output = outputItems(r.content);
   remember(output);
   return {
@@ -236,7 +293,12 @@ export function canonicalToResponse(r: C.Response, model: string, raw: Json, rem
   };
 }
 
-export const responsesSse = (data: Json) => `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
+/** One SSE frame (the stream encoder's events are ResponsesStreamEvents; frames written around it only need a type). */
+export const responsesSse = (data: { type: string; [field: string]: unknown }) => `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
+
+type StreamEvent = z.infer<typeof ResponsesStreamEvent>;
+/** An event before its sequence number, which the encoder adds. */
+type Unnumbered<E> = E extends unknown ? { [K in keyof E as K extends 'sequence_number' ? never : K]: E[K] } : never;
 
 type Open =
   | { kind: 'message'; index: number; id: string; text: string; annotations: C.UrlCitation[] }
@@ -249,24 +311,25 @@ type Open =
  */
 export class ResponsesStreamEncoder {
   private seq = 0;
-  private readonly shell: Json;
+  private readonly shell: ResponseOut;
   private started = false;
   private open: Open | null = null;
-  private readonly items: Json[] = [];
+  private readonly items: OutputItem[] = [];
   private finish: C.FinishReason = 'stop';
   private usage: C.Usage | null = null;
   private pendingSignature: string | undefined;
 
   constructor(
     model: string,
-    raw: Json,
+    raw: Settings,
     private readonly remember: RememberItems,
   ) {
     this.shell = responseShell(itemId('resp'), model, raw, Math.floor(Date.now() / 1000));
   }
 
-  private ev(data: Json): string {
-    return responsesSse({ ...data, sequence_number: this.seq++ });
+  private ev(data: Unnumbered<StreamEvent>): string {
+    const event: StreamEvent = { ...data, sequence_number: this.seq++ };
+    return responsesSse(event);
   }
 
   private start(): string {
@@ -280,7 +343,7 @@ export class ResponsesStreamEncoder {
     if (!o) return '';
     this.open = null;
     let out = '';
-    let item: Json;
+    let item: OutputItem;
     if (o.kind === 'message') {
       const part = outputText({ type: 'text', text: o.text, annotations: o.annotations });
       out += this.ev({ type: 'response.output_text.done', item_id: o.id, output_index: o.index, content_index: 0, text: o.text, logprobs: [] });
@@ -301,7 +364,7 @@ export class ResponsesStreamEncoder {
     return out + this.ev({ type: 'response.output_item.done', output_index: o.index, item });
   }
 
-  private openItem(o: Open, item: Json): string {
+  private openItem(o: Open, item: OutputItem): string {
     const out = this.close();
     this.open = o;
     return out + this.ev({ type: 'response.output_item.added', output_index: o.index, item });
@@ -313,22 +376,24 @@ export class ResponsesStreamEncoder {
     switch (e.type) {
       case 'text': {
         if (!e.text) return out;
-        if (this.open?.kind !== 'message') {
+        let o = this.open;
+        if (o?.kind !== 'message') {
           const id = itemId('msg');
-          out += this.openItem({ kind: 'message', index, id, text: '', annotations: [] }, { id, type: 'message', status: 'in_progress', role: 'assistant', content: [] });
+          o = { kind: 'message', index, id, text: '', annotations: [] };
+          out += this.openItem(o, { id, type: 'message', status: 'in_progress', role: 'assistant', content: [] });
           out += this.ev({ type: 'response.content_part.added', item_id: id, output_index: index, content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } });
         }
-        const o = this.open as Open & { kind: 'message' };
         o.text += e.text;
         return out + this.ev({ type: 'response.output_text.delta', item_id: o.id, output_index: o.index, content_index: 0, delta: e.text, logprobs: [] });
       }
       case 'reasoning': {
-        if (this.open?.kind !== 'reasoning' || this.open.signature) {
+        let o = this.open;
+        if (o?.kind !== 'reasoning' || o.signature) {
           const id = itemId('rs');
-          out += this.openItem({ kind: 'reasoning', index, id, text: '' }, { id, type: 'reasoning', summary: [] });
+          o = { kind: 'reasoning', index, id, text: '' };
+          out += this.openItem(o, { id, type: 'reasoning', summary: [] });
           out += this.ev({ type: 'response.reasoning_summary_part.added', item_id: id, output_index: index, summary_index: 0, part: { type: 'summary_text', text: '' } });
         }
-        const o = this.open as Open & { kind: 'reasoning' };
         o.text += e.text;
         return out + this.ev({ type: 'response.reasoning_summary_text.delta', item_id: o.id, output_index: o.index, summary_index: 0, delta: e.text });
       }
@@ -341,7 +406,6 @@ export class ResponsesStreamEncoder {
       case 'reasoning_redacted': {
         const id = itemId('rs');
         out += this.openItem({ kind: 'reasoning', index, id, text: '' }, { id, type: 'reasoning', summary: [] });
-        (this.open as Open & { kind: 'reasoning' }).signature = undefined;
         this.open = null;
         const item = reasoningItem({ type: 'reasoning', text: '', redactedData: e.data }, id);
         this.items.push(item);
@@ -351,7 +415,7 @@ export class ResponsesStreamEncoder {
         out += this.close();
         let at = this.items.length;
         if (e.thoughtSignature) {
-          const item = { id: itemId('rs'), type: 'reasoning', summary: [], encrypted_content: ENC.gemini + e.thoughtSignature };
+          const item: ReasoningOut = { id: itemId('rs'), type: 'reasoning', summary: [], encrypted_content: ENC.gemini + e.thoughtSignature };
           out += this.ev({ type: 'response.output_item.added', output_index: at, item: { ...item } });
           this.items.push(item);
           out += this.ev({ type: 'response.output_item.done', output_index: at, item });
@@ -383,14 +447,14 @@ export class ResponsesStreamEncoder {
   end(): string {
     const out = this.start() + this.close();
     this.remember(this.items);
-    const response = { ...this.shell, ...statusOf(this.finish), output: this.items, usage: responsesUsage(this.usage) };
+    const response: ResponseOut = { ...this.shell, ...statusOf(this.finish), output: this.items, usage: responsesUsage(this.usage) };
     return out + this.ev({ type: response.status === 'completed' ? 'response.completed' : 'response.incomplete', response });
   }
 
   fail(err: GatewayError): string {
     const out = this.start();
     const e = err.toBody().error;
-    const response = { ...this.shell, status: 'failed', error: { code: e.code, message: e.message }, output: this.items, usage: responsesUsage(this.usage) };
+    const response: ResponseOut = { ...this.shell, status: 'failed', error: { code: e.code, message: e.message }, output: this.items, usage: responsesUsage(this.usage) };
     return out + this.ev({ type: 'error', code: e.code, message: e.message, param: e.param ?? null, error: e }) + this.ev({ type: 'response.failed', response });
   }
 

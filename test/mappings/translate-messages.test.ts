@@ -173,6 +173,13 @@ describe('messagesToCanonical', () => {
       param: 'messages[0].content[0].source',
       message: 'Image file ids can only be sent to Anthropic models.',
     });
+    // Inside a tool result too (it once became an image with neither media type nor data).
+    const toolResult = { type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'the chart:' }, { type: 'image', source: { type: 'file', file_id: 'file_2' } }] };
+    const call = { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'chart', input: {} }] };
+    expect(messagesToCanonical(parse({ messages: [...hi, call, { role: 'user', content: [toolResult] }] })).nativeOnly).toMatchObject({
+      param: 'messages[2].content[0].content[1].source',
+      message: 'Image file ids can only be sent to Anthropic models.',
+    });
     expect(messagesToCanonical(parse({ messages: [...hi, { role: 'system', content: [{ type: 'text', text: 'x' }, { type: 'search_result', source: 's', title: 't', content: [] }] }] })).nativeOnly).toMatchObject({
       param: 'messages[1].content',
     });

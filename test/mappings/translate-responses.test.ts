@@ -167,7 +167,7 @@ describe('responsesUsage', () => {
 });
 
 describe('canonicalToResponse', () => {
-  const raw = { instructions: 'Be terse.', max_output_tokens: 300, temperature: 0.5, reasoning: { effort: 'low' } };
+  const raw = { instructions: 'Be terse.', max_output_tokens: 300, temperature: 0.5, reasoning: { effort: 'low' as const } };
 
   it("a recorded Anthropic thinking answer: signed reasoning in encrypted_content, the client's settings echoed, items remembered", () => {
     const body = fixtureJson<AnthropicWire.Message>(`${ANTHROPIC}anthropic-clear-thinking.1.json`);

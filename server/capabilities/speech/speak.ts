@@ -35,7 +35,7 @@ type Prepared = { target: Target<'speech'>; family: SpeechFamily; input: SpeechI
 
 /**
  * The model's upstreams that can read this request: the voice is one of their family's, and the
- * text (tags included) is within the family's cap, if it has one (ElevenLabs). None: 400 naming the
+ * text (tags included) is within the family's cap, if it has one (family B: 4096 characters, spec 4.4). None: 400 naming the
  * valid voices, or the cap.
  */
 function prepare(services: CapabilityDeps, body: Body): { model: NonNullable<ReturnType<CapabilityDeps['catalog']['model']>>; prepared: Prepared[] } {
