@@ -144,6 +144,11 @@ export const MessagesRequest = z
         '`effort` maps to the other providers’ reasoning controls (reasoning_effort, thinking budgets) when the model reasons; ' +
           '`format` to their structured output (validated before it is returned).',
       ),
+    output_format: z
+      .looseObject({ type: z.literal('json_schema'), schema: JsonSchemaObject })
+      .nullable()
+      .optional()
+      .describe('The older spelling of `output_config.format` (beta `structured-outputs-2025-11-13`): translated the same way for every model.'),
     context_management: z
       .looseObject({ edits: z.array(z.looseObject({ type: z.string() })).optional() })
       .optional()
@@ -157,6 +162,18 @@ export const MessagesRequest = z
       'and named in the `X-Gateway-Warnings` response header. Image blocks pass through unchanged.',
   });
 export type MessagesRequest = z.infer<typeof MessagesRequest>;
+
+export const MessagesCountTokensRequest = MessagesRequest.omit({ max_tokens: true, stream: true }).meta({
+  id: 'MessagesCountTokensRequest',
+  description: 'A Messages request without `max_tokens` (and `stream`): the input tokens it would use are counted, nothing is generated.',
+});
+export type MessagesCountTokensRequest = z.infer<typeof MessagesCountTokensRequest>;
+/** What the Messages decoder reads: a generation's request, or a count's (no `max_tokens`). */
+export type MessagesInput = MessagesCountTokensRequest & Partial<Pick<MessagesRequest, 'max_tokens' | 'stream'>>;
+
+export const MessagesTokenCount = z
+  .looseObject({ input_tokens: z.number().int().nonnegative().describe('The input tokens of the request: messages, system prompt and tools.') })
+  .meta({ id: 'MessagesTokenCount' });
 
 export const MessagesStopReason = z
   .enum(['end_turn', 'max_tokens', 'stop_sequence', 'tool_use', 'pause_turn', 'refusal', 'model_context_window_exceeded'])

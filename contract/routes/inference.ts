@@ -7,11 +7,16 @@ import { EmbeddingsRequest, EmbeddingsResponse, ModerationRequest, ModerationRes
 import { ErrorBody, errorResponses, inferenceErrors, messagesErrors } from '../errors.ts';
 import { ImageGenerationRequest, ImagesResponse } from '../images.ts';
 import { GenerationTimeoutBody, Job, JobIdParams } from '../jobs.ts';
-import { MessagesRequest, MessagesResponse, MessagesStreamEvent } from '../messages.ts';
+import { MessagesCountTokensRequest, MessagesRequest, MessagesResponse, MessagesStreamEvent, MessagesTokenCount } from '../messages.ts';
 import { ResponseObject, ResponsesRequest, ResponsesStreamEvent } from '../responses.ts';
 import { c, meta } from './meta.ts';
 
 const jobErrors = errorResponses(401, 403, 404, 500);
+
+/** What native Anthropic clients send besides the body. */
+const anthropicHeaders = z.looseObject({
+  'anthropic-version': z.string().optional().describe('Date-formatted version string sent by native clients; accepted and ignored.'),
+});
 
 export const inferenceRoutes = c.router({
   chatCompletions: {
@@ -31,9 +36,7 @@ export const inferenceRoutes = c.router({
     method: 'POST',
     path: '/v1/messages',
     body: MessagesRequest,
-    headers: z.looseObject({
-      'anthropic-version': z.string().optional().describe('Date-formatted version string sent by native clients; accepted and ignored.'),
-    }),
+    headers: anthropicHeaders,
     responses: { 200: MessagesResponse, ...messagesErrors },
     summary: 'Create a message (Messages format)',
     description:
@@ -41,6 +44,20 @@ export const inferenceRoutes = c.router({
       '(natively on Anthropic, through the gateway’s own search elsewhere; stripped and named in `X-Gateway-Stripped-Tools` when unavailable). ' +
       'Response headers as for chat completions.',
     ...meta({ auth: 'bearer-or-x-api-key', tag: 'Text', stream: MessagesStreamEvent, errorEnvelope: 'anthropic' }),
+  },
+  messagesCountTokens: {
+    method: 'POST',
+    path: '/v1/messages/count_tokens',
+    body: MessagesCountTokensRequest,
+    headers: anthropicHeaders,
+    responses: { 200: MessagesTokenCount, ...messagesErrors },
+    summary: 'Count the input tokens of a Messages request',
+    description:
+      'For every text model. Where the model’s first upstream counts tokens (Anthropic `count_tokens`, Gemini `countTokens`, OpenAI ' +
+      '`responses/input_tokens`) it is asked, with the request translated as a generation would be; otherwise, or when it fails, the gateway ' +
+      'counts with the o200k_base tokenizer. `X-Gateway-Token-Count` says which: `upstream` or `estimate`. Rate-limited like any request ' +
+      '(requests per minute, plan gating); bills nothing and is not in the usage ledger.',
+    ...meta({ auth: 'bearer-or-x-api-key', tag: 'Text', errorEnvelope: 'anthropic' }),
   },
   responses: {
     method: 'POST',

@@ -74,4 +74,10 @@ export interface Billing {
   }): Promise<BillingTicket>;
   /** A ticket for a reservation made elsewhere (another instance, before a restart); settles only while it is held. */
   resume(reservation: Reservation): BillingTicket;
+  /**
+   * A request that bills nothing (token counting): the model's plan gate and the requests-per-minute
+   * windows, checked and counted like any request's; no quota held, nothing in the ledger. Returns
+   * the requests' rate-limit headers.
+   */
+  admit(ctx: { principal: Principal; model: string }): Promise<Record<string, string>>;
 }

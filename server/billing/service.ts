@@ -3,6 +3,7 @@ import { randomToken } from '../runtime/secrets.ts';
 import type { ResolvedConfig } from '../config/schema.ts';
 import { GatewayError, errors } from '../runtime/errors.ts';
 import type { Clock } from '../runtime/clock.ts';
+import type { Principal } from '../auth/principal.ts';
 import { CounterStoreUnavailableError, admitted, type AdmitResult, type CounterStore, type HoldSpec, type WindowSpec } from '../stores/index.ts';
 import type { Billing, BillingTicket, Reservation, UsageReport } from './hooks.ts';
 import { unitTokens } from '../config/billing-rules.ts';
@@ -53,16 +54,52 @@ export class QuotaBilling implements Billing {
   private readonly dayEndIso = lastFormatted(iso);
   private readonly nowIso = lastFormatted(iso);
 
-  async begin(ctx: Parameters<Billing['begin']>[0]): Promise<BillingTicket> {
-    const { principal } = ctx;
+  /** The caller's key, and its plan when the model is open to it; else the refusal. */
+  private gate(principal: Principal, modelId: string): { keyId: string; plan: ReturnType<typeof planOf> } {
     // Every billed request has a key (a grant's, for an app): the authentication layer keeps the
     // dashboard's session off inference routes, and this keeps any route from billing nobody.
     if (!principal.keyId) throw errors.unauthenticated('This endpoint takes an API key or an OAuth access token, not a sign-in session.', 'api_key_required');
-    const model = this.modelById(ctx.model);
+    const model = this.modelById(modelId);
     if (model?.premium && rankOf(this.config, principal.planId) < rankOf(this.config, model.required_plan)) {
-      throw errors.forbidden('model_requires_higher_plan', `The model '${ctx.model}' requires the '${model.required_plan}' plan or higher.`, 'model');
+      throw errors.forbidden('model_requires_higher_plan', `The model '${modelId}' requires the '${model.required_plan}' plan or higher.`, 'model');
     }
-    const plan = planOf(this.config, principal.planId);
+    return { keyId: principal.keyId, plan: planOf(this.config, principal.planId) };
+  }
+
+  /** The requests-per-minute windows of a call: the key's, and its user's where the plan sets one. */
+  private requestWindows(principal: Principal, keyId: string, plan: ReturnType<typeof planOf>): (WindowSpec & { scope: LimitScope })[] {
+    const windows: (WindowSpec & { scope: LimitScope })[] = [{ scope: 'key', key: rpmKey({ userId: principal.userId, keyId }), limit: plan.requests_per_minute, windowMs: 60_000 }];
+    if (plan.user_requests_per_minute !== undefined) windows.push({ scope: 'user', key: userRpmKey(principal.userId), limit: plan.user_requests_per_minute, windowMs: 60_000 });
+    return windows;
+  }
+
+  /** The requests' headers and the binding window (the one with the least left; of equals, the key's). */
+  private requestsLeft(windows: (WindowSpec & { scope: LimitScope })[], admission: AdmitResult) {
+    const left = windows.map((spec, i) => {
+      const w = admission.windows[i]!;
+      return { scope: spec.scope, limit: spec.limit, remaining: Math.max(0, spec.limit - w.value), resetAt: w.resetAt, allowed: w.allowed };
+    });
+    const binding = left.reduce((a, b) => (b.remaining < a.remaining ? b : a));
+    const headers: Record<string, string> = {
+      'x-ratelimit-limit-requests': String(binding.limit),
+      'x-ratelimit-remaining-requests': String(binding.remaining),
+      'x-ratelimit-reset-requests': this.rpmResetIso(binding.resetAt),
+    };
+    return { headers, refused: left.find((x) => !x.allowed) ?? null };
+  }
+
+  async admit(ctx: Parameters<Billing['admit']>[0]): Promise<Record<string, string>> {
+    const { keyId, plan } = this.gate(ctx.principal, ctx.model);
+    const now = this.clock.now();
+    const windows = this.requestWindows(ctx.principal, keyId, plan);
+    const { headers, refused } = this.requestsLeft(windows, await this.counters.admit(windows, [], now));
+    if (refused) throw rateLimited('rate_limit_exceeded', `Rate limit reached: ${refused.limit} requests per minute ${whose(refused.scope, plan.id)}.`, refused.limit, 0, refused.resetAt, now, headers, refused.scope);
+    return headers;
+  }
+
+  async begin(ctx: Parameters<Billing['begin']>[0]): Promise<BillingTicket> {
+    const { principal } = ctx;
+    const { keyId, plan } = this.gate(principal, ctx.model);
     const now = this.clock.now();
 
     // Requests per minute checked and counted, then the daily quota checked and the most this
@@ -70,15 +107,14 @@ export class QuotaBilling implements Billing {
     // the key and, where the plan limits it, for its user over all their keys and apps.
     const dayEnd = nextUtcMidnight(now);
     const amount = Math.ceil(ctx.reserveTokens * ctx.multiplier);
-    const owner = { userId: principal.userId, keyId: principal.keyId };
+    const owner = { userId: principal.userId, keyId };
     const key = quotaKey(owner, now);
     const id = `${ctx.requestId}:${randomToken(6)}`;
     const ttlMs = ctx.ttlMs ?? this.config.reservationTtlMs;
     const keepUntil = Math.max(dayEnd, now + (ctx.ttlMs ?? 0));
     // Each level's window and quota, the key's first; the user's where the plan sets them.
-    const windows: (WindowSpec & { scope: LimitScope })[] = [{ scope: 'key', key: rpmKey(owner), limit: plan.requests_per_minute, windowMs: 60_000 }];
+    const windows = this.requestWindows(principal, keyId, plan);
     const quotas: (HoldSpec & { scope: LimitScope })[] = [{ scope: 'key', key, id, amount, limit: plan.daily_tokens, ttlMs, keepUntil }];
-    if (plan.user_requests_per_minute !== undefined) windows.push({ scope: 'user', key: userRpmKey(principal.userId), limit: plan.user_requests_per_minute, windowMs: 60_000 });
     if (plan.user_daily_tokens !== undefined) quotas.push({ scope: 'user', key: userQuotaKey(principal.userId, now), id, amount, limit: plan.user_daily_tokens, ttlMs, keepUntil });
     let admission: AdmitResult;
     try {
@@ -93,11 +129,7 @@ export class QuotaBilling implements Billing {
     }
 
     // The headers name the binding level: the one with the least left (of equals, the key's).
-    const windowsLeft = windows.map((spec, i) => {
-      const w = admission.windows[i]!;
-      return { scope: spec.scope, limit: spec.limit, remaining: Math.max(0, spec.limit - w.value), resetAt: w.resetAt, allowed: w.allowed };
-    });
-    const requests = windowsLeft.reduce((a, b) => (b.remaining < a.remaining ? b : a));
+    const requests = this.requestsLeft(windows, admission);
     // What each quota held before this request: when a window refused, the quotas were not looked
     // at, so they are read now (a refusal only).
     const used = admission.quotas ? admission.quotas.map((q) => q.used) : await Promise.all(quotas.map((q) => this.counters.reserved(q.key, now).then((r) => r.settled + r.reserved)));
@@ -111,15 +143,13 @@ export class QuotaBilling implements Billing {
     }));
     const tokens = quotasLeft.reduce((a, b) => (b.remaining < a.remaining ? b : a));
     const headers: Record<string, string> = {
-      'x-ratelimit-limit-requests': String(requests.limit),
-      'x-ratelimit-remaining-requests': String(requests.remaining),
-      'x-ratelimit-reset-requests': this.rpmResetIso(requests.resetAt),
+      ...requests.headers,
       'x-ratelimit-limit-tokens': String(tokens.limit),
       'x-ratelimit-remaining-tokens': String(tokens.remaining),
       'x-ratelimit-reset-tokens': this.dayEndIso(dayEnd),
     };
     if (!ok) {
-      const w = windowsLeft.find((x) => !x.allowed);
+      const w = requests.refused;
       if (w) throw rateLimited('rate_limit_exceeded', `Rate limit reached: ${w.limit} requests per minute ${whose(w.scope, plan.id)}.`, w.limit, 0, w.resetAt, now, headers, w.scope);
       const q = quotasLeft.find((x) => !x.allowed)!;
       const remaining = Math.max(0, q.limit - q.before);
@@ -135,7 +165,7 @@ export class QuotaBilling implements Billing {
       );
     }
     const userKey = quotas.find((q) => q.scope === 'user')?.key ?? null;
-    const reservation: Reservation = { requestId: ctx.requestId, keyId: principal.keyId, userId: principal.userId, appId: principal.appId ?? null, model: ctx.model, multiplier: ctx.multiplier, key, userKey, id, dayEnd, amount };
+    const reservation: Reservation = { requestId: ctx.requestId, keyId, userId: principal.userId, appId: principal.appId ?? null, model: ctx.model, multiplier: ctx.multiplier, key, userKey, id, dayEnd, amount };
     return { headers, reservation, settle: this.settler(reservation, false) };
   }
 

@@ -28,6 +28,17 @@ export interface StreamDecoder {
   end(): C.StreamEvent[];
 }
 
+/** An upstream's own count of a request's input tokens (the gateway counts itself where there is none). */
+export interface TokenCounter {
+  /** The counting call for a request; `generation`: the call a generation would make (the client's body passed through, or translated). */
+  call(req: C.Request, ctx: CallContext, generation: HttpCall): HttpCall;
+  /** The input tokens in the counting answer, or null when it has none. */
+  read(answer: unknown): number | null;
+}
+
+/** A count as an upstream reported it: a whole number of tokens, or nothing usable. */
+export const tokenCountOf = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : null);
+
 /** A text-generation wire format: how to ask, how to read the answer, and what the upstream does itself. */
 export interface TextAdapter {
   format: TextFormat;
@@ -41,6 +52,8 @@ export interface TextAdapter {
   body(req: C.Request, ctx: CallContext): Record<string, unknown>;
   decode(body: unknown, ctx: CallContext): C.Response;
   streamDecoder(ctx: CallContext): StreamDecoder;
+  /** Where the upstream counts tokens itself. */
+  counter?: TokenCounter;
 }
 
 /** A translated request: the wire format's endpoint and body. */

@@ -1,6 +1,6 @@
 // The Messages client format: request → canonical, canonical → response and SSE events.
 import type { z } from 'zod';
-import type { MessagesContentBlock, MessagesRequest, MessagesResponse, MessagesStopReason, MessagesStreamEvent, MessagesUsage } from '../../contract/messages.ts';
+import type { MessagesContentBlock, MessagesInput, MessagesRequest, MessagesResponse, MessagesStopReason, MessagesStreamEvent, MessagesUsage } from '../../contract/messages.ts';
 import { randomToken } from '../runtime/secrets.ts';
 import { errors, type GatewayError } from '../runtime/errors.ts';
 import { budgetToEffort, parseJsonArgs } from './arguments-and-effort.ts';
@@ -95,7 +95,7 @@ const effortOf = (effort: NonNullable<MessagesRequest['output_config']>['effort'
  * `thinking` and `output_config.effort` → canonical reasoning. Explicit budgets are always sent;
  * adaptive thinking and a bare effort leave it to the model (Anthropic's default effort is high).
  */
-function reasoningOf(body: MessagesRequest): C.Request['reasoning'] {
+function reasoningOf(body: MessagesInput): C.Request['reasoning'] {
   const thinking = body.thinking;
   const effort = effortOf(body.output_config?.effort);
   switch (thinking?.type) {
@@ -121,7 +121,7 @@ export type DecodedMessages = {
   nativeOnly: GatewayError | null;
 };
 
-export function messagesToCanonical(body: MessagesRequest): DecodedMessages {
+export function messagesToCanonical(body: MessagesInput): DecodedMessages {
   const messages: C.Message[] = [];
   const system = body.system === undefined ? [] : typeof body.system === 'string' ? [body.system] : body.system.map((b) => b.text);
   const names = new Map<string, string>();
@@ -158,7 +158,8 @@ export function messagesToCanonical(body: MessagesRequest): DecodedMessages {
     else messages.push({ role: m.role, content: parts });
   });
   const tc = body.tool_choice;
-  const format = body.output_config?.format;
+  // `output_format` is the beta's older spelling of `output_config.format`, which wins when a client sends both.
+  const [format, formatParam] = body.output_config?.format ? [body.output_config.format, 'output_config.format'] : [body.output_format, 'output_format'];
   // Fields this decoder does not read reach only Anthropic models; the others name them.
   const dropped = droppedFields(body, MESSAGES_FIELDS);
   const untranslated = [...dropped.untranslated, ...seen.dropped];
@@ -178,7 +179,7 @@ export function messagesToCanonical(body: MessagesRequest): DecodedMessages {
     topK: body.top_k,
     stop: body.stop_sequences,
     reasoning: reasoningOf(body),
-    responseFormat: format ? { type: 'json_schema', name: 'output', schema: format.schema, param: 'output_config.format' } : undefined,
+    responseFormat: format ? { type: 'json_schema', name: 'output', schema: format.schema, param: formatParam } : undefined,
     stream: body.stream === true,
     user: body.metadata?.user_id ?? undefined,
     webSearch: body.tools?.some((t) => typeof t.type === 'string' && t.type.startsWith('web_search_')) ?? false,

@@ -26,12 +26,12 @@ export const CHAT_FIELDS: FieldSets = {
 
 /** Anthropic Messages (the `@anthropic-ai/sdk` MessageCreateParams, beta fields included). */
 export const MESSAGES_FIELDS: FieldSets = {
-  translated: set('model', 'messages', 'max_tokens', 'system', 'stream', 'temperature', 'top_p', 'top_k', 'stop_sequences', 'tools', 'tool_choice', 'thinking', 'output_config', 'metadata'),
+  translated: set('model', 'messages', 'max_tokens', 'system', 'stream', 'temperature', 'top_p', 'top_k', 'stop_sequences', 'tools', 'tool_choice', 'thinking', 'output_config', 'output_format', 'metadata'),
   // A caching hint: without Anthropic's cache it changes nothing (docs/translation.md).
   silent: set('cache_control'),
   known: set(
     'container', 'context_management', 'mcp_servers', 'service_tier', 'speed', 'inference_geo', 'diagnostics', 'user_profile_id', 'workspace_id',
-    'compaction', 'output_format', 'thread', 'fallbacks', 'billing_policy', 'fallback_credit_token',
+    'compaction', 'thread', 'fallbacks', 'billing_policy', 'fallback_credit_token',
   ),
 };
 

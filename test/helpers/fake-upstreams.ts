@@ -365,6 +365,18 @@ async function route(path: string, body: Json, req: IncomingMessage, res: Server
     res.writeHead(200, { 'content-type': 'application/json' });
     return res.end(JSON.stringify({ embeddings: body.requests.map((r: Json, i: number) => ({ values: [0.25 * (i + 1), -0.5, 1.5, r.content.parts[0].text.length] })) }));
   }
+  // Token counts, each vendor's own shape: a fixed base per vendor plus the number of messages or
+  // contents counted, so a test knows which upstream counted and what it was sent.
+  const countAt = /\/models\/([^:]+):countTokens$/.exec(path);
+  if (path.endsWith('/messages/count_tokens') || path.endsWith('/responses/input_tokens') || countAt) {
+    const model: string = countAt ? decodeURIComponent(countAt[1]!) : body.model;
+    const vendor = countAt ? 'gemini' : path.endsWith('/input_tokens') ? 'openai' : 'anthropic';
+    if (await failures(model, res, vendor)) return;
+    res.writeHead(200, { 'content-type': 'application/json' });
+    if (vendor === 'gemini') return res.end(JSON.stringify({ totalTokens: 2000 + body.generateContentRequest.contents.length, promptTokensDetails: [{ modality: 'TEXT', tokenCount: 2000 }] }));
+    if (vendor === 'openai') return res.end(JSON.stringify({ object: 'response.input_tokens', input_tokens: 3000 + body.input.length }));
+    return res.end(JSON.stringify({ input_tokens: 1000 + body.messages.length }));
+  }
   if (path.startsWith('/search?')) {
     // A SearXNG instance's JSON API.
     const q = new URL(path, 'http://x').searchParams;
@@ -413,7 +425,7 @@ async function route(path: string, body: Json, req: IncomingMessage, res: Server
     if (await failures(model, res, 'anthropic')) return;
     const tools = (body.tools ?? []).map((t: Json) => t.name);
     const forcedJson = body.tool_choice?.type === 'tool' && body.tool_choice.name === 'json_response';
-    let script = decide(model, forcedJson ? [] : tools.filter((n: string) => n !== 'web_search'), anthropicToolResult(body), forcedJson || body.output_config?.format?.type === 'json_schema', body.max_tokens, body);
+    let script = decide(model, forcedJson ? [] : tools.filter((n: string) => n !== 'web_search'), anthropicToolResult(body), forcedJson || body.output_config?.format?.type === 'json_schema' || body.output_format?.type === 'json_schema', body.max_tokens, body);
     if ((body.tools ?? []).some((t: Json) => String(t.type).startsWith('web_search_'))) script = { serverSearch: true, finish: 'stop', usage: { input: 2000, output: 40 } };
     if (forcedJson && script !== 'fixture') script = { toolCall: { id: 'x', name: 'json_response', args: JSON.parse(script.text!) }, finish: 'tool', usage: script.usage };
     if (!body.stream) {

@@ -156,6 +156,34 @@ describe('effort and output format', () => {
     await expect(an.messages.create({ ...params, model: `${p}-badjson` })).rejects.toMatchObject({ status: 502, error: { type: 'error', error: { code: 'invalid_structured_output', param: 'output_config.format' } } });
   });
 
+  // The SDK of today rewrites `output_format` into `output_config.format` itself; older SDKs and
+  // clients of the beta send it as it is.
+  const betaMessage = (model: string) =>
+    t.gw.fetch('/v1/messages?beta=true', {
+      method: 'POST',
+      key: t.key,
+      headers: { 'anthropic-beta': 'structured-outputs-2025-11-13' },
+      json: { model, max_tokens: 200, messages: [{ role: 'user', content: 'Answer' }], output_format: { type: 'json_schema', schema } },
+    });
+  it.each(['openai', 'compat', 'gemini'] as const)('the beta output_format (the older spelling) → the same structured output on %s, validated', async (p) => {
+    const res = await betaMessage(`${p}-text`);
+    expect(res.status).toBe(200);
+    const r = (await res.json()) as Anthropic.Message;
+    expect(JSON.parse((r.content[0] as Anthropic.TextBlock).text)).toEqual({ answer: '42', confidence: 0.9 });
+    const sent = lastUpstream().body;
+    if (p === 'gemini') expect(sent.generationConfig).toMatchObject({ responseMimeType: 'application/json', responseJsonSchema: schema });
+    else expect(sent.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'output', schema } });
+    const bad = await betaMessage(`${p}-badjson`);
+    expect(bad.status).toBe(502);
+    expect(await bad.json()).toMatchObject({ type: 'error', error: { code: 'invalid_structured_output', param: 'output_format' } });
+  });
+
+  it('the beta output_format reaches an Anthropic model as sent, with its beta header', async () => {
+    expect((await betaMessage('anthropic-text')).status).toBe(200);
+    expect(lastUpstream().body.output_format).toEqual({ type: 'json_schema', schema });
+    expect(lastUpstream().headers['anthropic-beta']).toBe('structured-outputs-2025-11-13');
+  });
+
   it('chat reasoning_effort reaches Claude 4.7 as adaptive thinking with an effort, older Claude as a budget', async () => {
     const oa = new OpenAI({ baseURL: `${t.gw.url}/v1`, apiKey: t.key, maxRetries: 0 });
     await oa.chat.completions.create({ model: 'claude-opus-4-7', messages: [{ role: 'user', content: 'Hi' }], reasoning_effort: 'high', max_tokens: 1000 });

@@ -40,6 +40,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/messages/count_tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Count the input tokens of a Messages request
+         * @description For every text model. Where the model’s first upstream counts tokens (Anthropic `count_tokens`, Gemini `countTokens`, OpenAI `responses/input_tokens`) it is asked, with the request translated as a generation would be; otherwise, or when it fails, the gateway counts with the o200k_base tokenizer. `X-Gateway-Token-Count` says which: `upstream` or `estimate`. Rate-limited like any request (requests per minute, plan gating); bills nothing and is not in the usage ledger.
+         */
+        post: operations["messagesCountTokens"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/responses": {
         parameters: {
             query?: never;
@@ -1595,6 +1615,14 @@ export type components = {
             } & {
                 [key: string]: unknown;
             };
+            /** @description The older spelling of `output_config.format` (beta `structured-outputs-2025-11-13`): translated the same way for every model. */
+            output_format?: ({
+                /** @enum {string} */
+                type: "json_schema";
+                schema: components["schemas"]["JsonSchema"];
+            } & {
+                [key: string]: unknown;
+            }) | null;
             /** @description Applied by Anthropic models; dropped for the others and named in `X-Gateway-Warnings`. */
             context_management?: {
                 edits?: ({
@@ -1702,6 +1730,99 @@ export type components = {
         });
         /** @enum {string|null} */
         MessagesEffort: "low" | "medium" | "high" | "xhigh" | "max" | null;
+        MessagesTokenCount: {
+            /** @description The input tokens of the request: messages, system prompt and tools. */
+            input_tokens: number;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A Messages request without `max_tokens` (and `stream`): the input tokens it would use are counted, nothing is generated. */
+        MessagesCountTokensRequest: {
+            model: string;
+            messages: components["schemas"]["MessagesMessage"][];
+            system?: string | ({
+                /** @enum {string} */
+                type: "text";
+                text: string;
+                cache_control?: ({
+                    /** @enum {string} */
+                    type: "ephemeral";
+                    ttl?: string;
+                } & {
+                    [key: string]: unknown;
+                }) | null;
+            } & {
+                [key: string]: unknown;
+            })[];
+            temperature?: number;
+            top_p?: number;
+            top_k?: number;
+            stop_sequences?: string[];
+            tools?: components["schemas"]["MessagesTool"][];
+            tool_choice?: components["schemas"]["MessagesToolChoice"];
+            thinking?: ({
+                /** @enum {string} */
+                type: "enabled";
+                budget_tokens: number;
+            } & {
+                [key: string]: unknown;
+            }) | ({
+                /** @enum {string} */
+                type: "disabled";
+            } & {
+                [key: string]: unknown;
+            }) | ({
+                /** @enum {string} */
+                type: "adaptive";
+                /** @enum {string|null} */
+                display?: "summarized" | "omitted" | null;
+            } & {
+                [key: string]: unknown;
+            }) | ({
+                /** @enum {string} */
+                type: "between_tools";
+            } & {
+                [key: string]: unknown;
+            });
+            /** @description `effort` maps to the other providers’ reasoning controls (reasoning_effort, thinking budgets) when the model reasons; `format` to their structured output (validated before it is returned). */
+            output_config?: {
+                effort?: components["schemas"]["MessagesEffort"];
+                format?: ({
+                    /** @enum {string} */
+                    type: "json_schema";
+                    schema: components["schemas"]["JsonSchema"];
+                } & {
+                    [key: string]: unknown;
+                }) | null;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description The older spelling of `output_config.format` (beta `structured-outputs-2025-11-13`): translated the same way for every model. */
+            output_format?: ({
+                /** @enum {string} */
+                type: "json_schema";
+                schema: components["schemas"]["JsonSchema"];
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            /** @description Applied by Anthropic models; dropped for the others and named in `X-Gateway-Warnings`. */
+            context_management?: {
+                edits?: ({
+                    type: string;
+                } & {
+                    [key: string]: unknown;
+                })[];
+            } & {
+                [key: string]: unknown;
+            };
+            metadata?: {
+                user_id?: string | null;
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
         Response: {
             id: string;
             /** @enum {string} */
@@ -3253,6 +3374,132 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["MessagesResponse"];
                     "text/event-stream": components["schemas"]["MessagesStreamEvent"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessagesErrorBody"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessagesErrorBody"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessagesErrorBody"];
+                };
+            };
+            /** @description Payload too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessagesErrorBody"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessagesErrorBody"];
+                };
+            };
+            /** @description Rate limit, daily quota or job cap exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessagesRateLimitErrorBody"];
+                };
+            };
+            /** @description Request headers too large (16 KiB in all) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessagesErrorBody"];
+                };
+            };
+            /** @description All upstream providers failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessagesErrorBody"];
+                };
+            };
+            /** @description Upstream providers unavailable, or a store the gateway needs (database, counter store) is unreachable: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessagesErrorBody"];
+                };
+            };
+            /** @description A long generation outlived the connection */
+            524: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessagesErrorBody"];
+                };
+            };
+        };
+    };
+    messagesCountTokens: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Date-formatted version string sent by native clients; accepted and ignored. */
+                "anthropic-version"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MessagesCountTokensRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessagesTokenCount"];
                 };
             };
             /** @description Invalid request */

@@ -49,7 +49,7 @@ function callContext(call: TextCall, target: Target, services: CapabilityDeps): 
   };
 }
 
-const isNative = (call: TextCall, target: Target) => target.adapter.format === call.format.native;
+export const isNative = (call: TextCall, target: Target) => target.adapter.format === call.format.native;
 
 /**
  * Who runs the web search a request asks for on this target: the upstream (the request passes
@@ -75,7 +75,7 @@ function strippedTools(call: TextCall, target: Target, services: CapabilityDeps)
  */
 const searchesByDefinition = (call: TextCall) => !!call.request.webSearch && call.format.endpoint === 'chat';
 
-function upstreamRequest(call: TextCall, target: Target, services: CapabilityDeps, prepared: C.Request) {
+export function upstreamRequest(call: TextCall, target: Target, services: CapabilityDeps, prepared: C.Request) {
   const ctx = callContext(call, target, services);
   if (isNative(call, target)) {
     const where = target.adapter.endpoint({ ...prepared, model: target.upstreamModel }, ctx);

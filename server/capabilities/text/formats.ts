@@ -3,7 +3,7 @@
 // request, the built-in tools asked for, and the codec that writes this request's answers.
 import type { z } from 'zod';
 import { chatStrippedFields, type ChatCompletionRequest } from '../../../contract/chat.ts';
-import type { MessagesRequest } from '../../../contract/messages.ts';
+import type { MessagesInput } from '../../../contract/messages.ts';
 import { responsesStrippedFields, type ResponsesRequest } from '../../../contract/responses.ts';
 import { randomToken } from '../../runtime/secrets.ts';
 import type { GatewayError } from '../../runtime/errors.ts';
@@ -55,6 +55,8 @@ export type ClientFormat<Body> = {
   /** The upstream format this endpoint passes through untranslated. */
   native: TextFormat;
   decode(body: Body, ctx: DecodeContext): Promise<DecodedText>;
+  /** A count of the request's input tokens, in this format's answer shape (formats with a counting route). */
+  tokenCount?(inputTokens: number): Readonly<Record<string, unknown>>;
 };
 
 const header = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
@@ -109,9 +111,10 @@ export const chatFormat: ClientFormat<z.infer<typeof ChatCompletionRequest>> = {
 };
 
 /** Messages. Anthropic's version and beta flags reach an Anthropic upstream. */
-export const messagesFormat: ClientFormat<MessagesRequest> = {
+export const messagesFormat: ClientFormat<MessagesInput> = {
   endpoint: 'messages',
   native: 'anthropic',
+  tokenCount: (inputTokens) => ({ input_tokens: inputTokens }),
   async decode(body, { headers }) {
     const { request, nativeOnly } = messagesToCanonical(body);
     const raw = asJson(body);

@@ -2,6 +2,7 @@
 // Responses, each decoded by its client format (formats.ts) and run by the one engine (engine.ts).
 import type { CallInfo, CapabilityDescriptor } from '../descriptor.ts';
 import type { CapabilityDeps } from '../deps.ts';
+import { countTokens } from './count-tokens.ts';
 import { runText } from './engine.ts';
 import { chatFormat, messagesFormat, responsesFormat, type ClientFormat } from './formats.ts';
 
@@ -15,6 +16,7 @@ export const textCapability: CapabilityDescriptor = {
   routes: {
     chatCompletions: { capability: 'chat', run: (deps, { body }, call) => run(chatFormat, deps, body, call) },
     messages: { capability: 'messages', run: (deps, { body }, call) => run(messagesFormat, deps, body, call) },
+    messagesCountTokens: { capability: 'messages', run: (deps, { body }, call) => countTokens(messagesFormat, deps, body, call) },
     responses: { capability: 'responses', run: (deps, { body }, call) => run(responsesFormat, deps, body, call) },
   },
 };

@@ -2,7 +2,7 @@
 import { randomToken } from '../../runtime/secrets.ts';
 import { systemMessageText } from '../../translate/canonical.ts';
 import type * as C from '../../translate/canonical.ts';
-import { UnsupportedContentError, type CallContext, type StreamDecoder, type TextAdapter } from '../types.ts';
+import { UnsupportedContentError, tokenCountOf, type CallContext, type StreamDecoder, type TextAdapter, type TokenCounter } from '../types.ts';
 import { UpstreamStreamError } from '../../upstream/errors.ts';
 import { budgetToEffort, parseJsonArgs, reasoningBudget } from '../../translate/arguments-and-effort.ts';
 import { vendorTarget } from '../vendor-client.ts';
@@ -277,6 +277,18 @@ export class MessagesStreamDecoder implements StreamDecoder {
   }
 }
 
+/** What Anthropic's count_tokens takes of a Messages body (it refuses the generation-only fields). */
+const COUNTED_FIELDS = ['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'output_config', 'output_format', 'mcp_servers', 'context_management', 'cache_control', 'speed'];
+
+/** `POST /messages/count_tokens` with the generation's body, its counted fields only. */
+export const anthropicCounter: TokenCounter = {
+  call: (_req, ctx, generation) => ({
+    ...vendorTarget(anthropicClient, ctx.provider, '/messages/count_tokens', ctx.clientHeaders),
+    body: Object.fromEntries(COUNTED_FIELDS.filter((f) => generation.body[f] !== undefined).map((f) => [f, generation.body[f]])),
+  }),
+  read: (answer) => tokenCountOf(asWire<W.TokenCount | null>(answer)?.input_tokens),
+};
+
 export const anthropicMessages: TextAdapter = {
   format: 'anthropic',
   // Its web_search server tool (encodeMessagesBody).
@@ -285,4 +297,5 @@ export const anthropicMessages: TextAdapter = {
   body: encodeMessagesBody,
   decode: (body) => decodeMessagesResponse(asWire<W.Message>(body)),
   streamDecoder: () => new MessagesStreamDecoder(),
+  counter: anthropicCounter,
 };

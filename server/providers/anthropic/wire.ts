@@ -89,3 +89,6 @@ export type Request = {
   metadata?: { user_id: string };
   stream?: true;
 };
+
+/** The answer of `POST /messages/count_tokens`. */
+export type TokenCount = { input_tokens?: number };

@@ -2,7 +2,7 @@
 import { randomToken } from '../../runtime/secrets.ts';
 import { ResponseAccumulator, systemMessagesAsUserText } from '../../translate/canonical.ts';
 import type * as C from '../../translate/canonical.ts';
-import { type StreamDecoder, type TextAdapter } from '../types.ts';
+import { tokenCountOf, type StreamDecoder, type TextAdapter, type TokenCounter } from '../types.ts';
 import { UpstreamStreamError } from '../../upstream/errors.ts';
 import { parseJsonArgs, reasoningBudget } from '../../translate/arguments-and-effort.ts';
 import { vendorTarget } from '../vendor-client.ts';
@@ -190,6 +190,18 @@ export class GenerateContentStreamDecoder implements StreamDecoder {
   }
 }
 
+/**
+ * `POST /models/{model}:countTokens` with the generation's whole request as `generateContentRequest`
+ * (system instruction, tools and config included in the count, as a generation would send them).
+ */
+export const geminiCounter: TokenCounter = {
+  call: (req, ctx, generation) => ({
+    ...vendorTarget(geminiClient, ctx.provider, modelPath(req.model, 'countTokens')),
+    body: { generateContentRequest: { model: `models/${req.model}`, ...generation.body } },
+  }),
+  read: (answer) => tokenCountOf(asWire<W.CountTokensResponse | null>(answer)?.totalTokens),
+};
+
 export const geminiGenerateContent: TextAdapter = {
   format: 'gemini',
   nativeWebSearch: false,
@@ -199,4 +211,5 @@ export const geminiGenerateContent: TextAdapter = {
   body: encodeGenerateContentBody,
   decode: (body) => decodeGenerateContentResponse(asWire<W.GenerateContentResponse>(body)),
   streamDecoder: () => new GenerateContentStreamDecoder(),
+  counter: geminiCounter,
 };

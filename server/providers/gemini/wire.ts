@@ -100,3 +100,6 @@ export type GenerateContentRequest = {
   toolConfig?: { functionCallingConfig: { mode: string; allowedFunctionNames?: string[] } };
   generationConfig?: GenerationConfig;
 };
+
+/** The answer of `models/{model}:countTokens`. */
+export type CountTokensResponse = { totalTokens?: number; cachedContentTokenCount?: number };

@@ -5,15 +5,19 @@ import { openAiChat } from './chat.ts';
 import { openaiClient } from './client.ts';
 import { openAiEmbeddings } from './embeddings.ts';
 import { openAiImages } from './images.ts';
+import { openAiInputTokens } from './input-tokens.ts';
 import { openAiModeration } from './moderation.ts';
 import { openAiResponses } from './responses.ts';
 import { openAiSpeech } from './speech.ts';
 import { openAiTranscription } from './transcription.ts';
 
+// OpenAI counts input tokens itself; the same adapters on other OpenAI-wire servers do not.
+const chat = { ...openAiChat, counter: openAiInputTokens };
+
 export const openai: VendorManifest = {
   type: 'openai',
   client: openaiClient,
-  adapters: { chat: openAiChat, messages: openAiChat, responses: openAiResponses, embeddings: openAiEmbeddings, moderation: openAiModeration, images: openAiImages, speech: openAiSpeech, transcription: openAiTranscription },
+  adapters: { chat, messages: chat, responses: { ...openAiResponses, counter: openAiInputTokens }, embeddings: openAiEmbeddings, moderation: openAiModeration, images: openAiImages, speech: openAiSpeech, transcription: openAiTranscription },
   catalogVendor: 'openai',
   builtins: [
     {

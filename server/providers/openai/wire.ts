@@ -146,3 +146,26 @@ export type Images = {
   output_format?: string;
   usage?: ImagesUsage;
 };
+
+// ---- Input-token counts (providers/openai/input-tokens.ts) ----------------------------------------
+
+export type InputContent = { type: 'input_text'; text: string } | { type: 'input_image'; image_url: string; detail: string };
+
+export type InputItem =
+  | { role: 'user' | 'system' | 'developer'; content: string | InputContent[] }
+  | { role: 'assistant'; content: string }
+  | { type: 'function_call'; call_id: string; name: string; arguments: string }
+  | { type: 'function_call_output'; call_id: string; output: string };
+
+/** The body of `POST /responses/input_tokens`: a Responses request's input side. */
+export type InputTokensRequest = {
+  model: string;
+  input: InputItem[];
+  instructions?: string;
+  tools?: { type: 'function'; name: string; description?: string; parameters: unknown; strict: false }[];
+  tool_choice?: string | { type: 'function'; name: string };
+  text?: { format: { type: 'json_schema'; name: string; schema: unknown; strict?: boolean } | { type: 'json_object' } };
+};
+
+/** Its answer. */
+export type InputTokens = { object?: 'response.input_tokens'; input_tokens?: number };
