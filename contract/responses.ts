@@ -137,6 +137,18 @@ export const ResponsesRequest = z
   });
 export type ResponsesRequest = z.infer<typeof ResponsesRequest>;
 
+export const ResponsesInputTokensRequest = ResponsesRequest.omit({ stream: true }).meta({
+  id: 'ResponsesInputTokensRequest',
+  description: 'A Responses request (without `stream`): the input tokens it would use are counted, nothing is generated.',
+});
+
+export const ResponsesInputTokens = z
+  .looseObject({
+    object: z.literal('response.input_tokens'),
+    input_tokens: z.number().int().nonnegative().describe('The input tokens of the request: input items, instructions and tools.'),
+  })
+  .meta({ id: 'ResponsesInputTokens' });
+
 export const ResponsesUsage = z
   .looseObject({
     input_tokens: z.number().int(),

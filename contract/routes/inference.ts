@@ -8,7 +8,7 @@ import { ErrorBody, errorResponses, inferenceErrors, messagesErrors } from '../e
 import { ImageGenerationRequest, ImagesResponse } from '../images.ts';
 import { GenerationTimeoutBody, Job, JobIdParams } from '../jobs.ts';
 import { MessagesCountTokensRequest, MessagesRequest, MessagesResponse, MessagesStreamEvent, MessagesTokenCount } from '../messages.ts';
-import { ResponseObject, ResponsesRequest, ResponsesStreamEvent } from '../responses.ts';
+import { ResponseObject, ResponsesInputTokens, ResponsesInputTokensRequest, ResponsesRequest, ResponsesStreamEvent } from '../responses.ts';
 import { c, meta } from './meta.ts';
 
 const jobErrors = errorResponses(401, 403, 404, 500);
@@ -72,6 +72,17 @@ export const inferenceRoutes = c.router({
       'to stored items need an OpenAI model (400 otherwise); references to items this gateway generated are resolved for an hour. ' +
       'Response headers as for chat completions.',
     ...meta({ auth: 'bearer', tag: 'Text', stream: ResponsesStreamEvent }),
+  },
+  responsesInputTokens: {
+    method: 'POST',
+    path: '/v1/responses/input_tokens',
+    body: ResponsesInputTokensRequest,
+    responses: { 200: ResponsesInputTokens, ...inferenceErrors },
+    summary: 'Count the input tokens of a Responses request',
+    description:
+      'For every text model, counted as for `POST /v1/messages/count_tokens` (the model’s first upstream where it counts, passed through to ' +
+      'OpenAI; else the gateway’s o200k_base tokenizer); `X-Gateway-Token-Count` says which. Rate-limited like any request; bills nothing.',
+    ...meta({ auth: 'bearer', tag: 'Text' }),
   },
   imageGenerations: {
     method: 'POST',

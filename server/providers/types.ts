@@ -30,11 +30,18 @@ export interface StreamDecoder {
 
 /** An upstream's own count of a request's input tokens (the gateway counts itself where there is none). */
 export interface TokenCounter {
-  /** The counting call for a request; `generation`: the call a generation would make (the client's body passed through, or translated). */
-  call(req: C.Request, ctx: CallContext, generation: HttpCall): HttpCall;
+  /**
+   * The counting call for a request. `generation`: the call a generation would make, and whether it
+   * passes the client's own body through (`native`) or was translated.
+   */
+  call(req: C.Request, ctx: CallContext, generation: { http: HttpCall; native: boolean }): HttpCall;
   /** The input tokens in the counting answer, or null when it has none. */
   read(answer: unknown): number | null;
 }
+
+/** The fields of `body` among `fields` (those it has), in `fields`' order. */
+export const pickFields = (body: Record<string, unknown>, fields: readonly string[]): Record<string, unknown> =>
+  Object.fromEntries(fields.filter((f) => body[f] !== undefined).map((f) => [f, body[f]]));
 
 /** A count as an upstream reported it: a whole number of tokens, or nothing usable. */
 export const tokenCountOf = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : null);

@@ -3,6 +3,7 @@
 // the request as a generation would send it there), the gateway's tokenizer elsewhere, said in
 // X-Gateway-Token-Count; admitted like any request and billed nowhere.
 import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTextGateway } from '../helpers/text-gateway.ts';
 
@@ -78,6 +79,39 @@ describe('counted by the upstream', () => {
   it('the beta client (`?beta=true`) is answered the same', async () => {
     const r = await an.beta.messages.countTokens({ model: 'anthropic-text', messages: [{ role: 'user', content: 'Hi' }], betas: ['token-counting-2024-11-01'] });
     expect(r.input_tokens).toBe(1001);
+  });
+});
+
+describe('POST /v1/responses/input_tokens (the openai SDK’s responses.inputTokens.count)', () => {
+  const input = [
+    { role: 'user' as const, content: 'Hello, world!' },
+    { type: 'function_call' as const, call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' },
+    { type: 'function_call_output' as const, call_id: 'call_1', output: 'Sunny' },
+  ];
+  const tools = [{ type: 'function' as const, name: 'get_weather', description: 'The weather of a city', parameters: schema, strict: false }];
+  const countIn = async (model: string) => {
+    const oa = new OpenAI({ baseURL: `${t.gw.url}/v1`, apiKey: t.key, maxRetries: 0 });
+    const { data, response } = await oa.responses.inputTokens.count({ model, input, instructions: 'You are terse.', tools }).withResponse();
+    return { data, source: response.headers.get('x-gateway-token-count'), upstream: response.headers.get('x-gateway-upstream') };
+  };
+
+  it('OpenAI: the client’s own body passed through, the model the upstream one', async () => {
+    expect(await countIn('openai-text')).toEqual({ data: { object: 'response.input_tokens', input_tokens: 3003 }, source: 'upstream', upstream: 'openai' });
+    expect(lastUpstream().path).toBe('/v1/responses/input_tokens');
+    expect(lastUpstream().body).toEqual({ model: 'text-model', input, instructions: 'You are terse.', tools });
+  });
+
+  it('Anthropic: translated to count_tokens', async () => {
+    expect(await countIn('anthropic-text')).toEqual({ data: { object: 'response.input_tokens', input_tokens: 1003 }, source: 'upstream', upstream: 'anthropic' });
+    expect(lastUpstream().body).toMatchObject({ model: 'text-model', system: 'You are terse.', tools: [{ name: 'get_weather', description: 'The weather of a city', input_schema: schema }] });
+    expect(lastUpstream().body).not.toHaveProperty('max_tokens');
+  });
+
+  it('an OpenAI-compatible server: estimated by the gateway', async () => {
+    // 3 a request; system 3 + 4; the message 3 + 4; the call 3 + 2 (name) + 5 (arguments); its result 3 + 1; the tool 2 + 5 + 19.
+    const r = await countIn('compat-text');
+    expect(r).toMatchObject({ source: 'estimate', upstream: null });
+    expect(r.data.input_tokens).toBe(57);
   });
 });
 

@@ -80,6 +80,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/responses/input_tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Count the input tokens of a Responses request
+         * @description For every text model, counted as for `POST /v1/messages/count_tokens` (the model’s first upstream where it counts, passed through to OpenAI; else the gateway’s o200k_base tokenizer); `X-Gateway-Token-Count` says which. Rate-limited like any request; bills nothing.
+         */
+        post: operations["responsesInputTokens"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/images/generations": {
         parameters: {
             query?: never;
@@ -2269,6 +2289,55 @@ export type components = {
         } & {
             [key: string]: unknown;
         });
+        ResponsesInputTokens: {
+            /** @enum {string} */
+            object: "response.input_tokens";
+            /** @description The input tokens of the request: input items, instructions and tools. */
+            input_tokens: number;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A Responses request (without `stream`): the input tokens it would use are counted, nothing is generated. */
+        ResponsesInputTokensRequest: {
+            model: string;
+            input: string | components["schemas"]["ResponsesInputItem"][];
+            instructions?: string | null;
+            tools?: components["schemas"]["ResponsesTool"][];
+            tool_choice?: ("auto" | "none" | "required") | ({
+                /** @enum {string} */
+                type: "function";
+                name: string;
+            } & {
+                [key: string]: unknown;
+            }) | ({
+                type: string;
+            } & {
+                [key: string]: unknown;
+            });
+            temperature?: number;
+            top_p?: number;
+            max_output_tokens?: number;
+            reasoning?: ({
+                /** @enum {string|null} */
+                effort?: "none" | "minimal" | "low" | "medium" | "high" | "xhigh" | null;
+                /** @enum {string|null} */
+                summary?: "auto" | "concise" | "detailed" | null;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            text?: {
+                format?: components["schemas"]["ResponsesTextFormat"];
+                /** @enum {string} */
+                verbosity?: "low" | "medium" | "high";
+            } & {
+                [key: string]: unknown;
+            };
+            parallel_tool_calls?: boolean;
+            previous_response_id?: string;
+            include?: string[];
+        } & {
+            [key: string]: unknown;
+        };
         ImagesResponse: {
             created: number;
             data: ({
@@ -3624,6 +3693,129 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Response"];
                     "text/event-stream": components["schemas"]["ResponsesStreamEvent"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Payload too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Rate limit, daily quota or job cap exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitErrorBody"];
+                };
+            };
+            /** @description Request headers too large (16 KiB in all) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description All upstream providers failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Upstream providers unavailable, or a store the gateway needs (database, counter store) is unreachable: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A long generation outlived the connection */
+            524: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    responsesInputTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResponsesInputTokensRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponsesInputTokens"];
                 };
             };
             /** @description Invalid request */

@@ -48,9 +48,9 @@ async function countAt(deps: CapabilityDeps, call: TextCall, target: TextTarget)
   if (missing) return local(`provider '${provider}' ${missing}: counted by the gateway (${LOCAL_TOKENIZER})`);
   const routed = { ...call.request, model: target.upstreamModel };
   const prepared = target.adapter.needsInlineImages ? await inlineImages(routed, deps) : routed;
-  const { ctx, http } = upstreamRequest(call, target, deps, prepared);
+  const { ctx, http, native } = upstreamRequest(call, target, deps, prepared);
   try {
-    const { json } = await postJson(counter.call(prepared, ctx, http));
+    const { json } = await postJson(counter.call(prepared, ctx, { http, native }));
     const tokens = counter.read(json);
     if (tokens === null) return local(`provider '${provider}' answered the count without a token count: counted by the gateway (${LOCAL_TOKENIZER})`);
     return { tokens, source: 'upstream', provider, warning: null };

@@ -143,6 +143,7 @@ export const messagesFormat: ClientFormat<MessagesInput> = {
 export const responsesFormat: ClientFormat<ResponsesRequest> = {
   endpoint: 'responses',
   native: 'openai-responses',
+  tokenCount: (inputTokens) => ({ object: 'response.input_tokens', input_tokens: inputTokens }),
   async decode(body, { items }) {
     const ids = itemReferenceIds(body);
     const { request, builtIns, nativeOnly } = responsesToCanonical(body, ids.length ? await items.lookup(ids) : new Map());

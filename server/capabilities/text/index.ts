@@ -18,5 +18,6 @@ export const textCapability: CapabilityDescriptor = {
     messages: { capability: 'messages', run: (deps, { body }, call) => run(messagesFormat, deps, body, call) },
     messagesCountTokens: { capability: 'messages', run: (deps, { body }, call) => countTokens(messagesFormat, deps, body, call) },
     responses: { capability: 'responses', run: (deps, { body }, call) => run(responsesFormat, deps, body, call) },
+    responsesInputTokens: { capability: 'responses', run: (deps, { body }, call) => countTokens(responsesFormat, deps, body, call) },
   },
 };

@@ -2,7 +2,7 @@
 import { randomToken } from '../../runtime/secrets.ts';
 import { systemMessageText } from '../../translate/canonical.ts';
 import type * as C from '../../translate/canonical.ts';
-import { UnsupportedContentError, tokenCountOf, type CallContext, type StreamDecoder, type TextAdapter, type TokenCounter } from '../types.ts';
+import { UnsupportedContentError, pickFields, tokenCountOf, type CallContext, type StreamDecoder, type TextAdapter, type TokenCounter } from '../types.ts';
 import { UpstreamStreamError } from '../../upstream/errors.ts';
 import { budgetToEffort, parseJsonArgs, reasoningBudget } from '../../translate/arguments-and-effort.ts';
 import { vendorTarget } from '../vendor-client.ts';
@@ -282,9 +282,9 @@ const COUNTED_FIELDS = ['model', 'messages', 'system', 'tools', 'tool_choice', '
 
 /** `POST /messages/count_tokens` with the generation's body, its counted fields only. */
 export const anthropicCounter: TokenCounter = {
-  call: (_req, ctx, generation) => ({
+  call: (_req, ctx, { http }) => ({
     ...vendorTarget(anthropicClient, ctx.provider, '/messages/count_tokens', ctx.clientHeaders),
-    body: Object.fromEntries(COUNTED_FIELDS.filter((f) => generation.body[f] !== undefined).map((f) => [f, generation.body[f]])),
+    body: pickFields(http.body, COUNTED_FIELDS),
   }),
   read: (answer) => tokenCountOf(asWire<W.TokenCount | null>(answer)?.input_tokens),
 };

@@ -195,9 +195,9 @@ export class GenerateContentStreamDecoder implements StreamDecoder {
  * (system instruction, tools and config included in the count, as a generation would send them).
  */
 export const geminiCounter: TokenCounter = {
-  call: (req, ctx, generation) => ({
+  call: (req, ctx, { http }) => ({
     ...vendorTarget(geminiClient, ctx.provider, modelPath(req.model, 'countTokens')),
-    body: { generateContentRequest: { model: `models/${req.model}`, ...generation.body } },
+    body: { generateContentRequest: { model: `models/${req.model}`, ...http.body } },
   }),
   read: (answer) => tokenCountOf(asWire<W.CountTokensResponse | null>(answer)?.totalTokens),
 };

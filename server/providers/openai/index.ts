@@ -5,7 +5,7 @@ import { openAiChat } from './chat.ts';
 import { openaiClient } from './client.ts';
 import { openAiEmbeddings } from './embeddings.ts';
 import { openAiImages } from './images.ts';
-import { openAiInputTokens } from './input-tokens.ts';
+import { openAiInputTokens, openAiResponsesInputTokens } from './input-tokens.ts';
 import { openAiModeration } from './moderation.ts';
 import { openAiResponses } from './responses.ts';
 import { openAiSpeech } from './speech.ts';
@@ -17,7 +17,7 @@ const chat = { ...openAiChat, counter: openAiInputTokens };
 export const openai: VendorManifest = {
   type: 'openai',
   client: openaiClient,
-  adapters: { chat, messages: chat, responses: { ...openAiResponses, counter: openAiInputTokens }, embeddings: openAiEmbeddings, moderation: openAiModeration, images: openAiImages, speech: openAiSpeech, transcription: openAiTranscription },
+  adapters: { chat, messages: chat, responses: { ...openAiResponses, counter: openAiResponsesInputTokens }, embeddings: openAiEmbeddings, moderation: openAiModeration, images: openAiImages, speech: openAiSpeech, transcription: openAiTranscription },
   catalogVendor: 'openai',
   builtins: [
     {

@@ -2,7 +2,7 @@
 // side, so a canonical request is written as Responses input items here, whatever format the
 // generation itself would use (chat completions for chat and Messages clients).
 import type * as C from '../../translate/canonical.ts';
-import { tokenCountOf, type TokenCounter } from '../types.ts';
+import { pickFields, tokenCountOf, type TokenCounter } from '../types.ts';
 import { vendorTarget } from '../vendor-client.ts';
 import { asWire } from '../../upstream/json.ts';
 import { openaiClient } from './client.ts';
@@ -54,7 +54,25 @@ export function encodeInputTokensBody(req: C.Request): W.InputTokensRequest {
   return body;
 }
 
+/** What `responses/input_tokens` takes of a Responses body (a client's own, passed through). */
+const COUNTED_FIELDS = ['model', 'input', 'instructions', 'tools', 'tool_choice', 'parallel_tool_calls', 'text', 'reasoning', 'truncation', 'previous_response_id', 'conversation'];
+
+const read = (answer: unknown) => tokenCountOf(asWire<W.InputTokens | null>(answer)?.input_tokens);
+
+/** For chat completions upstreams (chat and Messages clients): the canonical request written as Responses input. */
 export const openAiInputTokens: TokenCounter = {
   call: (req, ctx) => ({ ...vendorTarget(openaiClient, ctx.provider, '/responses/input_tokens'), body: encodeInputTokensBody(req) }),
-  read: (answer) => tokenCountOf(asWire<W.InputTokens | null>(answer)?.input_tokens),
+  read,
+};
+
+/**
+ * For Responses upstreams, which only ever get a Responses client's own body: it is counted as it
+ * is (its stored items, file ids and built-in tools included).
+ */
+export const openAiResponsesInputTokens: TokenCounter = {
+  call: (req, ctx, { http, native }) => ({
+    ...vendorTarget(openaiClient, ctx.provider, '/responses/input_tokens'),
+    body: native ? pickFields(http.body, COUNTED_FIELDS) : encodeInputTokensBody(req),
+  }),
+  read,
 };
