@@ -1,4 +1,4 @@
-// Token counting (Messages' count_tokens): the input tokens a request would use, without generating.
+// Token counting (Messages' count_tokens, Responses' input_tokens): the input tokens a request would use, without generating.
 // The model's first upstream is asked where it counts itself — with the request as a generation
 // would send it there (passed through, or translated) — since that is the upstream a generation
 // tries first; otherwise, or when it cannot answer, the gateway counts with its own tokenizer and
