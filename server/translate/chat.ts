@@ -4,7 +4,7 @@ import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatTo
 import type { ChatUsage } from '../../contract/common.ts';
 import { randomToken } from '../runtime/secrets.ts';
 import { errors } from '../runtime/errors.ts';
-import type { JsonObject, JsonValue } from '../upstream/json.ts';
+import { objectAt, stringAt, type JsonObject, type JsonValue } from '../upstream/json.ts';
 import type * as C from './canonical.ts';
 import { CHAT_FIELDS, droppedFields } from './request-fields.ts';
 
@@ -48,8 +48,6 @@ export function parseImageUrl(url: string, param: string): C.ImageSource {
 const textOf = (content: AssistantMessage['content']): string =>
   typeof content === 'string' ? content : Array.isArray(content) ? content.map((p) => (p.type === 'text' ? p.text : p.refusal ?? '')).join('') : '';
 
-const objectAt = (v: JsonValue | undefined): JsonObject | undefined => (typeof v === 'object' && v !== null && !Array.isArray(v) ? v : undefined);
-const stringAt = (v: JsonValue | undefined): string | undefined => (typeof v === 'string' ? v : undefined);
 
 /** Signatures chat clients hand back: OpenRouter-style `reasoning_details`, Google-style `extra_content`. */
 function reasoningParts(m: SentReasoning): C.ReasoningPart[] {

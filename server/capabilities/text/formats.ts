@@ -9,7 +9,7 @@ import { randomToken } from '../../runtime/secrets.ts';
 import type { GatewayError } from '../../runtime/errors.ts';
 import type { TextFormat } from '../../providers/types.ts';
 import type { ItemStore } from '../../stores/items.ts';
-import type { JsonObject, JsonValue } from '../../upstream/json.ts';
+import { objectAt, stringAt, type JsonObject } from '../../upstream/json.ts';
 import type * as C from '../../translate/canonical.ts';
 import { ChatStreamEncoder, canonicalToChat, chatToCanonical } from '../../translate/chat.ts';
 import { MessagesStreamEncoder, canonicalToMessages, messagesToCanonical, sseEvent } from '../../translate/messages.ts';
@@ -70,8 +70,6 @@ const without = (body: JsonObject, fields: readonly string[], extra: JsonObject)
   return out;
 };
 
-const objectAt = (v: JsonValue | undefined): JsonObject | null => (v !== null && typeof v === 'object' && !Array.isArray(v) ? v : null);
-const stringAt = (v: JsonValue | undefined): string | undefined => (typeof v === 'string' ? v : undefined);
 
 /** Chat completions. The usage chunk is asked of a native upstream always, for billing, and shown only to a client that asked. */
 export const chatFormat: ClientFormat<z.infer<typeof ChatCompletionRequest>> = {
