@@ -4,6 +4,7 @@
 // the order of the areas here, and of the routes in each, is the order of the document's paths.
 import { adminRoutes } from './routes/admin.ts';
 import { dashboardRoutes } from './routes/dashboard.ts';
+import { geminiInferenceRoutes, geminiMetadataRoutes } from './routes/gemini.ts';
 import { inferenceRoutes } from './routes/inference.ts';
 import { c } from './routes/meta.ts';
 import { metadataRoutes } from './routes/metadata.ts';
@@ -13,8 +14,8 @@ import { operatorRoutes } from './routes/operator.ts';
 export type { RouteMeta } from './routes/meta.ts';
 
 export const contract = c.router({
-  inference: inferenceRoutes,
-  metadata: metadataRoutes,
+  inference: c.router({ ...inferenceRoutes, ...geminiInferenceRoutes }),
+  metadata: c.router({ ...metadataRoutes, ...geminiMetadataRoutes }),
   oauth: oauthRoutes,
   dashboard: dashboardRoutes,
   admin: adminRoutes,

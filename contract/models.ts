@@ -12,8 +12,8 @@ export const ModelPricing = z
   .meta({ id: 'ModelPricing', description: 'USD as decimal strings: per token (prompt, completion), per image, per request. null = unknown.' });
 
 export const ModelEndpoint = z
-  .enum(['chat', 'messages', 'responses', 'images', 'video', 'speech', 'transcription', 'embeddings', 'moderation'])
-  .meta({ id: 'ModelEndpoint', description: 'The API surface a model works with. Text models (chat/messages/responses) are served by all three text endpoints.' });
+  .enum(['chat', 'messages', 'responses', 'generate_content', 'images', 'video', 'speech', 'transcription', 'embeddings', 'moderation'])
+  .meta({ id: 'ModelEndpoint', description: 'The API surface a model works with. Text models (chat/messages/responses/generate_content) are served by all four text endpoints: chat completions, Messages, Responses and Gemini’s generateContent.' });
 
 export const ModelBilling = z
   .object({

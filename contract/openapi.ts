@@ -4,6 +4,7 @@ import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-ope
 import { isAppRoute, type AppRoute, type AppRouter } from '@ts-rest/core';
 import { z } from 'zod';
 import { ErrorBody, MessagesErrorBody, OAuthErrorBody } from './errors.ts';
+import { GeminiErrorBody } from './gemini.ts';
 import { contract, type RouteMeta } from './index.ts';
 
 /** Every route of `router`, with its id (`inference.chatCompletions`). */
@@ -46,7 +47,7 @@ const statusText: Record<number, string> = {
 function frameworkStatuses(route: AppRoute, m: RouteMeta): number[] {
   const statuses = [400, 431, 500];
   if (m.auth !== 'none' || m.errorEnvelope === 'page') statuses.push(503);
-  if (route.pathParams) statuses.push(414);
+  if (route.pathParams || m.documented?.params) statuses.push(414);
   if (route.method !== 'GET' && 'body' in route && isZod(route.body)) statuses.push(415);
   return statuses;
 }
@@ -54,6 +55,7 @@ function frameworkStatuses(route: AppRoute, m: RouteMeta): number[] {
 function errorFamily(route: AppRoute, m: RouteMeta): z.ZodType | null {
   if (m.errorEnvelope === 'page') return null;
   if (m.auth === 'oauth-client' || m.auth === 'oauth-token') return OAuthErrorBody;
+  if (m.errorEnvelope === 'google') return GeminiErrorBody;
   return m.errorEnvelope === 'anthropic' ? MessagesErrorBody : ErrorBody;
 }
 
@@ -91,6 +93,8 @@ function responseConfig(status: number, value: unknown, m: RouteMeta, method: st
 const securitySchemes = {
   bearer: { type: 'http', scheme: 'bearer', description: 'API key (`mg-…`) or OAuth access token.' },
   xApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'API key, Messages endpoint only.' },
+  xGoogApiKey: { type: 'apiKey', in: 'header', name: 'x-goog-api-key', description: 'API key or OAuth access token, Gemini-format routes only.' },
+  keyQuery: { type: 'apiKey', in: 'query', name: 'key', description: 'API key or OAuth access token as a query parameter, Gemini-format routes only.' },
   admin: { type: 'http', scheme: 'bearer', description: 'Admin token (GATEWAY_ADMIN_TOKEN or DATA_DIR/admin-token).' },
   oauthClient: { type: 'http', scheme: 'basic', description: 'OAuth client id and secret (or body fields).' },
   oauthAccessToken: { type: 'http', scheme: 'bearer', description: 'OAuth access token.' },
@@ -107,6 +111,7 @@ const securityFor: Record<RouteMeta['auth'], Record<string, string[]>[]> = {
   none: [],
   bearer: [{ bearer: [] }],
   'bearer-or-x-api-key': [{ bearer: [] }, { xApiKey: [] }],
+  google: [{ xGoogApiKey: [] }, { keyQuery: [] }, { bearer: [] }],
   admin: [{ admin: [] }],
   'oauth-client': [{ oauthClient: [] }, {}],
   'oauth-token': [{ oauthAccessToken: [] }],
@@ -128,7 +133,7 @@ export function buildOpenApiDocument(version = '0.1.0') {
   for (const [id, route] of walk(contract)) {
     const m = route.metadata as RouteMeta;
     const responses: Record<string, ReturnType<typeof responseConfig>> = {};
-    for (const [status, value] of Object.entries(route.responses)) {
+    for (const [status, value] of Object.entries({ ...route.responses, ...m.documented?.responses })) {
       responses[status] = responseConfig(Number(status), value, m, route.method);
     }
     const family = errorFamily(route, m);
@@ -143,23 +148,22 @@ export function buildOpenApiDocument(version = '0.1.0') {
         : { description: statusText[status]!, content: { 'text/html': { schema: { type: 'string', description: 'error page' } } } };
     }
     const request: NonNullable<Parameters<typeof registry.registerPath>[0]['request']> = {};
-    if (isZod(route.pathParams)) request.params = route.pathParams as z.ZodObject;
+    const params = m.documented?.params ?? route.pathParams;
+    if (isZod(params)) request.params = params as z.ZodObject;
     if (isZod(route.query)) request.query = route.query as z.ZodObject;
     if (isZod(route.headers)) request.headers = route.headers as z.ZodObject;
-    if (route.method !== 'GET' && 'body' in route && isZod(route.body)) {
+    const body = m.documented?.body ?? ('body' in route ? route.body : undefined);
+    if (route.method !== 'GET' && 'body' in route && isZod(body)) {
       const type = route.contentType ?? 'application/json';
       request.body = {
         required: true,
-        content:
-          type === 'application/x-www-form-urlencoded'
-            ? { [type]: { schema: route.body }, 'application/json': { schema: route.body } }
-            : { [type]: { schema: route.body } },
+        content: type === 'application/x-www-form-urlencoded' ? { [type]: { schema: body }, 'application/json': { schema: body } } : { [type]: { schema: body } },
       };
     }
     registry.registerPath({
       operationId: id.split('.').pop(),
       method: route.method.toLowerCase() as 'get',
-      path: route.path.replace(/:([A-Za-z_]+)/g, '{$1}'),
+      path: m.documented?.path ?? route.path.replace(/:([A-Za-z_]+)/g, '{$1}'),
       summary: route.summary,
       description: m.access === 'account' ? [route.description, accountOnly].filter(Boolean).join(' ') : route.description,
       tags: [m.tag],
@@ -179,8 +183,8 @@ export function buildOpenApiDocument(version = '0.1.0') {
         'images and video (sync and as jobs), speech with pronunciation dictionaries, transcription into every subtitle format, ' +
         'the model catalog with its health history, per-key usage, and an OAuth 2.0 provider with PKCE.\n\n' +
         '**Authentication:** `Authorization: Bearer <API key>` (keys look like `mg-…`) or an OAuth access token; `/v1/messages` also takes ' +
-        '`x-api-key`. **Errors** use the body `{"error": {"message", "type", "code", "param"}}` (`/v1/messages` adds `"type": "error"`; ' +
-        'the OAuth protocol endpoints use `{"error", "error_description"}`). The user guide, with examples for every endpoint, is served by this gateway at [`/docs/guide`](/docs/guide).',
+        '`x-api-key`, the Gemini-format routes (`/v1beta/models/…`) `x-goog-api-key` or `?key=`. **Errors** use the body `{"error": {"message", "type", "code", "param"}}` (`/v1/messages` adds `"type": "error"`; ' +
+        'the Gemini-format routes answer Google’s `{"error": {"code", "message", "status"}}`; the OAuth protocol endpoints use `{"error", "error_description"}`). The user guide, with examples for every endpoint, is served by this gateway at [`/docs/guide`](/docs/guide).',
       // No licence: the project is private and states none (package.json), so none is claimed here.
     },
     servers: [{ url: '/', description: 'This gateway (the server that serves this document)' }],

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
@@ -10,6 +11,7 @@ import { guideRoutes } from './http/guide.ts';
 import { initServer } from '@ts-rest/fastify';
 import { contract } from '../contract/index.ts';
 import { buildOpenApiDocument } from '../contract/openapi.ts';
+import { geminiErrorBody } from './translate/gemini.ts';
 import { authHook, routeMeta } from './http/auth-hook.ts';
 import { GatewayError, errors, validationError } from './runtime/errors.ts';
 import { clientErrorHandler, defaultRequestTimeouts, serverTimeoutOptions, type RequestTimeouts } from './http/client-errors.ts';
@@ -38,7 +40,7 @@ export type AppOptions = {
 };
 
 /** Headers never logged: credentials of every kind the gateway accepts. */
-export const redactedPaths = ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'];
+export const redactedPaths = ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers["x-goog-api-key"]', 'req.headers.cookie'];
 
 // Query parameters that carry a secret somewhere: authorization codes and states (the gateway's own
 // callbacks from identity providers, the apps' authorize requests), tokens, client secrets, keys.
@@ -110,6 +112,20 @@ const requestLogView = (request: FastifyRequest) => ({
   remotePort: request.socket?.remotePort,
 });
 
+/**
+ * Google's SDKs (apiVersion v1, @google/genai's default) read the catalog at `GET /v1/models` and
+ * `GET /v1/models/{model}`, which are the OpenAI-shaped catalog's paths: a request carrying Google's
+ * credential (`x-goog-api-key`, or `?key=`) is routed to the Gemini-shaped catalog of /v1beta instead.
+ */
+function geminiCatalogUnderV1(req: IncomingMessage): string {
+  const url = req.url ?? '/';
+  if (req.method !== 'GET' || !url.startsWith('/v1/models') || url.startsWith('/v1/models/status')) return url;
+  const rest = url.slice('/v1/models'.length);
+  if (rest !== '' && rest[0] !== '/' && rest[0] !== '?') return url;
+  const google = req.headers['x-goog-api-key'] !== undefined || /[?&]key=/.test(rest);
+  return google ? `/v1beta/models${rest}` : url;
+}
+
 /** A byte count as people write limits: `20 MiB`, `512 KiB`. */
 const sizeInWords = (bytes: number) =>
   bytes % 2 ** 20 === 0 ? `${bytes / 2 ** 20} MiB` : bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`;
@@ -168,6 +184,7 @@ function sendError(request: FastifyRequest, reply: FastifyReply, gw: GatewayErro
   if (meta?.errorEnvelope === 'page') {
     return reply.status(gw.status).header('content-type', 'text/html; charset=utf-8').send(errorPage(gw.status >= 500 ? 'Something went wrong' : 'Invalid request', gw.message));
   }
+  if (meta?.errorEnvelope === 'google') return reply.status(gw.status).send(geminiErrorBody(gw.status, gw.message, gw.param, gw.code));
   const body = gw.toBody();
   return reply.status(gw.status).send(meta?.errorEnvelope === 'anthropic' ? { type: 'error', ...body } : body);
 }
@@ -200,6 +217,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     trustProxy: typeof trustProxy === 'number' ? (_address: string, hop: number) => hop < trustProxy : trustProxy,
     logController: new OneLinePerRequest(),
     return503OnClosing: true,
+    rewriteUrl: geminiCatalogUnderV1,
     forceCloseConnections: 'idle',
     // Headers and bodies that trickle in or stall are cut (408) rather than holding a connection
     // for ever; neither limit runs once the request is in, so answers may take as long as they need.

@@ -5,7 +5,11 @@ import type { z } from 'zod';
 
 export const c = initContract();
 
-type AuthScheme = 'none' | 'bearer' | 'bearer-or-x-api-key' | 'admin' | 'oauth-client' | 'oauth-token' | 'session';
+/**
+ * `google`: Gemini's API (its SDKs and Gemini CLI): the credential in `x-goog-api-key`, the `key`
+ * query parameter, or `Authorization: Bearer`.
+ */
+type AuthScheme = 'none' | 'bearer' | 'bearer-or-x-api-key' | 'google' | 'admin' | 'oauth-client' | 'oauth-token' | 'session';
 
 /** Route facts the OpenAPI generator and the server both read. */
 export type RouteMeta = {
@@ -18,8 +22,9 @@ export type RouteMeta = {
   /**
    * `anthropic`: error bodies also carry `"type": "error"` at the top, as Anthropic's own do.
    * `page`: a browser endpoint; errors are an HTML page with the message.
+   * `google`: Google's error body, `{"error": {"code", "message", "status"}}`, as Gemini's API answers.
    */
-  errorEnvelope?: 'anthropic' | 'page';
+  errorEnvelope?: 'anthropic' | 'page' | 'google';
   /** A path parameter that cannot be an id of this kind answers 404 with this code (`what`: "No such <what>."). */
   notFound?: { code: string; what: string };
   /**
@@ -38,5 +43,11 @@ export type RouteMeta = {
    * `Cache-Control: no-store` so no browser or proxy cache keeps it.
    */
   noStore?: true;
+  /**
+   * What the OpenAPI document shows instead of the route's own path, parameters, body and answers,
+   * for a route registered with a wildcard (`/v1beta/models/*`) because its real path cannot be one
+   * of the router's patterns (`models/{model}:{method}`, where the model id may hold slashes).
+   */
+  documented?: { path: string; params?: z.ZodObject; body?: z.ZodType; responses?: Record<number, z.ZodType> };
 };
 export const meta = (m: RouteMeta) => ({ metadata: m });

@@ -22,6 +22,8 @@ export const CAPABILITIES = {
   chat: { unit: 'token', surface: 'chat' },
   messages: { unit: 'token', surface: 'messages' },
   responses: { unit: 'token', surface: 'responses' },
+  // Gemini's API as a client format (models/{model}:generateContent and its stream).
+  generate_content: { unit: 'token', surface: 'generateContent' },
   embeddings: { unit: 'token', surface: 'embeddings' },
   moderation: { unit: 'token', surface: 'moderations' },
   images: { unit: 'image', surface: 'images', jobObject: 'image.generation.job' },

@@ -76,19 +76,31 @@ const insufficientScope = () =>
     'www-authenticate': 'Bearer error="insufficient_scope", scope="inference"',
   });
 
+type KeyScheme = 'bearer' | 'bearer-or-x-api-key' | 'google';
+
+const headerValue = (v: string | string[] | undefined) => (typeof v === 'string' && v ? v : undefined);
+
+/** Gemini's clients send the key in `x-goog-api-key` (the SDKs, Gemini CLI) or as `?key=` (curl examples, REST users). */
+function googleKey(request: FastifyRequest): string | undefined {
+  const header = headerValue(request.headers['x-goog-api-key']);
+  if (header) return header;
+  const query = request.query as Record<string, unknown> | undefined;
+  return typeof query?.key === 'string' && query.key ? query.key : undefined;
+}
+
+const missingKeyMessage: Record<KeyScheme, string> = {
+  bearer: 'Missing API key. Send it as `Authorization: Bearer <API_KEY>`.',
+  'bearer-or-x-api-key': 'Missing API key. Send it as `x-api-key: <API_KEY>` or `Authorization: Bearer <API_KEY>`.',
+  google: 'Missing API key. Send it as `x-goog-api-key: <API_KEY>`, as the `key` query parameter, or as `Authorization: Bearer <API_KEY>`.',
+};
+
 /** The credential a key-authenticated route was sent; throws 401 when there is none. */
-function presentedKey(request: FastifyRequest, auth: 'bearer' | 'bearer-or-x-api-key'): string {
-  const headerKey = auth === 'bearer-or-x-api-key' ? request.headers['x-api-key'] : undefined;
-  const key = (typeof headerKey === 'string' && headerKey) || bearer(request);
+function presentedKey(request: FastifyRequest, auth: KeyScheme): string {
+  const other = auth === 'bearer-or-x-api-key' ? headerValue(request.headers['x-api-key']) : auth === 'google' ? googleKey(request) : undefined;
+  const key = other || bearer(request);
   // An Authorization header is there but not as `Bearer <key>`: say how to write it.
   if (key === '') throw errors.unauthenticated(malformedAuthorization(request.headers.authorization!, 'API_KEY'));
-  if (!key) {
-    throw errors.unauthenticated(
-      auth === 'bearer'
-        ? 'Missing API key. Send it as `Authorization: Bearer <API_KEY>`.'
-        : 'Missing API key. Send it as `x-api-key: <API_KEY>` or `Authorization: Bearer <API_KEY>`.',
-    );
-  }
+  if (!key) throw errors.unauthenticated(missingKeyMessage[auth]);
   return key;
 }
 
@@ -158,14 +170,14 @@ export function authHook(services: Services) {
     try {
       const meta = routeMeta(request);
       if (!meta) return done();
-      if (meta.auth === 'bearer' || meta.auth === 'bearer-or-x-api-key') {
+      if (meta.auth === 'bearer' || meta.auth === 'bearer-or-x-api-key' || meta.auth === 'google') {
         // No credential but the dashboard's cookie, on a route that takes it: the session.
         if (request.headers.authorization === undefined && services.sessions.has(request)) {
           if (meta.session) {
             session(request, meta).then(() => done(), done);
             return;
           }
-          if (request.headers['x-api-key'] === undefined) throw sessionNotAccepted();
+          if (request.headers['x-api-key'] === undefined && (meta.auth !== 'google' || !googleKey(request))) throw sessionNotAccepted();
         }
         key = presentedKey(request, meta.auth);
         const known = isAccessToken(key) ? undefined : services.keys.cached(key);

@@ -5,6 +5,7 @@ import type { Services } from './services.ts';
 import { authorizeEndpoint, metadataEndpoint, revokeEndpoint, tokenEndpoint, userinfoEndpoint } from './oauth-endpoints.ts';
 import { receiveUpload } from './audio-upload.ts';
 import { modelStatus } from '../catalog/health-report.ts';
+import { geminiModelById, geminiModelList } from '../catalog/gemini-shape.ts';
 import { usageReport } from '../billing/usage-report.ts';
 import { adminUsageReport } from '../billing/admin-usage.ts';
 import { planLimits } from '../billing/plans.ts';
@@ -34,6 +35,8 @@ export function buildRouter(services: Services) {
     inference: bindCapabilities(services),
     metadata: {
       listModels: async () => ({ status: 200, body: { object: 'list', data: catalog.entries } }),
+      geminiListModels: async ({ query }) => ({ status: 200, body: geminiModelList(catalog.entries, query) }),
+      geminiGetModel: async ({ params }) => ({ status: 200, body: geminiModelById((id) => catalog.entry(id), params['*']) }),
       modelStatus: async ({ query }) => ({ status: 200, body: await modelStatus(services, query) }),
       usage: async ({ query, request }) => ({ status: 200, body: await usageReport(services, request.principal!, query) }),
       hostedFile: async ({ params, request, reply }) => {

@@ -32,10 +32,12 @@ function decide(model: string, tools: string[], toolResult: string | null, wants
   if (model.includes('exact')) return { text: 'ok', finish: 'stop', usage: { input: 10, output: maxTokens ?? 0 } };
   if (toolResult !== null && tools.includes('web_search')) return { text: 'Paris is sunny today [1].', finish: 'stop', usage: { input: 60, output: 7 } };
   if (toolResult !== null) return { text: `The tool said: ${toolResult}`, finish: 'stop', usage: { input: 50, output: 8 } };
-  // A coding agent's first step: read the README named in the conversation (Claude Code's Read tool).
-  if (model.includes('agentic') && tools.includes('Read')) {
+  // A coding agent's first step: read the README named in the conversation (Claude Code's Read
+  // tool, Gemini CLI's read_file).
+  const reader = tools.find((t) => t === 'Read' || t === 'read_file');
+  if (model.includes('agentic') && reader) {
     const file_path = /\/[\w./-]+\/README\.md/.exec(JSON.stringify(request))?.[0] ?? '/workspace/proj/README.md';
-    return { toolCall: { id: 'call_read_1', name: 'Read', args: { file_path } }, finish: 'tool', usage: { input: 40, output: 12 } };
+    return { toolCall: { id: 'call_read_1', name: reader, args: { file_path } }, finish: 'tool', usage: { input: 40, output: 12 } };
   }
   if (tools[0] === 'web_search') return { toolCall: { id: 'call_search_1', name: 'web_search', args: { query: 'weather Paris' } }, finish: 'tool', usage: { input: 40, output: 6 } };
   if (tools.length) return { toolCall: { id: 'call_fake_1', name: tools[0]!, args: { location: 'Paris', unit: 'celsius' } }, finish: 'tool', usage: { input: 40, output: 12 } };

@@ -331,6 +331,46 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1beta/models/{model}:{method}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Generate content, stream it, or count its tokens (Gemini format)
+         * @description `generateContent`, `streamGenerateContent` and `countTokens` for every text model of the catalog: passed through to Gemini upstreams, translated for the others (system instructions, contents with inline or URL images, function declarations, calls and responses, `toolConfig`, `generationConfig` with `responseSchema`/`responseJsonSchema` and `thinkingConfig`); what another provider cannot take is dropped and named in `X-Gateway-Warnings`. Credentials: `x-goog-api-key`, `?key=` or `Authorization: Bearer` (an API key or an OAuth access token). Billed, rate-limited and recorded like the other text formats; `countTokens` asks the first upstream that counts (else the gateway’s o200k_base tokenizer, `X-Gateway-Token-Count: estimate`) and bills nothing. Errors in Google’s shape.
+         */
+        post: operations["geminiModelMethod"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/models/{model}:{method}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The Gemini-format methods under /v1 (as Google’s clients with apiVersion v1 call them)
+         * @description `generateContent`, `streamGenerateContent` and `countTokens` for every text model of the catalog: passed through to Gemini upstreams, translated for the others (system instructions, contents with inline or URL images, function declarations, calls and responses, `toolConfig`, `generationConfig` with `responseSchema`/`responseJsonSchema` and `thinkingConfig`); what another provider cannot take is dropped and named in `X-Gateway-Warnings`. Credentials: `x-goog-api-key`, `?key=` or `Authorization: Bearer` (an API key or an OAuth access token). Billed, rate-limited and recorded like the other text formats; `countTokens` asks the first upstream that counts (else the gateway’s o200k_base tokenizer, `X-Gateway-Token-Count: estimate`) and bills nothing. Errors in Google’s shape.
+         */
+        post: operations["geminiModelMethodV1"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/models": {
         parameters: {
             query?: never;
@@ -403,6 +443,46 @@ export type paths = {
          * @description No authentication: the link is the credential. Links are signed by the gateway (HMAC-SHA256 with a key derived from GATEWAY_SECRET), name one stored output and carry their expiry (at most the job retention); any instance serves them, with the stored content type and length, so they work in an `<img>`. An expired, altered or unknown link is 404 file_not_found.
          */
         get: operations["hostedFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1beta/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The text models in Gemini’s shape
+         * @description No authentication, like `GET /v1/models` (a key sent is ignored). Every text model of the catalog as `models/{id}` with the methods it supports. Paged by `pageSize` (default 50, at most 1000) and `pageToken`.
+         */
+        get: operations["geminiListModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1beta/models/{model}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One text model in Gemini’s shape
+         * @description No authentication, like `GET /v1/models`. 404 in Google’s shape for a model the catalog does not serve as a text model.
+         */
+        get: operations["geminiGetModel"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2648,6 +2728,266 @@ export type components = {
         } & {
             [key: string]: unknown;
         };
+        /** @description A generateContent answer, and each chunk of a stream: `?alt=sse` sends `data: <chunk>` events, without it one JSON array of chunks. Text streams as it comes; a function call arrives whole in one chunk; the last chunk carries `finishReason` and `usageMetadata`. */
+        GeminiGenerateContentResponse: {
+            candidates?: components["schemas"]["GeminiCandidate"][];
+            usageMetadata?: components["schemas"]["GeminiUsageMetadata"];
+            modelVersion?: string;
+            responseId?: string;
+            promptFeedback?: {
+                blockReason?: string;
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        GeminiCandidate: {
+            content?: {
+                role?: string;
+                parts?: components["schemas"]["GeminiPart"][];
+            } & {
+                [key: string]: unknown;
+            };
+            finishReason?: components["schemas"]["GeminiFinishReason"];
+            index?: number;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description One part of a turn: text (a thought when `thought` is true), inline data, a file URI, a function call or a function response. For models other than Gemini: images (PNG, JPEG, GIF, WebP, inline or an http(s) URL) are translated; other media, Gemini file URIs and code execution parts reach Gemini models only. */
+        GeminiPart: {
+            text?: string;
+            /** @description The part is a thought summary (reasoning), not answer text. */
+            thought?: boolean;
+            /** @description Opaque reasoning state, handed back on the part it came on. */
+            thoughtSignature?: string;
+            inlineData?: {
+                mimeType: string;
+                /** @description Base64. */
+                data: string;
+            } & {
+                [key: string]: unknown;
+            };
+            fileData?: {
+                mimeType?: string;
+                fileUri: string;
+            } & {
+                [key: string]: unknown;
+            };
+            functionCall?: {
+                id?: string;
+                name: string;
+                args?: {
+                    [key: string]: unknown;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+            functionResponse?: {
+                id?: string;
+                name: string;
+                response?: {
+                    [key: string]: unknown;
+                };
+                parts?: ({
+                    inlineData?: {
+                        mimeType: string;
+                        /** @description Base64. */
+                        data: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                } & {
+                    [key: string]: unknown;
+                })[];
+            } & {
+                [key: string]: unknown;
+            };
+            executableCode?: {
+                [key: string]: unknown;
+            };
+            codeExecutionResult?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description STOP (function calls included), MAX_TOKENS, SAFETY, MALFORMED_FUNCTION_CALL; Gemini models may also answer RECITATION, BLOCKLIST, PROHIBITED_CONTENT, SPII, OTHER, …. */
+        GeminiFinishReason: string;
+        GeminiUsageMetadata: {
+            /** @description All input tokens, cached ones included. */
+            promptTokenCount?: number;
+            /** @description Output tokens, thoughts excluded. */
+            candidatesTokenCount?: number;
+            totalTokenCount?: number;
+            cachedContentTokenCount?: number;
+            thoughtsTokenCount?: number;
+            toolUsePromptTokenCount?: number;
+        } & {
+            [key: string]: unknown;
+        };
+        GeminiCountTokensResponse: {
+            totalTokens: number;
+            cachedContentTokenCount?: number;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Error body of the Gemini-format routes (google.rpc.Status), as Google’s SDKs read it; a stream that fails after it began ends with one chunk of this shape. */
+        GeminiErrorBody: {
+            error: {
+                /** @description The HTTP status. */
+                code: number;
+                message: string;
+                /** @description The google.rpc.Code name: INVALID_ARGUMENT, UNAUTHENTICATED, RESOURCE_EXHAUSTED, …. */
+                status: string;
+                details?: unknown[];
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @enum {string} */
+        GeminiModelMethod: "generateContent" | "streamGenerateContent" | "countTokens";
+        /** @description Gemini-format request. For Gemini models it is passed on as sent; for the others, what cannot be translated (`safetySettings`, `cachedContent`, `labels`, non-text `responseModalities`, …) is dropped and named in the `X-Gateway-Warnings` response header. */
+        GeminiGenerateContentRequest: {
+            /** @description Ignored: the model is the one in the path. */
+            model?: string;
+            contents: components["schemas"]["GeminiContent"][];
+            /** @description Text parts; the SDKs send a Content, a bare string is taken too. */
+            systemInstruction?: string | components["schemas"]["GeminiContent"];
+            tools?: components["schemas"]["GeminiTool"][];
+            toolConfig?: components["schemas"]["GeminiToolConfig"];
+            generationConfig?: components["schemas"]["GeminiGenerationConfig"];
+            safetySettings?: ({
+                category: string;
+                threshold: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+            cachedContent?: string;
+            labels?: {
+                [key: string]: string;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        GeminiContent: {
+            /**
+             * @description `model` is the assistant; `user` (the default) and `function` carry the client’s turns and function responses.
+             * @enum {string}
+             */
+            role?: "user" | "model" | "function";
+            parts: components["schemas"]["GeminiPart"][];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description `googleSearch` is web search for every model; code execution, URL context and Google’s other built-in tools run on Gemini models only. */
+        GeminiTool: {
+            functionDeclarations?: components["schemas"]["GeminiFunctionDeclaration"][];
+            googleSearch?: {
+                [key: string]: unknown;
+            };
+            googleSearchRetrieval?: {
+                [key: string]: unknown;
+            };
+            codeExecution?: {
+                [key: string]: unknown;
+            };
+            urlContext?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        GeminiFunctionDeclaration: {
+            name: string;
+            description?: string;
+            /** @description OpenAPI-subset schema (`"type": "OBJECT"`, `nullable`); converted to JSON Schema for other models. */
+            parameters?: {
+                [key: string]: unknown;
+            };
+            /** @description JSON Schema; used as is, and preferred over `parameters`. */
+            parametersJsonSchema?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        GeminiToolConfig: {
+            functionCallingConfig?: {
+                mode?: components["schemas"]["GeminiFunctionCallingMode"];
+                allowedFunctionNames?: string[];
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description AUTO, ANY (a function must be called), NONE or VALIDATED, in any case. For other models: auto, required (the one function when one is allowed), none, auto. */
+        GeminiFunctionCallingMode: string;
+        GeminiGenerationConfig: {
+            temperature?: number;
+            topP?: number;
+            topK?: number;
+            maxOutputTokens?: number;
+            stopSequences?: string[];
+            /** @description More than 1 only for Gemini models. */
+            candidateCount?: number;
+            seed?: number;
+            presencePenalty?: number;
+            frequencyPenalty?: number;
+            responseMimeType?: string;
+            /** @description OpenAPI-subset schema, with `responseMimeType: application/json`. */
+            responseSchema?: {
+                [key: string]: unknown;
+            };
+            /** @description JSON Schema, with `responseMimeType: application/json`; preferred over `responseSchema`. */
+            responseJsonSchema?: {
+                [key: string]: unknown;
+            };
+            thinkingConfig?: {
+                /** @description 0 turns thinking off, -1 lets the model decide. */
+                thinkingBudget?: number;
+                includeThoughts?: boolean;
+                thinkingLevel?: components["schemas"]["GeminiThinkingLevel"];
+            } & {
+                [key: string]: unknown;
+            };
+            responseModalities?: string[];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description MINIMAL, LOW, MEDIUM or HIGH, in any case: the reasoning effort of the same name for other models. */
+        GeminiThinkingLevel: string;
+        GeminiCountTokensRequest: {
+            contents?: components["schemas"]["GeminiContent"][];
+            /** @description A whole generation request: its system instruction and tools count too. */
+            generateContentRequest?: {
+                /** @description Ignored: the model is the one in the path. */
+                model?: string;
+                contents: components["schemas"]["GeminiContent"][];
+                /** @description Text parts; the SDKs send a Content, a bare string is taken too. */
+                systemInstruction?: string | components["schemas"]["GeminiContent"];
+                tools?: components["schemas"]["GeminiTool"][];
+                toolConfig?: components["schemas"]["GeminiToolConfig"];
+                generationConfig?: components["schemas"]["GeminiGenerationConfig"];
+                safetySettings?: ({
+                    category: string;
+                    threshold: string;
+                } & {
+                    [key: string]: unknown;
+                })[];
+                cachedContent?: string;
+                labels?: {
+                    [key: string]: string;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
         ModelList: {
             /** @enum {string} */
             object: "list";
@@ -2690,10 +3030,10 @@ export type components = {
             metadata_status: "known" | "unknown";
         };
         /**
-         * @description The API surface a model works with. Text models (chat/messages/responses) are served by all three text endpoints.
+         * @description The API surface a model works with. Text models (chat/messages/responses/generate_content) are served by all four text endpoints: chat completions, Messages, Responses and Gemini’s generateContent.
          * @enum {string}
          */
-        ModelEndpoint: "chat" | "messages" | "responses" | "images" | "video" | "speech" | "transcription" | "embeddings" | "moderation";
+        ModelEndpoint: "chat" | "messages" | "responses" | "generate_content" | "images" | "video" | "speech" | "transcription" | "embeddings" | "moderation";
         /** @description How a request to this model counts against the daily token quota: units × tokens_per_unit × token_multiplier. */
         ModelBilling: {
             /**
@@ -2901,6 +3241,34 @@ export type components = {
                 active: number;
                 remaining: number;
             };
+        };
+        GeminiModelList: {
+            models: components["schemas"]["GeminiModel"][];
+            nextPageToken?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A model in Google’s shape (`GET /v1beta/models`). */
+        GeminiModel: {
+            /** @description `models/{id}`. */
+            name: string;
+            baseModelId?: string;
+            version: string;
+            displayName: string;
+            description?: string;
+            /** @description Absent when the catalog does not know it. */
+            inputTokenLimit?: number;
+            /** @description Absent when the catalog does not know it. */
+            outputTokenLimit?: number;
+            /** @description `generateContent`, `streamGenerateContent`, `countTokens`, … */
+            supportedGenerationMethods: string[];
+            temperature?: number;
+            maxTemperature?: number;
+            topP?: number;
+            topK?: number;
+            thinking?: boolean;
+        } & {
+            [key: string]: unknown;
         };
         OAuthTokenResponse: {
             access_token: string;
@@ -5293,6 +5661,290 @@ export interface operations {
             };
         };
     };
+    geminiModelMethod: {
+        parameters: {
+            query?: {
+                /** @description `sse` streams `streamGenerateContent` as server-sent events; without it the stream is one JSON array of chunks. */
+                alt?: string;
+                /** @description The API key, as Google’s REST examples send it (or `x-goog-api-key`, or `Authorization: Bearer`). */
+                key?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A model id of `GET /v1beta/models` (with or without `models/`); it may contain slashes. */
+                model: string;
+                method: components["schemas"]["GeminiModelMethod"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GeminiGenerateContentRequest"] | components["schemas"]["GeminiCountTokensRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiGenerateContentResponse"] | components["schemas"]["GeminiCountTokensResponse"];
+                    "text/event-stream": components["schemas"]["GeminiGenerateContentResponse"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description Payload too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description A path segment is longer than any id (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description Rate limit, daily quota or job cap exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description Request headers too large (16 KiB in all) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description All upstream providers failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description Upstream providers unavailable, or a store the gateway needs (database, counter store) is unreachable: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+        };
+    };
+    geminiModelMethodV1: {
+        parameters: {
+            query?: {
+                /** @description `sse` streams `streamGenerateContent` as server-sent events; without it the stream is one JSON array of chunks. */
+                alt?: string;
+                /** @description The API key, as Google’s REST examples send it (or `x-goog-api-key`, or `Authorization: Bearer`). */
+                key?: string;
+            };
+            header?: never;
+            path: {
+                /** @description A model id of `GET /v1beta/models` (with or without `models/`); it may contain slashes. */
+                model: string;
+                method: components["schemas"]["GeminiModelMethod"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GeminiGenerateContentRequest"] | components["schemas"]["GeminiCountTokensRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiGenerateContentResponse"] | components["schemas"]["GeminiCountTokensResponse"];
+                    "text/event-stream": components["schemas"]["GeminiGenerateContentResponse"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description Payload too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description A path segment is longer than any id (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description Rate limit, daily quota or job cap exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description Request headers too large (16 KiB in all) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description All upstream providers failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description Upstream providers unavailable, or a store the gateway needs (database, counter store) is unreachable: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+        };
+    };
     listModels: {
         parameters: {
             query?: never;
@@ -5536,6 +6188,243 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    geminiListModels: {
+        parameters: {
+            query?: {
+                pageSize?: number;
+                pageToken?: string;
+                key?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiModelList"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description Payload too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description Rate limit, daily quota or job cap exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description Request headers too large (16 KiB in all) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description All upstream providers failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description Upstream providers unavailable, or a store the gateway needs (database, counter store) is unreachable: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+        };
+    };
+    geminiGetModel: {
+        parameters: {
+            query?: {
+                key?: string;
+            };
+            header?: never;
+            path: {
+                model: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiModel"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description Payload too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description A path segment is longer than any id (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description Rate limit, daily quota or job cap exceeded */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description Request headers too large (16 KiB in all) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description All upstream providers failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
+                };
+            };
+            /** @description Upstream providers unavailable, or a store the gateway needs (database, counter store) is unreachable: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GeminiErrorBody"];
                 };
             };
         };

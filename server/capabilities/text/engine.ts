@@ -16,11 +16,12 @@ import * as C from '../../translate/canonical.ts';
 import { checkStructuredOutput } from '../../translate/structured-output.ts';
 import { withClientModel } from '../../translate/model-id.ts';
 import { gatewayHeaders } from '../shared/gateway-headers.ts';
+import { surfaceOf } from '../../config/capabilities.ts';
 import { inlineImages } from './inline-images.ts';
 import { fitToModel } from './model-fit.ts';
 import { gatewaySearchLoop } from './web-search-loop.ts';
 import type { CapabilityDeps } from '../deps.ts';
-import type { Caller, StreamedAnswer } from '../descriptor.ts';
+import type { CallInfo, Caller, StreamedAnswer } from '../descriptor.ts';
 import type { ClientCodec, ClientFormat, DecodedText } from './formats.ts';
 import { WEB_SEARCH_TOOLS } from '../../translate/responses.ts';
 
@@ -95,6 +96,12 @@ type Settlement = { target: Target | null; usage: C.Usage | null; estimated: boo
 /** What one attempt produced: a whole answer, or a stream opened up to its first frame for the client. */
 type Attempt = { kind: 'whole'; decoded: C.Response; body: Readonly<Record<string, unknown>> | string } | { kind: 'stream'; opened: Opened };
 
+/** Decodes the body in its client format and runs it. */
+export async function runFormat<Body>(format: ClientFormat<Body>, deps: CapabilityDeps, body: Body, info: CallInfo): Promise<TextResult> {
+  const decoded = await format.decode(body, { headers: info.headers, items: deps.items });
+  return runText(deps, { principal: info.principal, requestId: info.requestId, log: info.log, format, ...decoded });
+}
+
 export async function runText(services: CapabilityDeps, call: TextCall): Promise<TextResult> {
   const modelId = call.request.model;
   const routed = route(services.catalog, modelId, call.format.endpoint);
@@ -109,7 +116,7 @@ export async function runText(services: CapabilityDeps, call: TextCall): Promise
     requestId: call.requestId,
     principal: call.principal,
     model: modelId,
-    endpoint: call.format.endpoint,
+    endpoint: surfaceOf(call.format.endpoint),
     reserveTokens: textReservation(fitted.request, model),
   });
   // Settlement is not awaited: the ledger record is written and the counter updated now (with
@@ -143,8 +150,10 @@ export async function runText(services: CapabilityDeps, call: TextCall): Promise
       // Passed through, the answer is the client format's own object: only its model is read.
       const answer = asWire<JsonObject>(json);
       if (native && searchesByDefinition(call)) decoded.webSearch = true;
-      // Passed through: the upstream's bytes go out as they came, under the model id the client sent.
-      return { kind: 'whole', decoded, body: native ? withClientModel(text, answer.model, modelId, () => JSON.stringify({ ...answer, model: modelId })) : call.codec.encodeResponse(decoded, modelId) };
+      // Passed through: the upstream's bytes go out as they came, under the model id the client sent
+      // (a format without a model field, Gemini's, names its model version: kept as it is).
+      const passed = answer.model === undefined ? text : withClientModel(text, answer.model, modelId, () => JSON.stringify({ ...answer, model: modelId }));
+      return { kind: 'whole', decoded, body: native ? passed : call.codec.encodeResponse(decoded, modelId) };
     }
     const abort = new AbortController();
     const upstream = await clock.wait(postStream({ ...http, signal: abort.signal }));
@@ -169,7 +178,8 @@ export async function runText(services: CapabilityDeps, call: TextCall): Promise
     const warnings = answerWarnings(call, candidate, fitted.warnings);
     if (value.kind === 'stream') {
       const body = streamToClient(services, call, value.opened, blame, settle);
-      return { status: 200, body, headers: { ...meter.headers, ...STREAM_HEADERS, ...targetHeaders(call, candidate, services, warnings) }, upstreamMs: clock.waitedMs, warnings };
+      const streamType = call.codec.streamContentType ? { 'content-type': call.codec.streamContentType } : {};
+      return { status: 200, body, headers: { ...meter.headers, ...STREAM_HEADERS, ...streamType, ...targetHeaders(call, candidate, services, warnings) }, upstreamMs: clock.waitedMs, warnings };
     }
     const { decoded } = value;
     const usage = decoded.usage;
@@ -295,6 +305,8 @@ async function* nativeFrames(call: TextCall, t: Target, events: AsyncIterable<Ev
     yield call.codec.passthroughFrame(e, json, call.request.model);
   }
   decoder.end();
+  const closing = call.codec.passthroughEnd?.();
+  if (closing) yield closing;
 }
 
 /**

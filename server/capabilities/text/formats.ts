@@ -1,4 +1,4 @@
-// The three client formats of text generation (spec 4.1, 4.2). Each is one value: the upstream
+// The four client formats of text generation (spec 4.1, 4.2, and Gemini's API). Each is one value: the upstream
 // format it passes through untranslated, and one `decode` from the validated body to the canonical
 // request, the built-in tools asked for, and the codec that writes this request's answers.
 import type { z } from 'zod';
@@ -15,8 +15,10 @@ import { ChatStreamEncoder, canonicalToChat, chatToCanonical } from '../../trans
 import { MessagesStreamEncoder, canonicalToMessages, messagesToCanonical, sseEvent } from '../../translate/messages.ts';
 import { ResponsesStreamEncoder, canonicalToResponse, itemReferenceIds, responseShell, responsesSse, responsesToCanonical, type RememberItems } from '../../translate/responses.ts';
 import { withClientModel } from '../../translate/model-id.ts';
+import { GeminiStreamEncoder, canonicalToGemini, geminiErrorBody, geminiToCanonical } from '../../translate/gemini.ts';
+import type { GeminiGenerateContentInput } from '../../../contract/gemini.ts';
 
-export type TextEndpoint = 'chat' | 'messages' | 'responses';
+export type TextEndpoint = 'chat' | 'messages' | 'responses' | 'generate_content';
 
 /** How one request's answers are written in its client's format. */
 export type ClientCodec = {
@@ -29,7 +31,11 @@ export type ClientCodec = {
    * `model`: the id the client sent, which every answer carries.
    */
   passthroughFrame(event: { event?: string; data: string }, json: JsonObject | null, model: string): string;
+  /** After the last pass-through frame: what closes the stream in this format (Gemini's JSON-array stream ends with `]`). */
+  passthroughEnd?(): string;
   errorFrame(err: GatewayError): string;
+  /** A stream's content type when it is not server-sent events (Gemini's stream without `alt=sse` is one JSON array). */
+  streamContentType?: string;
 };
 
 /** What a client format made of one request body. */
@@ -173,6 +179,47 @@ export const responsesFormat: ClientFormat<ResponsesRequest> = {
             responsesSse({ type: 'error', code: e.code, message: e.message, param: e.param ?? null, error: e, sequence_number: ++lastSeq }) +
             responsesSse({ type: 'response.failed', response, sequence_number: ++lastSeq })
           );
+        },
+      },
+    };
+  },
+};
+
+/**
+ * A Gemini-format request: the model and the stream's framing come from the path and query
+ * (`:streamGenerateContent?alt=sse` is SSE, without `alt` one JSON array), `null` for `:generateContent`.
+ */
+export type GeminiCall = { model: string; body: GeminiGenerateContentInput; stream: 'sse' | 'json-array' | null };
+
+/** Gemini's API. A Gemini upstream gets the body as sent (the model is in its URL); its frames go out as they came. */
+export const geminiFormat: ClientFormat<GeminiCall> = {
+  endpoint: 'generate_content',
+  native: 'gemini',
+  tokenCount: (inputTokens) => ({ totalTokens: inputTokens }),
+  async decode({ model, body, stream }) {
+    const { request, nativeOnly } = geminiToCanonical(body, model, stream !== null);
+    const { model: _inPath, ...raw } = asJson(body);
+    const array = stream === 'json-array';
+    let encoder: GeminiStreamEncoder | null = null;
+    let frames = 0;
+    /** One chunk of the JSON-array stream: `[` before the first, `,` between them. */
+    const element = (json: string) => `${frames++ ? ',\r\n' : '['}${json}`;
+    return {
+      request,
+      builtIns: request.webSearch ? ['web_search'] : [],
+      nativeOnly,
+      clientHeaders: {},
+      codec: {
+        ...(array ? { streamContentType: 'application/json; charset=utf-8' } : {}),
+        passthroughBody: () => raw,
+        encodeResponse: canonicalToGemini,
+        streamEncoder: (m) => (encoder = new GeminiStreamEncoder(m, array ? 'json-array' : 'sse')),
+        passthroughFrame: (e, json) => (json === null ? '' : array ? element(e.data) : `data: ${e.data}\r\n\r\n`),
+        passthroughEnd: () => (array ? (frames ? ']' : '[]') : ''),
+        errorFrame(err) {
+          if (encoder) return encoder.fail(err);
+          const chunk = JSON.stringify(geminiErrorBody(err.status, err.message, err.param, err.code));
+          return array ? `${element(chunk)}]` : `data: ${chunk}\r\n\r\n`;
         },
       },
     };

@@ -1,16 +1,11 @@
-// Text generation in the three client formats (spec 4.1, 4.2): chat completions, Messages and
-// Responses, each decoded by its client format (formats.ts) and run by the one engine (engine.ts).
-import type { CallInfo, CapabilityDescriptor } from '../descriptor.ts';
-import type { CapabilityDeps } from '../deps.ts';
+// Text generation in the four client formats (spec 4.1, 4.2, and Gemini's API): chat completions,
+// Messages, Responses and generateContent, each decoded by its client format (formats.ts) and run by
+// the one engine (engine.ts); each format's token counting beside it (count-tokens.ts).
+import type { CapabilityDescriptor } from '../descriptor.ts';
 import { countTokens } from './count-tokens.ts';
-import { runText } from './engine.ts';
-import { chatFormat, messagesFormat, responsesFormat, type ClientFormat } from './formats.ts';
-
-/** Decodes the body in its client format and runs it. */
-async function run<Body>(format: ClientFormat<Body>, deps: CapabilityDeps, body: Body, call: CallInfo) {
-  const decoded = await format.decode(body, { headers: call.headers, items: deps.items });
-  return runText(deps, { principal: call.principal, requestId: call.requestId, log: call.log, format, ...decoded });
-}
+import { runFormat as run } from './engine.ts';
+import { chatFormat, messagesFormat, responsesFormat } from './formats.ts';
+import { geminiMethod } from './gemini-methods.ts';
 
 export const textCapability: CapabilityDescriptor = {
   routes: {
@@ -19,5 +14,7 @@ export const textCapability: CapabilityDescriptor = {
     messagesCountTokens: { capability: 'messages', run: (deps, { body }, call) => countTokens(messagesFormat, deps, body, call) },
     responses: { capability: 'responses', run: (deps, { body }, call) => run(responsesFormat, deps, body, call) },
     responsesInputTokens: { capability: 'responses', run: (deps, { body }, call) => countTokens(responsesFormat, deps, body, call) },
+    geminiModelMethod: { capability: 'generate_content', run: geminiMethod },
+    geminiModelMethodV1: { capability: 'generate_content', run: geminiMethod },
   },
 };

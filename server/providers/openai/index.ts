@@ -17,7 +17,7 @@ const chat = { ...openAiChat, counter: openAiInputTokens };
 export const openai: VendorManifest = {
   type: 'openai',
   client: openaiClient,
-  adapters: { chat, messages: chat, responses: { ...openAiResponses, counter: openAiResponsesInputTokens }, embeddings: openAiEmbeddings, moderation: openAiModeration, images: openAiImages, speech: openAiSpeech, transcription: openAiTranscription },
+  adapters: { chat, messages: chat, generate_content: chat, responses: { ...openAiResponses, counter: openAiResponsesInputTokens }, embeddings: openAiEmbeddings, moderation: openAiModeration, images: openAiImages, speech: openAiSpeech, transcription: openAiTranscription },
   catalogVendor: 'openai',
   builtins: [
     {

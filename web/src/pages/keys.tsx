@@ -4,7 +4,7 @@ import { num, utcDay, when } from '../format.ts';
 import { Alert, Badge, Cell, ConfirmButton, EmptyState, Field, Loaded, Loading, Page, Secret, Snippet, Table, useAction, useLoad } from '../ui.tsx';
 
 /** The endpoints whose models answer /v1/chat/completions (every text model does). */
-const TEXT_ENDPOINTS: Schemas['ModelEndpoint'][] = ['chat', 'messages', 'responses'];
+const TEXT_ENDPOINTS: Schemas['ModelEndpoint'][] = ['chat', 'messages', 'responses', 'generate_content'];
 
 type Usable = { id: string; endpoint: string }[];
 let usableModels: Promise<Usable> | null = null;
