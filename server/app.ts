@@ -11,7 +11,7 @@ import { guideRoutes } from './http/guide.ts';
 import { initServer } from '@ts-rest/fastify';
 import { contract } from '../contract/index.ts';
 import { buildOpenApiDocument } from '../contract/openapi.ts';
-import { geminiErrorBody } from './translate/gemini.ts';
+import { geminiErrorOf } from './translate/gemini.ts';
 import { authHook, routeMeta } from './http/auth-hook.ts';
 import { GatewayError, errors, validationError } from './runtime/errors.ts';
 import { clientErrorHandler, defaultRequestTimeouts, serverTimeoutOptions, type RequestTimeouts } from './http/client-errors.ts';
@@ -184,7 +184,7 @@ function sendError(request: FastifyRequest, reply: FastifyReply, gw: GatewayErro
   if (meta?.errorEnvelope === 'page') {
     return reply.status(gw.status).header('content-type', 'text/html; charset=utf-8').send(errorPage(gw.status >= 500 ? 'Something went wrong' : 'Invalid request', gw.message));
   }
-  if (meta?.errorEnvelope === 'google') return reply.status(gw.status).send(geminiErrorBody(gw.status, gw.message, gw.param, gw.code));
+  if (meta?.errorEnvelope === 'google') return reply.status(gw.status).send(geminiErrorOf(gw));
   const body = gw.toBody();
   return reply.status(gw.status).send(meta?.errorEnvelope === 'anthropic' ? { type: 'error', ...body } : body);
 }
@@ -261,7 +261,9 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
       const user = await services.sessions.user(request).catch(() => null);
       return reply.status(404).headers(pageHeaders).send(notFoundPage(path, user));
     }
-    return reply.status(404).send(errors.notFound(path ? `Unknown route: ${request.method} ${path}.` : 'Unknown route.', 'not_found').toBody());
+    const gw = errors.notFound(path ? `Unknown route: ${request.method} ${path}.` : 'Unknown route.', 'not_found');
+    // Google's clients read Google's error shape under Gemini's API version prefix.
+    return reply.status(404).send(request.url.startsWith('/v1beta/') ? geminiErrorOf(gw) : gw.toBody());
   });
 
   // JSON bodies: Fastify's parser (prototype-poisoning checks), after the nesting limit.

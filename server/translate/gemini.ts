@@ -438,6 +438,19 @@ export function geminiErrorBody(status: number, message: string, param?: string 
 }
 
 /**
+ * The gateway's error in Google's shape: its code as the ErrorInfo reason, its param as a field
+ * violation, and a Retry-After (429, 503) as the RetryInfo delay Google's clients wait for.
+ */
+export function geminiErrorOf(err: GatewayError): GeminiErrorBody {
+  const body = geminiErrorBody(err.status, err.message, err.param, err.code);
+  const retryAfter = Number(err.headers['retry-after']);
+  if (Number.isFinite(retryAfter) && retryAfter >= 0) {
+    body.error.details = [...(body.error.details ?? []), { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${Math.ceil(retryAfter)}s` }];
+  }
+  return body;
+}
+
+/**
  * Canonical stream events → Gemini stream chunks, each a whole GenerateContentResponse: text and
  * thoughts as they come, a function call in one chunk once its arguments are complete, and a last
  * chunk with finishReason and usageMetadata at the end (usage arrives after the finish). `sse` is
@@ -528,7 +541,7 @@ export class GeminiStreamEncoder {
   fail(err: GatewayError): string {
     if (this.closed) return '';
     this.closed = true;
-    const out = this.frame(geminiErrorBody(err.status, err.message, err.param, err.code));
+    const out = this.frame(geminiErrorOf(err));
     return this.mode === 'json-array' ? out + ']' : out;
   }
 }

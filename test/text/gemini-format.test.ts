@@ -176,9 +176,52 @@ describe('the wire, as clients other than the SDK see it', () => {
     const two = await post('/v1beta/models/openai-text:generateContent', { key: t.key, body: { ...body, generationConfig: { candidateCount: 2 } } });
     expect(two.status).toBe(400);
     expect((await googleError(two)).error.details[1]!.fieldViolations![0]!.field).toBe('generationConfig.candidateCount');
+    const elsewhere = await post('/v1beta/cachedContents', { key: t.key });
+    expect(elsewhere.status).toBe(404);
+    expect((await googleError(elsewhere)).error).toMatchObject({ code: 404, status: 'NOT_FOUND', message: 'Unknown route: POST /v1beta/cachedContents.' });
     const unknown = await post('/v1beta/models/openai-text:embedContent', { key: t.key });
     expect(unknown.status).toBe(404);
     expect((await googleError(unknown)).error).toMatchObject({ code: 404, status: 'NOT_FOUND' });
+  });
+
+  it('responseJsonSchema becomes the upstream’s structured output, checked like every format’s; safetySettings dropped with a warning', async () => {
+    const schema = { type: 'object', properties: { answer: { type: 'string' }, confidence: { type: 'number' } }, required: ['answer'] };
+    const ask = (model: string) =>
+      post(`/v1beta/models/${model}:generateContent`, {
+        key: t.key,
+        body: { ...body, safetySettings: [{ category: 'HARM_CATEGORY_HATE_SPEECH', threshold: 'BLOCK_NONE' }], generationConfig: { responseMimeType: 'application/json', responseJsonSchema: schema } },
+      });
+    const ok = await ask('openai-text');
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('x-gateway-warnings')).toBe("not supported by this model's provider, dropped: safetySettings");
+    expect(((await ok.json()) as GenerateContentResponse).candidates![0]!.content!.parts).toEqual([{ text: '{"answer":"42","confidence":0.9}' }]);
+    expect(lastUpstream().body.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'response', schema } });
+    const bad = await ask('openai-badjson');
+    expect(bad.status).toBe(502);
+    const refused = (await googleError(bad)).error;
+    expect(refused).toMatchObject({ code: 502, status: 'UNAVAILABLE' });
+    expect(refused.details[0]).toEqual({ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'invalid_structured_output', domain: 'model-gateway' });
+    // Passed through, Gemini gets the settings it understands.
+    await ask('gemini-text');
+    expect(lastUpstream().body.safetySettings).toEqual([{ category: 'HARM_CATEGORY_HATE_SPEECH', threshold: 'BLOCK_NONE' }]);
+  });
+
+  it('a rate limit is 429 RESOURCE_EXHAUSTED with the RetryInfo delay Google’s clients wait for', async () => {
+    const limited = await startTextGateway('', undefined, '\n  - { id: free, rank: 0, daily_tokens: 1000000, requests_per_minute: 1 }\n  - { id: pro, rank: 1, daily_tokens: 1000000, requests_per_minute: 1 }');
+    try {
+      const ok = await fetch(`${limited.gw.url}/v1beta/models/openai-text:countTokens`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-goog-api-key': limited.key }, body: JSON.stringify(body) });
+      expect(ok.status).toBe(200);
+      const res = await fetch(`${limited.gw.url}/v1beta/models/openai-text:generateContent`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-goog-api-key': limited.key }, body: JSON.stringify(body) });
+      expect(res.status).toBe(429);
+      const retryAfter = Number(res.headers.get('retry-after'));
+      expect((await googleError(res)).error).toMatchObject({
+        code: 429,
+        status: 'RESOURCE_EXHAUSTED',
+        details: [{ reason: 'rate_limit_exceeded' }, { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${retryAfter}s` }],
+      });
+    } finally {
+      await limited.close();
+    }
   });
 
   it('plans gate premium models as in every format: 403 PERMISSION_DENIED', async () => {

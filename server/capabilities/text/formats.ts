@@ -15,7 +15,7 @@ import { ChatStreamEncoder, canonicalToChat, chatToCanonical } from '../../trans
 import { MessagesStreamEncoder, canonicalToMessages, messagesToCanonical, sseEvent } from '../../translate/messages.ts';
 import { ResponsesStreamEncoder, canonicalToResponse, itemReferenceIds, responseShell, responsesSse, responsesToCanonical, type RememberItems } from '../../translate/responses.ts';
 import { withClientModel } from '../../translate/model-id.ts';
-import { GeminiStreamEncoder, canonicalToGemini, geminiErrorBody, geminiToCanonical } from '../../translate/gemini.ts';
+import { GeminiStreamEncoder, canonicalToGemini, geminiErrorOf, geminiToCanonical } from '../../translate/gemini.ts';
 import type { GeminiGenerateContentInput } from '../../../contract/gemini.ts';
 
 export type TextEndpoint = 'chat' | 'messages' | 'responses' | 'generate_content';
@@ -218,7 +218,7 @@ export const geminiFormat: ClientFormat<GeminiCall> = {
         passthroughEnd: () => (array ? (frames ? ']' : '[]') : ''),
         errorFrame(err) {
           if (encoder) return encoder.fail(err);
-          const chunk = JSON.stringify(geminiErrorBody(err.status, err.message, err.param, err.code));
+          const chunk = JSON.stringify(geminiErrorOf(err));
           return array ? `${element(chunk)}]` : `data: ${chunk}\r\n\r\n`;
         },
       },
