@@ -43,7 +43,7 @@ models:
 `;
   // Every mistake in one pass: the unknown provider is reported although the shape is wrong too.
   expect(problems(text)).toEqual([
-    'gw.yaml:4:5 models[0].endpoint: required field missing (expected one of "chat"|"messages"|"responses"|"images"|"video"|"speech"|"transcription"|"embeddings"|"moderation")',
+    'gw.yaml:4:5 models[0].endpoint: required field missing (expected one of "chat"|"messages"|"responses"|"generate_content"|"images"|"video"|"speech"|"transcription"|"embeddings"|"moderation")',
     'gw.yaml:5:29 models[0].upstreams[0].provider: unknown provider "nope" (known: p)',
   ]);
   expect(problems(text.replace('- id: m', '- id: m\n    endpoint: chat'))).toEqual(['gw.yaml:6:29 models[0].upstreams[0].provider: unknown provider "nope" (known: p)']);

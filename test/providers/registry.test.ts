@@ -13,13 +13,13 @@ describe('registry', () => {
     );
     expect(table).toEqual({
       // No video: OpenAI's video API (Sora) was shut down.
-      openai: { chat: 'openai-chat', messages: 'openai-chat', responses: 'openai-responses', embeddings: 'yes', moderation: 'yes', images: 'yes', video: null, speech: 'yes', transcription: 'yes' },
-      'openai-compatible': { chat: 'openai-chat', messages: 'openai-chat', responses: 'openai-chat', embeddings: 'yes', moderation: 'yes', images: 'yes', video: 'yes', speech: 'yes', transcription: 'yes' },
-      anthropic: { chat: 'anthropic', messages: 'anthropic', responses: 'anthropic', embeddings: null, moderation: null, images: null, video: null, speech: null, transcription: null },
-      gemini: { chat: 'gemini', messages: 'gemini', responses: 'gemini', embeddings: 'yes', moderation: null, images: 'yes', video: 'yes', speech: 'yes', transcription: null },
-      elevenlabs: { chat: null, messages: null, responses: null, embeddings: null, moderation: null, images: null, video: null, speech: 'yes', transcription: 'yes' },
+      openai: { chat: 'openai-chat', messages: 'openai-chat', responses: 'openai-responses', generate_content: 'openai-chat', embeddings: 'yes', moderation: 'yes', images: 'yes', video: null, speech: 'yes', transcription: 'yes' },
+      'openai-compatible': { chat: 'openai-chat', messages: 'openai-chat', responses: 'openai-chat', generate_content: 'openai-chat', embeddings: 'yes', moderation: 'yes', images: 'yes', video: 'yes', speech: 'yes', transcription: 'yes' },
+      anthropic: { chat: 'anthropic', messages: 'anthropic', responses: 'anthropic', generate_content: 'anthropic', embeddings: null, moderation: null, images: null, video: null, speech: null, transcription: null },
+      gemini: { chat: 'gemini', messages: 'gemini', responses: 'gemini', generate_content: 'gemini', embeddings: 'yes', moderation: null, images: 'yes', video: 'yes', speech: 'yes', transcription: null },
+      elevenlabs: { chat: null, messages: null, responses: null, generate_content: null, embeddings: null, moderation: null, images: null, video: null, speech: 'yes', transcription: 'yes' },
     });
-    expect(builtCapabilities()).toEqual(['chat', 'messages', 'responses', 'images', 'video', 'speech', 'transcription', 'embeddings', 'moderation']);
+    expect(builtCapabilities()).toEqual(['chat', 'messages', 'responses', 'generate_content', 'images', 'video', 'speech', 'transcription', 'embeddings', 'moderation']);
     expect(typesServing('embeddings')).toEqual(['openai', 'openai-compatible', 'gemini']);
     expect(typesServing('images')).toEqual(['openai', 'openai-compatible', 'gemini']);
     expect(typesServing('video')).toEqual(['openai-compatible', 'gemini']);
