@@ -450,6 +450,29 @@ export function geminiErrorOf(err: GatewayError): GeminiErrorBody {
   return body;
 }
 
+/** How a Gemini stream is framed: `data: …` events for `?alt=sse` (CRLF, as Google frames them), else its chunks as one JSON array. */
+export type GeminiStreamMode = 'sse' | 'json-array';
+
+/** The framing of one stream's chunks, translated or passed through: each chunk's frame, and what closes the stream. */
+export class GeminiFraming {
+  private opened = false;
+
+  constructor(readonly mode: GeminiStreamMode) {}
+
+  frame(json: string): string {
+    if (this.mode === 'sse') return `data: ${json}\r\n\r\n`;
+    const out = (this.opened ? ',\r\n' : '[') + json;
+    this.opened = true;
+    return out;
+  }
+
+  /** The array's `]` (an empty array when no chunk was sent); nothing for SSE. */
+  close(): string {
+    if (this.mode === 'sse') return '';
+    return this.opened ? ']' : '[]';
+  }
+}
+
 /**
  * Canonical stream events → Gemini stream chunks, each a whole GenerateContentResponse: text and
  * thoughts as they come, a function call in one chunk once its arguments are complete, and a last
@@ -458,8 +481,8 @@ export function geminiErrorOf(err: GatewayError): GeminiErrorBody {
  */
 export class GeminiStreamEncoder {
   private id = '';
-  private opened = false;
   private closed = false;
+  private readonly framing: GeminiFraming;
   /** Function calls whose arguments are still streaming, in the order they began. */
   private pending: { index: number; call: C.ToolCallPart }[] = [];
   private calls = 0;
@@ -468,15 +491,13 @@ export class GeminiStreamEncoder {
 
   constructor(
     private readonly model: string,
-    private readonly mode: 'sse' | 'json-array',
-  ) {}
+    mode: GeminiStreamMode,
+  ) {
+    this.framing = new GeminiFraming(mode);
+  }
 
   private frame(data: GeminiGenerateContentResponse | GeminiErrorBody): string {
-    const json = JSON.stringify(data);
-    if (this.mode === 'sse') return `data: ${json}\r\n\r\n`;
-    const out = (this.opened ? ',\r\n' : '[') + json;
-    this.opened = true;
-    return out;
+    return this.framing.frame(JSON.stringify(data));
   }
 
   private chunk(parts: GeminiPart[], last?: { finishReason: string; usageMetadata: Usage }): string {
@@ -533,15 +554,13 @@ export class GeminiStreamEncoder {
     this.closed = true;
     const last = { finishReason: geminiFinish(this.finish, this.calls > 0), usageMetadata: geminiUsage(this.usage) };
     // Gemini's own last chunk carries an empty text part.
-    const out = this.flush() + this.chunk([{ text: '' }], last);
-    return this.mode === 'json-array' ? out + ']' : out;
+    return this.flush() + this.chunk([{ text: '' }], last) + this.framing.close();
   }
 
   /** A failure after the stream began: one error chunk, and the end. */
   fail(err: GatewayError): string {
     if (this.closed) return '';
     this.closed = true;
-    const out = this.frame(geminiErrorOf(err));
-    return this.mode === 'json-array' ? out + ']' : out;
+    return this.frame(geminiErrorOf(err)) + this.framing.close();
   }
 }

@@ -15,7 +15,7 @@ import { ChatStreamEncoder, canonicalToChat, chatToCanonical } from '../../trans
 import { MessagesStreamEncoder, canonicalToMessages, messagesToCanonical, sseEvent } from '../../translate/messages.ts';
 import { ResponsesStreamEncoder, canonicalToResponse, itemReferenceIds, responseShell, responsesSse, responsesToCanonical, type RememberItems } from '../../translate/responses.ts';
 import { withClientModel } from '../../translate/model-id.ts';
-import { GeminiStreamEncoder, canonicalToGemini, geminiErrorOf, geminiToCanonical } from '../../translate/gemini.ts';
+import { GeminiFraming, GeminiStreamEncoder, canonicalToGemini, geminiErrorOf, geminiToCanonical, type GeminiStreamMode } from '../../translate/gemini.ts';
 import type { GeminiGenerateContentInput } from '../../../contract/gemini.ts';
 
 export type TextEndpoint = 'chat' | 'messages' | 'responses' | 'generate_content';
@@ -189,7 +189,7 @@ export const responsesFormat: ClientFormat<ResponsesRequest> = {
  * A Gemini-format request: the model and the stream's framing come from the path and query
  * (`:streamGenerateContent?alt=sse` is SSE, without `alt` one JSON array), `null` for `:generateContent`.
  */
-export type GeminiCall = { model: string; body: GeminiGenerateContentInput; stream: 'sse' | 'json-array' | null };
+export type GeminiCall = { model: string; body: GeminiGenerateContentInput; stream: GeminiStreamMode | null };
 
 /** Gemini's API. A Gemini upstream gets the body as sent (the model is in its URL); its frames go out as they came. */
 export const geminiFormat: ClientFormat<GeminiCall> = {
@@ -199,28 +199,23 @@ export const geminiFormat: ClientFormat<GeminiCall> = {
   async decode({ model, body, stream }) {
     const { request, nativeOnly } = geminiToCanonical(body, model, stream !== null);
     const { model: _inPath, ...raw } = asJson(body);
-    const array = stream === 'json-array';
+    const mode = stream ?? 'sse';
+    // A translated stream frames its chunks in its encoder; a passed-through one here.
+    const framing = new GeminiFraming(mode);
     let encoder: GeminiStreamEncoder | null = null;
-    let frames = 0;
-    /** One chunk of the JSON-array stream: `[` before the first, `,` between them. */
-    const element = (json: string) => `${frames++ ? ',\r\n' : '['}${json}`;
     return {
       request,
       builtIns: request.webSearch ? ['web_search'] : [],
       nativeOnly,
       clientHeaders: {},
       codec: {
-        ...(array ? { streamContentType: 'application/json; charset=utf-8' } : {}),
+        ...(mode === 'json-array' ? { streamContentType: 'application/json; charset=utf-8' } : {}),
         passthroughBody: () => raw,
         encodeResponse: canonicalToGemini,
-        streamEncoder: (m) => (encoder = new GeminiStreamEncoder(m, array ? 'json-array' : 'sse')),
-        passthroughFrame: (e, json) => (json === null ? '' : array ? element(e.data) : `data: ${e.data}\r\n\r\n`),
-        passthroughEnd: () => (array ? (frames ? ']' : '[]') : ''),
-        errorFrame(err) {
-          if (encoder) return encoder.fail(err);
-          const chunk = JSON.stringify(geminiErrorOf(err));
-          return array ? `${element(chunk)}]` : `data: ${chunk}\r\n\r\n`;
-        },
+        streamEncoder: (m) => (encoder = new GeminiStreamEncoder(m, mode)),
+        passthroughFrame: (e, json) => (json === null ? '' : framing.frame(e.data)),
+        passthroughEnd: () => framing.close(),
+        errorFrame: (err) => (encoder ? encoder.fail(err) : framing.frame(JSON.stringify(geminiErrorOf(err))) + framing.close()),
       },
     };
   },

@@ -3,6 +3,7 @@
 // body is checked against that method's schema, then the one text engine (or the counter) runs it.
 import { GeminiCountTokensRequest, GeminiGenerateContentRequest } from '../../../contract/gemini.ts';
 import { GeminiModelMethod } from '../../../contract/routes/gemini.ts';
+import { withoutModelsPrefix } from '../../catalog/gemini-shape.ts';
 import { errors, validationError } from '../../runtime/errors.ts';
 import { geminiCountTokensInput } from '../../translate/gemini.ts';
 import type { CallInfo } from '../descriptor.ts';
@@ -15,7 +16,7 @@ type Method = (typeof GeminiModelMethod.options)[number];
 
 /** `gemini-2.5-flash:generateContent` (or with `models/` before it; the id may hold slashes) → the model and the method. */
 export function modelAndMethod(rest: string): { model: string; method: Method } {
-  const path = rest.startsWith('models/') ? rest.slice('models/'.length) : rest;
+  const path = withoutModelsPrefix(rest);
   const colon = path.lastIndexOf(':');
   const model = colon > 0 ? path.slice(0, colon) : '';
   const method = colon > 0 ? path.slice(colon + 1) : '';
