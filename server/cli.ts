@@ -9,7 +9,8 @@ import { AccountService } from './accounts/service.ts';
 import { ConfigError, loadConfig, parseConfig } from './boot/config.ts';
 import { configWarnings } from './boot/warnings.ts';
 import { deploymentWarnings } from './config/deployment.ts';
-import { openDatabase } from './db/client.ts';
+import { openDatabase, type Database } from './db/client.ts';
+import { rebuildUsage } from './billing/usage-rebuild.ts';
 import { applyMigrations } from './db/migrate.ts';
 import { GatewayError } from './runtime/errors.ts';
 import { serve, version } from './main.ts';
@@ -92,6 +93,22 @@ async function directBackend(env: NodeJS.ProcessEnv): Promise<Admin> {
   } catch (err) {
     lock?.release();
     throw err;
+  }
+}
+
+/** The database opened by this process (the embedded one locked against a server starting meanwhile). */
+async function withOwnDatabase<T>(env: NodeJS.ProcessEnv, o: { migrate: boolean }, fn: (db: Database) => Promise<T>): Promise<T> {
+  const dir = dataDirOf(env);
+  const lock = env.DATABASE_URL ? null : acquireEmbeddedLock(dir);
+  try {
+    const db = await openDatabase({ databaseUrl: env.DATABASE_URL, dataDir: dir, migrate: o.migrate });
+    try {
+      return await fn(db);
+    } finally {
+      await db.close();
+    }
+  } finally {
+    lock?.release();
   }
 }
 
@@ -234,20 +251,48 @@ else needs to be shared (README, "PostgreSQL and Redis").`,
         print(out, { applied: [], note: 'server running' }, () => `a running gateway holds ${dir}; it applied the migrations at start-up`);
         return;
       }
-      const lock = env.DATABASE_URL ? null : acquireEmbeddedLock(dir);
-      try {
-        const db = await openDatabase({ databaseUrl: env.DATABASE_URL, dataDir: dir, migrate: false });
-        try {
-          const applied = await applyMigrations(db.sql);
-          print(out, { applied, database: db.location }, () =>
-            applied.length ? `applied ${applied.length} migration(s) to ${db.location}:\n  ${applied.join('\n  ')}` : `${db.location} is up to date`,
-          );
-        } finally {
-          await db.close();
+      await withOwnDatabase(env, { migrate: false }, async (db) => {
+        const applied = await applyMigrations(db.sql);
+        print(out, { applied, database: db.location }, () =>
+          applied.length ? `applied ${applied.length} migration(s) to ${db.location}:\n  ${applied.join('\n  ')}` : `${db.location} is up to date`,
+        );
+      });
+    });
+
+  const usage = program.command('usage').description('the usage ledger');
+  usage
+    .command('rebuild')
+    .description('recompute the daily usage aggregates from the raw ledger rows, a day at a time (idempotent)')
+    .option('--from <date>', 'first UTC day (YYYY-MM-DD; default: the oldest day with raw rows)')
+    .option('--to <date>', 'last UTC day, inclusive (default: the newest day with raw rows)')
+    .action(async (o: { from?: string; to?: string }, cmd: Command) => {
+      const out = { json: Boolean(cmd.optsWithGlobals().json) };
+      const env = process.env;
+      for (const [name, v] of [['--from', o.from], ['--to', o.to]] as const) {
+        if (v !== undefined && (!/^\d{4}-\d{2}-\d{2}$/.test(v) || new Date(`${v}T00:00:00Z`).toISOString().slice(0, 10) !== v)) {
+          throw new CliError(`${name} '${v}' is not a calendar date (YYYY-MM-DD)`);
         }
-      } finally {
-        lock?.release();
       }
+      if (o.from && o.to && o.from > o.to) throw new CliError(`--from ${o.from} is after --to ${o.to}`);
+      const dir = dataDirOf(env);
+      if (!env.DATABASE_URL && embeddedLockHolder(dir)) {
+        throw new CliError(`a running gateway (process ${embeddedLockHolder(dir)}) holds the embedded database in ${dir}; stop it, run the rebuild, and start it again`);
+      }
+      await withOwnDatabase(env, { migrate: true }, async (db) => {
+        const result = await rebuildUsage(db.sql, {
+          from: o.from,
+          to: o.to,
+          progress: (p) => {
+            if (!out.json) process.stderr.write(`${p.day}  ${p.requests} request(s)  ${p.ms} ms  (${p.n}/${p.of})\n`);
+          },
+        });
+        print(out, { ...result, database: db.location }, () =>
+          [
+            result.days ? `rebuilt ${result.days} day(s), ${result.from} … ${result.to}: ${result.requests} request(s)` : 'no day with raw ledger rows in that range',
+            ...result.notKept.map((d) => `${d}: raw rows no longer kept (ledger.retention_days); aggregates left as they are`),
+          ].join('\n'),
+        );
+      });
     });
 
   const users = program.command('users').description('manage users');

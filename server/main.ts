@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { AccountService } from './accounts/service.ts';
 import { UsageLedger } from './billing/ledger.ts';
+import { LedgerMaintenance } from './billing/ledger-partitions.ts';
 import { QuotaBilling } from './billing/service.ts';
 import { SettlementRetries } from './billing/settle-retry.ts';
 import { systemClock } from './runtime/clock.ts';
@@ -124,6 +125,17 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
         ),
     });
     cleanups.push(() => ledger.close());
+    // The ledger's partitions for the days about to be written, and retention, now and hourly. Not
+    // awaited: a row written before its day's partition exists waits in the default partition and
+    // moves into its own when the partition is made.
+    const upkeep = new LedgerMaintenance(db.sql, config.ledger, clock, {
+      done: (r) => {
+        if (r.created.length || r.dropped.length || r.strayRowsDeleted || r.aggregatesDeleted) logger.info({ ...r }, 'usage ledger upkeep');
+      },
+      failed: (err) => logger.error({ err }, 'usage ledger upkeep failed; it runs again within the hour'),
+    });
+    cleanups.push(() => upkeep.close());
+    void upkeep.run();
     const recovered = await ledger.recover();
     if (recovered) logger.warn(`usage ledger: recovered ${recovered} record(s) a previous process had not written`);
     // Before the ledger's cleanup (cleanups run in reverse): one last try at queued settlements.

@@ -20,28 +20,29 @@ export async function adminUsageReport(services: AdminUsageDeps, query: z.infer<
   const { start, end } = period(query, services.clock.now());
   await services.ledger.flush();
   if (services.ledger.databaseUnavailable) throw errors.databaseUnavailable();
-  const from = new Date(`${start}T00:00:00Z`);
-  const to = new Date(Date.parse(end) + DAY);
+  // The day aggregates (usage-aggregates.ts), by their index on day.
   const sql = services.db.prisma;
   const [[all], users, models, days] = await Promise.all([
     sql.$queryRaw<Sums[]>`
-      SELECT count(*)::int AS requests, count(*) FILTER (WHERE status >= 400)::int AS errors, coalesce(sum(prompt_tokens), 0)::bigint AS prompt,
+      SELECT coalesce(sum(requests), 0)::int AS requests, coalesce(sum(errors), 0)::int AS errors, coalesce(sum(prompt_tokens), 0)::bigint AS prompt,
              coalesce(sum(completion_tokens), 0)::bigint AS completion, coalesce(sum(cached_tokens), 0)::bigint AS cached,
              coalesce(sum(reasoning_tokens), 0)::bigint AS reasoning, coalesce(sum(billed_tokens), 0)::bigint AS billed
-      FROM usage_records WHERE created_at >= ${from} AND created_at < ${to}`,
+      FROM usage_daily WHERE day >= ${start}::date AND day <= ${end}::date`,
     sql.$queryRaw<(Sums & { user_id: string; email: string | null })[]>`
-      SELECT r.user_id, u.email, count(*)::int AS requests, count(*) FILTER (WHERE r.status >= 400)::int AS errors, sum(r.billed_tokens)::bigint AS billed
-      FROM usage_records r LEFT JOIN users u ON u.id = r.user_id
-      WHERE r.created_at >= ${from} AND r.created_at < ${to}
-      GROUP BY r.user_id, u.email ORDER BY billed DESC, requests DESC, r.user_id LIMIT ${query.limit}`,
+      SELECT d.user_id, u.email, d.requests, d.errors, d.billed
+      FROM (SELECT user_id, sum(requests)::int AS requests, sum(errors)::int AS errors, sum(billed_tokens)::bigint AS billed
+            FROM usage_daily WHERE day >= ${start}::date AND day <= ${end}::date
+            GROUP BY user_id ORDER BY billed DESC, requests DESC, user_id LIMIT ${query.limit}) d
+      LEFT JOIN users u ON u.id = d.user_id
+      ORDER BY d.billed DESC, d.requests DESC, d.user_id`,
     sql.$queryRaw<(Sums & { model: string })[]>`
-      SELECT model, count(*)::int AS requests, count(*) FILTER (WHERE status >= 400)::int AS errors, sum(billed_tokens)::bigint AS billed
-      FROM usage_records WHERE created_at >= ${from} AND created_at < ${to}
+      SELECT model, sum(requests)::int AS requests, sum(errors)::int AS errors, sum(billed_tokens)::bigint AS billed
+      FROM usage_daily WHERE day >= ${start}::date AND day <= ${end}::date
       GROUP BY model ORDER BY billed DESC, requests DESC, model LIMIT ${query.limit}`,
     sql.$queryRaw<(Sums & { day: string; users: number })[]>`
-      SELECT to_char(date_trunc('day', created_at), 'YYYY-MM-DD') AS day, count(*)::int AS requests, count(*) FILTER (WHERE status >= 400)::int AS errors,
+      SELECT to_char(day, 'YYYY-MM-DD') AS day, sum(requests)::int AS requests, sum(errors)::int AS errors,
              sum(billed_tokens)::bigint AS billed, count(DISTINCT user_id)::int AS users
-      FROM usage_records WHERE created_at >= ${from} AND created_at < ${to} GROUP BY 1`,
+      FROM usage_daily WHERE day >= ${start}::date AND day <= ${end}::date GROUP BY 1`,
   ]);
   const perDay = new Map(days.map((d) => [d.day, d]));
   const byDay: Report['by_day'] = [];

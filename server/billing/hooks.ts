@@ -46,6 +46,13 @@ export type Reservation = {
   dayEnd: number;
   /** Tokens reserved, after the multiplier. */
   amount: number;
+  /**
+   * When it was made (epoch ms): the time of its ledger record, so that every instance that
+   * settles it writes the same row (the ledger is unique by request id and time), and the record
+   * falls on the day whose quota it counted against. Absent in reservations stored before: the
+   * start of that quota day.
+   */
+  at?: number;
 };
 
 export type BillingTicket = {

@@ -12,6 +12,7 @@ import path from 'node:path';
 import type { SqlQueryable } from '../db/migrate.ts';
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { isAlive } from '../runtime/data-dir.ts';
+import { addToDaily, aggregatedColumns } from './usage-aggregates.ts';
 
 export type LedgerRecord = {
   requestId: string;
@@ -66,6 +67,25 @@ const ledgerColumns: [string, (r: LedgerRecord) => unknown, string][] = [
 ];
 
 const ledgerColumnNames = ledgerColumns.map(([name]) => name);
+const aggregated = aggregatedColumns.map((name) => {
+  const column = ledgerColumns.find(([c]) => c === name)!;
+  return { name, get: column[1], type: column[2] };
+});
+
+/** The records' own values of the aggregated columns, as a relation for addToDaily. */
+const recordsAsRelation = `unnest(${aggregated.map((c, j) => `$${j + 1}::${c.type}[]`).join(', ')}) AS r(${aggregatedColumns.join(', ')})`;
+
+/**
+ * One statement: the rows not yet there are written, and exactly those are added to their days.
+ * A row skipped as already written (a retry whose first attempt committed, a replayed segment)
+ * was added when it was written.
+ */
+const insertAndAggregate = `WITH ins AS (
+  INSERT INTO usage_records (${ledgerColumnNames.join(', ')})
+  SELECT * FROM unnest(${ledgerColumns.map(([, , type], j) => `$${j + 1}::${type}[]`).join(', ')})
+  ON CONFLICT DO NOTHING
+  RETURNING ${aggregatedColumns.join(', ')}
+) ${addToDaily('ins')}`;
 
 /** CSV for COPY: strings always quoted (ids and names may hold commas, quotes or newlines), NULL unquoted and empty. */
 function csvValue(v: unknown): string {
@@ -266,13 +286,17 @@ export class UsageLedger {
   /**
    * Where the driver can bulk-load (the embedded database), a batch goes in by COPY: half the
    * database's work per row of the INSERT below, and it runs on every request's behalf. COPY
-   * cannot skip rows already there, so a batch it refuses (a retry whose first attempt did commit,
-   * a replayed segment) takes the INSERT, which can.
+   * writes every row or none, so when it succeeds the whole batch is added to its days, in the
+   * same transaction. COPY cannot skip rows already there, so a batch it refuses (a retry whose
+   * first attempt did commit, a replayed segment) takes the INSERT, which can.
    */
   private async insert(records: LedgerRecord[]): Promise<void> {
     if (this.sql.copyCsv) {
       try {
-        return await this.sql.copyCsv('usage_records', ledgerColumnNames, ledgerCsv(records));
+        return await this.sql.copyCsv('usage_records', ledgerColumnNames, ledgerCsv(records), {
+          text: addToDaily(recordsAsRelation),
+          params: aggregated.map((c) => records.map(c.get)),
+        });
       } catch {
         // Fall through to the idempotent INSERT; a real failure surfaces there.
       }
@@ -281,20 +305,14 @@ export class UsageLedger {
   }
 
   /**
-   * One INSERT per 5,000 records straight through the driver, each column sent as one array and
-   * turned back into rows by unnest(): Prisma's query building cost more CPU than the insert, and
-   * a parameter per value (20 per row) made the database spend twice as long per row.
+   * One statement per 5,000 records straight through the driver, each column sent as one array
+   * and turned back into rows by unnest(): Prisma's query building cost more CPU than the insert,
+   * and a parameter per value (20 per row) made the database spend twice as long per row.
    */
   private async insertSkippingDuplicates(records: LedgerRecord[]): Promise<void> {
     for (let i = 0; i < records.length; i += 5000) {
       const chunk = records.slice(i, i + 5000);
-      const arrays = ledgerColumns.map(([, get]) => chunk.map(get));
-      await this.sql.query(
-        `INSERT INTO usage_records (${ledgerColumnNames.join(', ')})
-         SELECT * FROM unnest(${ledgerColumns.map(([, , type], j) => `$${j + 1}::${type}[]`).join(', ')})
-         ON CONFLICT (request_id) DO NOTHING`,
-        arrays,
-      );
+      await this.sql.query(insertAndAggregate, ledgerColumns.map(([, get]) => chunk.map(get)));
     }
   }
 

@@ -165,7 +165,7 @@ export class QuotaBilling implements Billing {
       );
     }
     const userKey = quotas.find((q) => q.scope === 'user')?.key ?? null;
-    const reservation: Reservation = { requestId: ctx.requestId, keyId, userId: principal.userId, appId: principal.appId ?? null, model: ctx.model, multiplier: ctx.multiplier, key, userKey, id, dayEnd, amount };
+    const reservation: Reservation = { requestId: ctx.requestId, keyId, userId: principal.userId, appId: principal.appId ?? null, model: ctx.model, multiplier: ctx.multiplier, key, userKey, id, dayEnd, amount, at: now };
     return { headers, reservation, settle: this.settler(reservation, false) };
   }
 
@@ -223,7 +223,7 @@ export class QuotaBilling implements Billing {
           status: report.status,
           errorCode: report.errorCode,
           latencyMs: report.latencyMs,
-          createdAt: this.nowIso(this.clock.now()),
+          createdAt: this.nowIso(res.at ?? res.dayEnd - 86_400_000),
         });
       }
       // The user's counter (when the plan limits the user's day) settles the same way, on its own.

@@ -108,8 +108,20 @@ function summed(all: KeyLimits[], fallback: KeyLimits): KeyLimits {
   };
 }
 
-/** Requests with an error status are counted apart; the ledger records every billed request's status. */
-type DayRow = { day: string; model: string; requests: number; errors: number; prompt: bigint; completion: bigint; cached: bigint; reasoning: bigint; billed: bigint };
+/** A day of one model over the chosen keys, from usage_daily. */
+type DayRow = {
+  day: string;
+  model: string;
+  requests: number;
+  errors: number;
+  prompt: bigint;
+  completion: bigint;
+  cached: bigint;
+  reasoning: bigint;
+  billed: bigint;
+  metered_unit: string | null;
+  metered_quantity: number;
+};
 
 /**
  * The report for an API key (its own counters and ledger), or for the dashboard's session: every
@@ -145,21 +157,23 @@ export async function usageReport(services: UsageReportDeps, principal: Principa
   // than another timeout on the queries below.
   await services.ledger.flush();
   if (services.ledger.databaseUnavailable) throw errors.databaseUnavailable();
-  const from = new Date(`${start}T00:00:00Z`);
-  const to = new Date(Date.parse(end) + DAY);
-  const where = { apiKeyId: { in: keyIds }, createdAt: { gte: from, lt: to } };
-  const units = keyIds.length
-    ? await services.db.prisma.usageRecord.groupBy({ by: ['model', 'meteredUnit'], where: { ...where, meteredUnit: { not: null } }, _sum: { meteredQuantity: true } })
-    : [];
-  const meteredOf = new Map(units.map((u) => [u.model, { unit: u.meteredUnit as MeteredUnit, quantity: u._sum.meteredQuantity ?? 0 }]));
+  // The day aggregates (usage-aggregates.ts), read by the key first: their primary key.
   const rows = keyIds.length
     ? await services.db.prisma.$queryRaw<DayRow[]>`
-    SELECT to_char(date_trunc('day', created_at), 'YYYY-MM-DD') AS day, model, count(*)::int AS requests, count(*) FILTER (WHERE status >= 400)::int AS errors,
+    SELECT to_char(day, 'YYYY-MM-DD') AS day, model, sum(requests)::int AS requests, sum(errors)::int AS errors,
            sum(prompt_tokens)::bigint AS prompt, sum(completion_tokens)::bigint AS completion, sum(cached_tokens)::bigint AS cached,
-           sum(reasoning_tokens)::bigint AS reasoning, sum(billed_tokens)::bigint AS billed
-    FROM usage_records WHERE api_key_id = ANY(${keyIds}) AND created_at >= ${from} AND created_at < ${to}
+           sum(reasoning_tokens)::bigint AS reasoning, sum(billed_tokens)::bigint AS billed,
+           max(metered_unit) AS metered_unit, sum(metered_quantity)::float8 AS metered_quantity
+    FROM usage_daily WHERE api_key_id = ANY(${keyIds}) AND day >= ${start}::date AND day <= ${end}::date
     GROUP BY 1, 2 ORDER BY 1, 2`
     : [];
+  const meteredOf = new Map<string, { unit: MeteredUnit; quantity: number }>();
+  for (const r of rows) {
+    if (!r.metered_unit) continue;
+    const m = meteredOf.get(r.model);
+    if (m) m.quantity += r.metered_quantity;
+    else meteredOf.set(r.model, { unit: r.metered_unit as MeteredUnit, quantity: r.metered_quantity });
+  }
 
   const totalsOf = (r: DayRow): Totals => ({
     requests: r.requests,

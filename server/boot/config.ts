@@ -150,6 +150,7 @@ function resolve(raw: unknown, loc: Located, env: NodeJS.ProcessEnv): ResolvedCo
     drainMs: cfg.client_disconnect_drain_ms,
     reservationTtlMs: cfg.reservation_ttl_ms,
     jobs: cfg.jobs,
+    ledger: cfg.ledger,
     webSearchSurchargeTokens: cfg.web_search_surcharge_tokens,
     webSearch: cfg.web_search,
     auth: cfg.auth,

@@ -195,6 +195,24 @@ export const JobsConfig = z.strictObject({
   poll_seconds: z.number().positive().max(600).default(10).describe("Interval between checks of a long upstream operation (a video being generated)."),
 });
 
+/** How long the usage ledger keeps what (docs/decisions/0026-usage-aggregates-and-partitions.md). */
+export const LedgerConfig = z.strictObject({
+  retention_days: z
+    .number()
+    .int()
+    .min(1)
+    .max(3650)
+    .default(90)
+    .describe("Raw ledger rows (one per request) are kept this many UTC days, then dropped a day's partition at a time. Usage reports read the daily aggregates, which outlive them."),
+  aggregate_retention_days: z
+    .number()
+    .int()
+    .min(1)
+    .max(36500)
+    .default(730)
+    .describe('The daily aggregates per key and model that every usage report reads are kept this many UTC days (default 2 years).'),
+});
+
 /** The mail server that sends password-reset links; without it, only an operator can make one. */
 export const SmtpConfig = z.strictObject({
   host: z.string().min(1).describe('SMTP server host name.'),
@@ -226,6 +244,7 @@ export const GatewayConfigShape = z.strictObject({
     .describe('How long a quota reservation counts if its request never settles (its gateway crashed).'),
   web_search_surcharge_tokens: z.number().int().min(0).default(1_000),
   jobs: JobsConfig.prefault({}).describe('Async jobs (images/video, speech, transcription): how long they and their outputs are kept, and how they run.'),
+  ledger: LedgerConfig.prefault({}).describe('How long the usage ledger keeps its raw rows and its daily aggregates.'),
   auth: AuthConfig.prefault({}),
   catalog_metadata: CatalogMetadataConfig.default({
     refresh_hours: 24,
@@ -313,6 +332,7 @@ export type ResolvedConfig = {
   reservationTtlMs: number;
   webSearchSurchargeTokens: number;
   jobs: z.infer<typeof JobsConfig>;
+  ledger: z.infer<typeof LedgerConfig>;
   webSearch?: z.infer<typeof WebSearchConfig>;
   auth: z.infer<typeof AuthConfig>;
   catalogMetadata: z.infer<typeof CatalogMetadataConfig>;

@@ -87,6 +87,12 @@ export async function openDatabase(opts: {
     // the pool replaces it and the next query reports any lasting failure.
     pool.on('error', () => {});
     const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+    const ownConnection = async () => {
+      const client = new pg.Client({ connectionString: opts.databaseUrl, connectionTimeoutMillis: timeouts.connectMs });
+      client.on('error', () => {});
+      await client.connect();
+      return client;
+    };
     db = {
       prisma,
       kind: 'postgresql',
@@ -97,9 +103,7 @@ export async function openDatabase(opts: {
         withLock: async (fn) => {
           // Several instances may start at once: one applies the migrations, the others wait, as
           // long as it takes (a connection of its own, without the query timeout).
-          const client = new pg.Client({ connectionString: opts.databaseUrl, connectionTimeoutMillis: timeouts.connectMs });
-          client.on('error', () => {});
-          await client.connect();
+          const client = await ownConnection();
           try {
             await client.query('SELECT pg_advisory_lock(727073)');
             return await fn({
@@ -108,6 +112,23 @@ export async function openDatabase(opts: {
             });
           } finally {
             await client.query('SELECT pg_advisory_unlock(727073)').catch(() => {});
+            await client.end().catch(() => {});
+          }
+        },
+        transaction: async (statements) => {
+          // A connection of its own: the pool's carry the query time limit, and this work may
+          // rightly take longer (a day's rebuild at 50 million rows).
+          const client = await ownConnection();
+          try {
+            await client.query('BEGIN');
+            const results: Record<string, unknown>[][] = [];
+            for (const s of statements) results.push((await client.query(s.text, s.params ?? [])).rows);
+            await client.query('COMMIT');
+            return results;
+          } catch (err) {
+            await client.query('ROLLBACK').catch(() => {});
+            throw err;
+          } finally {
             await client.end().catch(() => {});
           }
         },
@@ -149,7 +170,7 @@ async function openEmbedded(dir: string): Promise<Database> {
     prisma,
     kind: 'embedded',
     location: dir,
-    sql: { ...runner, withLock: (fn) => fn(runner) },
+    sql: { ...runner, withLock: (fn) => fn(runner), transaction: remote.transaction },
     ping: async () => void (await remote.query('SELECT 1')),
     close: async () => {
       await prisma.$disconnect();

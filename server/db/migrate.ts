@@ -8,10 +8,22 @@ import { projectPath } from '../runtime/paths.ts';
 export type SqlQueryable = {
   exec(text: string): Promise<void>;
   query(text: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
-  /** Bulk load of CSV rows (COPY ... FROM), where the driver offers it. */
-  copyCsv?(table: string, columns: string[], csv: string): Promise<void>;
+  /**
+   * Bulk load of CSV rows (COPY ... FROM), where the driver offers it; `then`, when given, runs in
+   * the same transaction after the rows are in.
+   */
+  copyCsv?(table: string, columns: string[], csv: string, then?: SqlStatement): Promise<void>;
 };
-export type SqlRunner = SqlQueryable & { withLock<T>(fn: (tx: SqlQueryable) => Promise<T>): Promise<T> };
+export type SqlStatement = { text: string; params?: unknown[] };
+export type SqlRunner = SqlQueryable & {
+  withLock<T>(fn: (tx: SqlQueryable) => Promise<T>): Promise<T>;
+  /**
+   * Runs the statements as one transaction, on a connection of its own without the query time
+   * limit (maintenance that may take long: a day's rebuild, a partition's creation); each
+   * statement's rows, in order.
+   */
+  transaction(statements: SqlStatement[]): Promise<Record<string, unknown>[][]>;
+};
 
 export const migrationsDir = projectPath('prisma/migrations');
 

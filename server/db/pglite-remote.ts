@@ -4,6 +4,7 @@
 import { Worker } from 'node:worker_threads';
 import type { IsolationLevel, SqlDriverAdapter, SqlDriverAdapterFactory, SqlQuery, SqlResultSet, Transaction } from '@prisma/driver-adapter-utils';
 import { projectPath } from '../runtime/paths.ts';
+import type { SqlStatement } from './migrate.ts';
 
 type Pending = { resolve(v: unknown): void; reject(e: unknown): void };
 
@@ -67,7 +68,8 @@ export class PGliteRemote {
 
   query = (sql: string, params: unknown[] = []) => this.call<Record<string, unknown>[]>('query', sql, params);
   exec = (sql: string) => this.call<void>('exec', sql);
-  copyCsv = (table: string, columns: string[], csv: string) => this.call<void>('copyCsv', table, columns, csv);
+  copyCsv = (table: string, columns: string[], csv: string, then?: SqlStatement) => this.call<void>('copyCsv', table, columns, csv, then);
+  transaction = (statements: SqlStatement[]) => this.call<Record<string, unknown>[][]>('transaction', statements);
 
   async close(): Promise<void> {
     if (!this.failure) await this.call('close').catch(() => {});

@@ -20,9 +20,21 @@ async function endTransaction(id, how) {
 const ops = {
   query: async (sql, params) => (await lite.query(sql, params)).rows,
   exec: async (sql) => void (await lite.exec(sql)),
-  // PGlite reads COPY input from a Blob mounted at /dev/blob.
-  copyCsv: async (table, columns, csv) =>
-    void (await lite.query(`COPY ${table} (${columns.join(', ')}) FROM '/dev/blob' WITH (FORMAT csv)`, [], { blob: new Blob([csv]) })),
+  // PGlite reads COPY input from a Blob mounted at /dev/blob. `then` runs in the same transaction.
+  copyCsv: async (table, columns, csv, then) => {
+    const copy = (q) => q.query(`COPY ${table} (${columns.join(', ')}) FROM '/dev/blob' WITH (FORMAT csv)`, [], { blob: new Blob([csv]) });
+    if (!then) return void (await copy(lite));
+    await lite.transaction(async (tx) => {
+      await copy(tx);
+      await tx.query(then.text, then.params ?? []);
+    });
+  },
+  transaction: (statements) =>
+    lite.transaction(async (tx) => {
+      const results = [];
+      for (const s of statements) results.push((await tx.query(s.text, s.params ?? [])).rows);
+      return results;
+    }),
   queryRaw: (tx, query) => (tx ? transactions.get(tx) : adapter).queryRaw(query),
   executeRaw: (tx, query) => (tx ? transactions.get(tx) : adapter).executeRaw(query),
   executeScript: (script) => adapter.executeScript(script),

@@ -53,7 +53,7 @@ async function roundTrip(db: Database) {
   expect(read.oauthApps[0]!.redirectUris).toEqual(['https://a.example/cb', 'http://localhost:3000/cb']);
   expect(read.oauthApps[0]!.codes[0]!.scopes).toEqual(['identity', 'inference']);
   expect(read.oauthApps[0]!.grants[0]!.tokens[0]).toMatchObject({ kind: 'access', tokenHash: 'th' });
-  expect(await p.usageRecord.findUniqueOrThrow({ where: { requestId: 'req_1' } })).toMatchObject({ billedTokens: 9_000_000_000n, multiplier: 1.5, createdAt: now });
+  expect(await p.usageRecord.findFirstOrThrow({ where: { requestId: 'req_1' } })).toMatchObject({ billedTokens: 9_000_000_000n, multiplier: 1.5, createdAt: now });
   expect(await p.modelHealthSample.findFirstOrThrow()).toMatchObject({ latencyMsSum: 1234n, errors: 1 });
   expect((await p.catalogMetadata.findFirstOrThrow()).data).toEqual({ context_length: 128000 });
 

@@ -142,7 +142,7 @@ it('signs in through the identity provider, approves, and the app gets a code it
   const chat = await gw.fetch('/v1/chat/completions', { method: 'POST', key: tokens.access_token, json: { model: 'anthropic-text', messages: [{ role: 'user', content: 'hi' }] } });
   expect(chat.status).toBe(200);
   await gw.services.ledger.flush();
-  const record = await gw.services.db.prisma.usageRecord.findUnique({ where: { requestId: chat.headers.get('x-request-id')! } });
+  const record = await gw.services.db.prisma.usageRecord.findFirst({ where: { requestId: chat.headers.get('x-request-id')! } });
   expect(record?.userId).toBe(me.sub);
   // Signing in through the provider made no account-wide key: the only one is this app's.
   const keys = await gw.services.db.prisma.apiKey.findMany({ where: { userId: me.sub } });

@@ -47,7 +47,7 @@ describe('confidential client', () => {
     const chat = await t.gw.fetch('/v1/chat/completions', { method: 'POST', key: tokens.access_token, json: { model: 'openai-text', messages: [{ role: 'user', content: 'hi' }] } });
     expect(chat.status).toBe(200);
     await t.gw.services.ledger.flush();
-    const record = await t.gw.services.db.prisma.usageRecord.findUnique({ where: { requestId: chat.headers.get('x-request-id')! } });
+    const record = await t.gw.services.db.prisma.usageRecord.findFirst({ where: { requestId: chat.headers.get('x-request-id')! } });
     const stable = await t.gw.services.keys.authenticate(info.api_key);
     expect(record).toMatchObject({ apiKeyId: stable!.keyId, userId: info.sub, oauthAppId: expect.stringMatching(/^app_/) });
     const usage: any = await (await t.gw.fetch('/v1/usage', { key: tokens.access_token })).json();

@@ -21,7 +21,7 @@ async function ledgerRecord(requestId: string, waitMs = 0) {
   const deadline = Date.now() + waitMs;
   for (;;) {
     await t.gw.services.ledger.flush();
-    const row = await t.gw.services.db.prisma.usageRecord.findUnique({ where: { requestId } });
+    const row = await t.gw.services.db.prisma.usageRecord.findFirst({ where: { requestId } });
     if (row || Date.now() >= deadline) return row;
     await new Promise((r) => setTimeout(r, 100));
   }

@@ -57,7 +57,7 @@ describe('embeddings', () => {
     expect(res.headers.get('x-ratelimit-limit-tokens')).toBeTruthy();
     const billedRes = await t.gw.fetch('/v1/embeddings', { method: 'POST', key: t.key, json: { model: 'embed-model', input: 'x' } });
     await t.gw.services.ledger.flush();
-    const row = await t.gw.services.db.prisma.usageRecord.findUnique({ where: { requestId: billedRes.headers.get('x-request-id')! } });
+    const row = await t.gw.services.db.prisma.usageRecord.findFirst({ where: { requestId: billedRes.headers.get('x-request-id')! } });
     expect(row).toMatchObject({ endpoint: 'embeddings', promptTokens: 12, completionTokens: 0, multiplier: 0.5, billedTokens: 6n, usageSource: 'reported' });
   });
 

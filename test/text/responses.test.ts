@@ -156,7 +156,7 @@ describe('web search billing', () => {
     const res = await t.gw.fetch('/v1/responses', { method: 'POST', key: t.key, json: { model: 'gemini-text', input: 'Weather in Paris?', tools: [{ type: 'web_search' }] } });
     expect(res.status).toBe(200);
     await t.gw.services.ledger.flush();
-    const row = await t.gw.services.db.prisma.usageRecord.findUnique({ where: { requestId: res.headers.get('x-request-id')! } });
+    const row = await t.gw.services.db.prisma.usageRecord.findFirst({ where: { requestId: res.headers.get('x-request-id')! } });
     // Two rounds: 40+6 then 60+7 tokens, plus the surcharge once.
     expect(row).toMatchObject({ surchargeTokens: 1000, promptTokens: 100, completionTokens: 13, billedTokens: 1113n });
     expect(t.fake.requests.filter((r) => r.path.startsWith('/search?')).length).toBeGreaterThan(0);

@@ -318,7 +318,7 @@ describe('a 200 whose body is an error', () => {
     expect(JSON.parse(evs.at(-1)!.replace(/^data: /, '')).error).toMatchObject({ type: 'provider_error', code: 'upstream_error', message: expect.stringContaining("provider 'bad': reported an error: Upstream overloaded") });
     expect(await health('sse-error-mid')).toEqual({ bad: { requests: 1, errors: 1, lastError: 'http_503' } });
     await gw.services.ledger.flush();
-    const row = await gw.services.db.prisma.usageRecord.findUnique({ where: { requestId } });
+    const row = await gw.services.db.prisma.usageRecord.findFirst({ where: { requestId } });
     expect(row).toMatchObject({ status: 502, provider: 'bad' });
   });
 });

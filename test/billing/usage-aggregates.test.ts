@@ -1,0 +1,218 @@
+// The daily aggregates every usage read reads equal the sums over the raw ledger rows: after
+// concurrent writes from two instances (with retried and replayed batches), after a day's
+// partition is dropped for retention, and after any number of rebuilds.
+import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../../server/db/client.ts';
+import { applyMigrations, migrationsDir } from '../../server/db/migrate.ts';
+import { UsageLedger, type LedgerRecord } from '../../server/billing/ledger.ts';
+import { maintainLedger, partitionDays, partitionOf } from '../../server/billing/ledger-partitions.ts';
+import { rebuildUsage } from '../../server/billing/usage-rebuild.ts';
+import { utcDay } from '../../server/billing/plans.ts';
+import { freshDataDir, freshPostgres } from '../helpers/gateway.ts';
+
+const DAY = 86_400_000;
+const NOW = Date.parse('2026-11-27T15:00:00Z');
+const TODAY = utcDay(NOW);
+const dayAgo = (n: number) => utcDay(NOW - n * DAY);
+
+/** A deterministic spread of records over keys, models, days, statuses and metered units. */
+function records(prefix: string, n: number, days: number[]): LedgerRecord[] {
+  return Array.from({ length: n }, (_, i) => {
+    const metered = i % 7 === 0;
+    return {
+      requestId: `${prefix}-${i}`,
+      apiKeyId: `key_${i % 5}`,
+      userId: `user_${i % 5 % 3}`,
+      oauthAppId: null,
+      model: ['m-a', 'm-b', 'm-c'][i % 3]!,
+      provider: 'p',
+      upstreamModel: null,
+      endpoint: 'chat',
+      promptTokens: 10 + (i % 13),
+      completionTokens: 3 + (i % 5),
+      cachedTokens: i % 4,
+      reasoningTokens: i % 2,
+      surchargeTokens: i % 11 === 0 ? 1000 : 0,
+      meteredUnit: metered ? 'image' : null,
+      meteredQuantity: metered ? (i % 3) + 0.5 : null,
+      multiplier: 1,
+      billedTokens: 13 + (i % 17),
+      usageSource: 'reported',
+      status: i % 9 === 0 ? 502 : 200,
+      errorCode: i % 9 === 0 ? 'upstream_error' : null,
+      latencyMs: 5,
+      // Spread over the day, from 00:00:00.000 on.
+      createdAt: new Date(Date.parse(`${dayAgo(days[i % days.length]!)}T00:00:00Z`) + ((i * 7_919_000) % DAY)).toISOString(),
+    };
+  });
+}
+
+const RAW_SUMS = `
+  SELECT api_key_id, to_char(created_at, 'YYYY-MM-DD') AS day, model, user_id, count(*)::int AS requests,
+         count(*) FILTER (WHERE status >= 400)::int AS errors, sum(prompt_tokens)::text AS prompt, sum(completion_tokens)::text AS completion,
+         sum(cached_tokens)::text AS cached, sum(reasoning_tokens)::text AS reasoning, sum(surcharge_tokens)::text AS surcharge,
+         sum(billed_tokens)::text AS billed, max(metered_unit) AS unit, coalesce(sum(metered_quantity), 0)::float8 AS quantity
+  FROM usage_records GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`;
+const AGGREGATES = (where = '') => `
+  SELECT api_key_id, to_char(day, 'YYYY-MM-DD') AS day, model, user_id, requests, errors, prompt_tokens::text AS prompt,
+         completion_tokens::text AS completion, cached_tokens::text AS cached, reasoning_tokens::text AS reasoning,
+         surcharge_tokens::text AS surcharge, billed_tokens::text AS billed, metered_unit AS unit, metered_quantity AS quantity
+  FROM usage_daily ${where} ORDER BY 1, 2, 3, 4`;
+
+const ledgerOf = (db: Database) => new UsageLedger(db.sql, mkdtempSync(path.join(tmpdir(), 'mg-ledger-')), { flushMs: 60_000 });
+const config = { retention_days: 90, aggregate_retention_days: 730 };
+
+describe('on PostgreSQL, two instances', () => {
+  let pgdb: Awaited<ReturnType<typeof freshPostgres>>;
+  let a: Database;
+  let b: Database;
+  beforeAll(async () => {
+    pgdb = await freshPostgres();
+    a = await openDatabase({ databaseUrl: pgdb.url, dataDir: tmpdir() });
+    b = await openDatabase({ databaseUrl: pgdb.url, dataDir: tmpdir() });
+    await maintainLedger(a.sql, config, NOW);
+  }, 60_000);
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await pgdb?.drop();
+  });
+
+  it('concurrent writers, retries and replays: the aggregates equal the raw sums, each row counted once', async () => {
+    const one = ledgerOf(a);
+    const two = ledgerOf(b);
+    const first = records('a', 3000, [0, 1]);
+    const second = records('b', 3000, [0, 1]);
+    // Batches of both instances interleave on the same keys, days and models.
+    for (let i = 0; i < 3000; i += 250) {
+      for (const r of first.slice(i, i + 250)) one.write(r);
+      for (const r of second.slice(i, i + 250)) two.write(r);
+      await Promise.all([one.flush(), two.flush()]);
+    }
+    // A batch written again (a retry whose first attempt committed, a replayed segment), on both instances at once.
+    for (const r of first.slice(0, 500)) one.write(r);
+    for (const r of first.slice(0, 500)) two.write(r);
+    await Promise.all([one.flush(), two.flush()]);
+    await Promise.all([one.close(), two.close()]);
+
+    const raw = await a.sql.query(RAW_SUMS);
+    expect(raw.reduce((n, r) => n + Number(r.requests), 0)).toBe(6000);
+    expect(await a.sql.query(AGGREGATES())).toEqual(raw);
+    // The days fell into their own partitions, none into the default one.
+    expect(await a.sql.query('SELECT count(*)::int AS n FROM usage_records_default')).toEqual([{ n: 0 }]);
+    expect(await a.sql.query(`SELECT count(*)::int AS n FROM ${partitionOf(TODAY)}`)).toEqual([{ n: 3000 }]);
+  }, 60_000);
+
+  it('the rebuild gives the same sums, however often it runs, and leaves days without raw rows alone', async () => {
+    const before = await a.sql.query(AGGREGATES());
+    // Damage: a day's sums changed, another's removed, a bogus one for a kept day.
+    await a.sql.exec(`UPDATE usage_daily SET requests = requests + 5, billed_tokens = 0 WHERE day = '${TODAY}'`);
+    await a.sql.exec(`DELETE FROM usage_daily WHERE day = '${dayAgo(1)}'`);
+    await a.sql.exec(`INSERT INTO usage_daily (api_key_id, day, model, user_id, requests) VALUES ('key_x', '${TODAY}', 'm-z', 'user_x', 9)`);
+    // A day older than every partition: only its aggregate remains, which no rebuild may touch.
+    await a.sql.exec(`INSERT INTO usage_daily (api_key_id, day, model, user_id, requests, billed_tokens) VALUES ('key_0', '${dayAgo(200)}', 'm-a', 'user_0', 4, 40)`);
+    const progress: string[] = [];
+    const first = await rebuildUsage(a.sql, { from: dayAgo(300), progress: (p) => progress.push(`${p.day} ${p.n}/${p.of} ${p.requests}`) });
+    const kept = await partitionDays(a.sql);
+    expect(kept[0]).toBe(dayAgo(1));
+    expect(first).toEqual({ days: kept.length, requests: 6000, from: dayAgo(1), to: kept.at(-1), notKept: [`${dayAgo(300)}…${dayAgo(2)}`] });
+    expect(progress).toContain(`${TODAY} 2/${kept.length} 3000`);
+    const old = `WHERE day = '${dayAgo(200)}'`;
+    expect(await a.sql.query(AGGREGATES(`WHERE day <> '${dayAgo(200)}'`))).toEqual(before);
+    expect(await a.sql.query(AGGREGATES(old))).toHaveLength(1);
+    await rebuildUsage(a.sql);
+    await rebuildUsage(a.sql, { from: dayAgo(1), to: dayAgo(1) });
+    expect(await a.sql.query(AGGREGATES(`WHERE day <> '${dayAgo(200)}'`))).toEqual(before);
+    expect(await a.sql.query(RAW_SUMS)).toEqual(before);
+  }, 60_000);
+
+  it('a day past retention loses its partition, not its aggregates; stray rows move to their day', async () => {
+    const ledger = ledgerOf(a);
+    // Rows of a day that has no partition yet go to the default partition...
+    for (const r of records('old', 300, [95, 40])) ledger.write(r);
+    await ledger.close();
+    expect(await a.sql.query('SELECT count(*)::int AS n FROM usage_records_default')).toEqual([{ n: 300 }]);
+    const aggregates = await a.sql.query(AGGREGATES());
+    // ...and the upkeep moves those still kept into their own day's, and drops what is past retention.
+    const result = await maintainLedger(a.sql, config, NOW);
+    expect(result).toMatchObject({ created: [dayAgo(40)], dropped: [], strayRowsDeleted: 150, aggregatesDeleted: 0 });
+    expect(await a.sql.query(`SELECT count(*)::int AS n FROM ${partitionOf(dayAgo(40))}`)).toEqual([{ n: 150 }]);
+    expect(await a.sql.query('SELECT count(*)::int AS n FROM usage_records_default')).toEqual([{ n: 0 }]);
+    // 50 days later, the day 40 days ago is 90 days old: its partition goes whole, its sums stay.
+    const later = NOW + 50 * DAY;
+    const gone = await maintainLedger(a.sql, config, later);
+    expect(gone.dropped).toEqual([dayAgo(40)]);
+    expect(await a.sql.query(`SELECT to_regclass('${partitionOf(dayAgo(40))}') AS t`)).toEqual([{ t: null }]);
+    expect(await a.sql.query(AGGREGATES())).toEqual(aggregates);
+    // Aggregates go too once they are past theirs.
+    const expired = await maintainLedger(a.sql, { retention_days: 90, aggregate_retention_days: 30 }, later);
+    expect(expired.aggregatesDeleted).toBe(aggregates.filter((r) => String(r.day) < utcDay(later - 29 * DAY)).length);
+    expect(await a.sql.query(AGGREGATES(`WHERE day < '${utcDay(later - 29 * DAY)}'`))).toEqual([]);
+  }, 60_000);
+});
+
+describe('embedded', () => {
+  let dir: string;
+  let db: Database;
+  beforeAll(async () => {
+    dir = freshDataDir();
+    db = await openDatabase({ dataDir: dir });
+    await maintainLedger(db.sql, config, NOW);
+  }, 60_000);
+  afterAll(async () => {
+    await db?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('COPY batches and their replays: the aggregates equal the raw sums', async () => {
+    const ledger = ledgerOf(db);
+    const all = records('e', 2000, [0, 1, 5]);
+    for (let i = 0; i < all.length; i += 500) {
+      for (const r of all.slice(i, i + 500)) ledger.write(r);
+      await ledger.flush();
+    }
+    // Replayed: COPY refuses the batch (its rows are there), the INSERT skips them and adds nothing.
+    for (const r of all.slice(250, 1250)) ledger.write(r);
+    await ledger.close();
+    const raw = await db.sql.query(RAW_SUMS);
+    expect(raw.reduce((n, r) => n + Number(r.requests), 0)).toBe(2000);
+    expect(await db.sql.query(AGGREGATES())).toEqual(raw);
+    const rebuilt = await rebuildUsage(db.sql);
+    expect(rebuilt.requests).toBe(2000);
+    expect(await db.sql.query(AGGREGATES())).toEqual(raw);
+  }, 60_000);
+});
+
+it('the migration moves existing rows into day partitions and builds their aggregates', async () => {
+  const pgdb = await freshPostgres();
+  const db = await openDatabase({ databaseUrl: pgdb.url, dataDir: tmpdir(), migrate: false });
+  try {
+    // The migrations before this issue's, then rows in the old table's shape.
+    const older = mkdtempSync(path.join(tmpdir(), 'mg-migrations-'));
+    for (const m of readdirSync(migrationsDir).filter((m) => m < '20261127163000')) cpSync(path.join(migrationsDir, m), path.join(older, m), { recursive: true });
+    await applyMigrations(db.sql, older);
+    const rows = records('m', 1000, [0, 3, 120]);
+    await db.sql.query(
+      `INSERT INTO usage_records (request_id, api_key_id, user_id, model, endpoint, prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, surcharge_tokens, metered_unit, metered_quantity, billed_tokens, usage_source, status, created_at)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::int[], $8::int[], $9::int[], $10::int[], $11::text[], $12::float8[], $13::bigint[], $14::text[], $15::int[], $16::timestamp(3)[])`,
+      [
+        rows.map((r) => r.requestId), rows.map((r) => r.apiKeyId), rows.map((r) => r.userId), rows.map((r) => r.model), rows.map((r) => r.endpoint),
+        rows.map((r) => r.promptTokens), rows.map((r) => r.completionTokens), rows.map((r) => r.cachedTokens), rows.map((r) => r.reasoningTokens),
+        rows.map((r) => r.surchargeTokens), rows.map((r) => r.meteredUnit), rows.map((r) => r.meteredQuantity), rows.map((r) => r.billedTokens),
+        rows.map((r) => r.usageSource), rows.map((r) => r.status), rows.map((r) => r.createdAt),
+      ],
+    );
+    const before = await db.sql.query(RAW_SUMS);
+    expect(await applyMigrations(db.sql)).toEqual(['20261127163000_usage_aggregates_and_partitions']);
+    expect(await partitionDays(db.sql)).toEqual([dayAgo(120), dayAgo(3), dayAgo(0)]);
+    expect(await db.sql.query(RAW_SUMS)).toEqual(before);
+    expect(await db.sql.query(AGGREGATES())).toEqual(before);
+    rmSync(older, { recursive: true, force: true });
+  } finally {
+    await db.close();
+    await pgdb.drop();
+  }
+}, 60_000);
