@@ -289,7 +289,7 @@ else needs to be shared (README, "PostgreSQL and Redis").`,
         print(out, { ...result, database: db.location }, () =>
           [
             result.days ? `rebuilt ${result.days} day(s), ${result.from} … ${result.to}: ${result.requests} request(s)` : 'no day with raw ledger rows in that range',
-            ...result.notKept.map((d) => `${d}: raw rows no longer kept (ledger.retention_days); aggregates left as they are`),
+            ...result.notKept.map((d) => `${d}: no raw rows kept (past ledger.retention_days, or never written); aggregates left as they are`),
           ].join('\n'),
         );
       });

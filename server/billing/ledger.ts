@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { SqlQueryable } from '../db/migrate.ts';
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { isAlive } from '../runtime/data-dir.ts';
-import { addToDaily, aggregatedColumns } from './usage-aggregates.ts';
+import { addRecordsToDaily, addToDaily, aggregatedColumns } from './usage-aggregates.ts';
 
 export type LedgerRecord = {
   requestId: string;
@@ -67,13 +67,6 @@ const ledgerColumns: [string, (r: LedgerRecord) => unknown, string][] = [
 ];
 
 const ledgerColumnNames = ledgerColumns.map(([name]) => name);
-const aggregated = aggregatedColumns.map((name) => {
-  const column = ledgerColumns.find(([c]) => c === name)!;
-  return { name, get: column[1], type: column[2] };
-});
-
-/** The records' own values of the aggregated columns, as a relation for addToDaily. */
-const recordsAsRelation = `unnest(${aggregated.map((c, j) => `$${j + 1}::${c.type}[]`).join(', ')}) AS r(${aggregatedColumns.join(', ')})`;
 
 /**
  * One statement: the rows not yet there are written, and exactly those are added to their days.
@@ -293,10 +286,7 @@ export class UsageLedger {
   private async insert(records: LedgerRecord[]): Promise<void> {
     if (this.sql.copyCsv) {
       try {
-        return await this.sql.copyCsv('usage_records', ledgerColumnNames, ledgerCsv(records), {
-          text: addToDaily(recordsAsRelation),
-          params: aggregated.map((c) => records.map(c.get)),
-        });
+        return await this.sql.copyCsv('usage_records', ledgerColumnNames, ledgerCsv(records), addRecordsToDaily(records));
       } catch {
         // Fall through to the idempotent INSERT; a real failure surfaces there.
       }

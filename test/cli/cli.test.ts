@@ -8,6 +8,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDataDir, minimalConfig } from '../helpers/gateway.ts';
+import { openDatabase } from '../../server/db/client.ts';
+import { UsageLedger } from '../../server/billing/ledger.ts';
+import { maintainLedger } from '../../server/billing/ledger-partitions.ts';
 
 const bin = new URL('../../bin/model-gateway.mjs', import.meta.url).pathname;
 const run = promisify(execFile);
@@ -59,7 +62,7 @@ afterAll(() => {
 
 it('--help lists the commands, and every subcommand has help', async () => {
   const top = await cli('--help');
-  for (const c of ['serve', 'migrate', 'users', 'keys', 'config', '--json']) expect(top.stdout).toContain(c);
+  for (const c of ['serve', 'migrate', 'users', 'keys', 'config', 'usage', '--json']) expect(top.stdout).toContain(c);
   const keys = await cli('keys', 'create', '--help');
   expect(keys.stdout).toContain('--user <user>');
   expect(keys.stdout).toContain('printed once');
@@ -206,6 +209,35 @@ models:
   it('migrate reports an up-to-date database', async () => {
     expect((await cli('migrate')).stdout).toContain('is up to date');
   });
+
+  it('usage rebuild recomputes the daily sums a day at a time, shows its progress, and refuses a date that is none', async () => {
+    const bad = await cli('usage', 'rebuild', '--from', '2026-02-30');
+    expect(bad).toMatchObject({ code: 1, stdout: '', stderr: "--from '2026-02-30' is not a calendar date (YYYY-MM-DD)\n" });
+    expect((await cli('usage', 'rebuild', '--from', '2026-11-02', '--to', '2026-11-01')).stderr).toBe('--from 2026-11-02 is after --to 2026-11-01\n');
+    expect((await cli('usage', 'rebuild')).stdout).toBe('no day with raw ledger rows in that range\n');
+    // Two days of ledger rows, written as a gateway writes them; one day's sums then lost.
+    const db = await openDatabase({ dataDir });
+    await maintainLedger(db.sql, { retention_days: 90, aggregate_retention_days: 730 }, Date.parse('2026-11-20T12:00:00Z'));
+    const ledger = new UsageLedger(db.sql, mkdtempSync(path.join(tmpdir(), 'mg-cli-ledger-')));
+    for (const [i, at] of ['2026-11-19T23:59:59.999Z', '2026-11-20T00:00:00.000Z', '2026-11-20T08:00:00.000Z'].entries()) {
+      ledger.write({ requestId: `req_cli_${i}`, apiKeyId: 'key_cli', userId: 'user_cli', oauthAppId: null, model: 'gpt-4o-mini', provider: 'openai', upstreamModel: null, endpoint: 'chat', promptTokens: 10, completionTokens: 5, cachedTokens: 0, reasoningTokens: 0, surchargeTokens: 0, multiplier: 1, billedTokens: 15, usageSource: 'reported', status: 200, errorCode: null, latencyMs: 3, createdAt: at });
+    }
+    await ledger.close();
+    await db.sql.exec(`DELETE FROM usage_daily WHERE day = '2026-11-20'`);
+    await db.close();
+    const r = await cli('usage', 'rebuild', '--from', '2026-11-01', '--to', '2026-11-20');
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/^2026-11-19 {2}1 request\(s\) {2}\d+ ms {2}\(1\/2\)\n2026-11-20 {2}2 request\(s\) {2}\d+ ms {2}\(2\/2\)\n$/);
+    expect(r.stdout).toBe('rebuilt 2 day(s), 2026-11-19 … 2026-11-20: 3 request(s)\n2026-11-01…2026-11-18: no raw rows kept (past ledger.retention_days, or never written); aggregates left as they are\n');
+    const again = await json('usage', 'rebuild', '--to', '2026-11-20');
+    expect(again).toMatchObject({ days: 2, requests: 3, from: '2026-11-19', to: '2026-11-20', notKept: [] });
+    const check = await openDatabase({ dataDir });
+    expect(await check.sql.query(`SELECT to_char(day, 'YYYY-MM-DD') AS day, requests, billed_tokens::int AS billed FROM usage_daily ORDER BY day`)).toEqual([
+      { day: '2026-11-19', requests: 1, billed: 15 },
+      { day: '2026-11-20', requests: 2, billed: 30 },
+    ]);
+    await check.close();
+  });
 });
 
 describe('with a server running on the embedded database', () => {
@@ -232,6 +264,12 @@ describe('with a server running on the embedded database', () => {
     expect(user.plan).toBe('free');
     const list = await json('users', 'list');
     expect(list.map((u: { email: string }) => u.email)).toEqual(['ops@example.com', 'live@example.com']);
+  });
+
+  it('usage rebuild asks for the server to be stopped first', async () => {
+    const r = await cli('usage', 'rebuild');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^a running gateway \(process \d+\) holds the embedded database in .+; stop it, run the rebuild, and start it again\n$/);
   });
 
   it('a second server on the same embedded database refuses to start', async () => {
