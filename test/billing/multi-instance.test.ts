@@ -110,6 +110,13 @@ it('the ledgers of every instance, flushed at a graceful stop, sum to what was a
   const c = new pg.Client({ connectionString: db.url });
   await c.connect();
   const { rows } = await c.query('SELECT count(*)::int AS n, sum(billed_tokens)::int AS billed FROM usage_records');
+  // The daily sums every usage read reads, added by three instances' writes at once: the same.
+  const sums = await c.query('SELECT sum(requests)::int AS n, sum(billed_tokens)::int AS billed FROM usage_daily');
+  const perKey = (table: string, requests: string) =>
+    c.query(`SELECT api_key_id, ${requests}::int AS n, sum(billed_tokens)::int AS billed, sum(prompt_tokens)::int AS prompt FROM ${table} GROUP BY 1 ORDER BY 1`);
+  const [raw, daily] = [await perKey('usage_records', 'count(*)'), await perKey('usage_daily', 'sum(requests)')];
   await c.end();
   expect(rows[0]).toEqual({ n: N + 2 * N, billed: (N + 2 * N) * COST });
+  expect(sums.rows[0]).toEqual(rows[0]);
+  expect(daily.rows).toEqual(raw.rows);
 }, 60_000);
