@@ -34,6 +34,8 @@ plans:
   - { id: basic, rank: 0, ${basic} }
   - { id: gold, rank: 1, daily_tokens: 100000000, requests_per_minute: 100000, max_concurrent_jobs: 10 }
 key_cache_ttl_ms: 60000
+# Tests set the clock months back; the raw rows of those days must outlive the start-up upkeep.
+ledger: { retention_days: 3650 }
 `;
 }
 
