@@ -11,6 +11,7 @@ import { configWarnings } from './boot/warnings.ts';
 import { deploymentWarnings } from './config/deployment.ts';
 import { openDatabase, type Database } from './db/client.ts';
 import { rebuildUsage } from './billing/usage-rebuild.ts';
+import { isUtcDay } from './billing/ledger-partitions.ts';
 import { applyMigrations } from './db/migrate.ts';
 import { GatewayError } from './runtime/errors.ts';
 import { serve, version } from './main.ts';
@@ -269,7 +270,7 @@ else needs to be shared (README, "PostgreSQL and Redis").`,
       const out = { json: Boolean(cmd.optsWithGlobals().json) };
       const env = process.env;
       for (const [name, v] of [['--from', o.from], ['--to', o.to]] as const) {
-        if (v !== undefined && (!/^\d{4}-\d{2}-\d{2}$/.test(v) || new Date(`${v}T00:00:00Z`).toISOString().slice(0, 10) !== v)) {
+        if (v !== undefined && !isUtcDay(v)) {
           throw new CliError(`${name} '${v}' is not a calendar date (YYYY-MM-DD)`);
         }
       }

@@ -17,7 +17,8 @@ const PARTITION_LOCK = 727074;
 
 export const partitionOf = (day: string) => `usage_records_p${day.replaceAll('-', '')}`;
 const dayOfPartition = (name: string) => /^usage_records_p(\d{4})(\d{2})(\d{2})$/.exec(name)?.slice(1).join('-') ?? null;
-const isDay = (day: string) => /^\d{4}-\d{2}-\d{2}$/.test(day) && utcDay(Date.parse(day)) === day;
+/** A calendar date written YYYY-MM-DD (2026-02-30 is not one). */
+export const isUtcDay = (day: string) => /^\d{4}-\d{2}-\d{2}$/.test(day) && !Number.isNaN(Date.parse(day)) && utcDay(Date.parse(day)) === day;
 export const addDays = (day: string, n: number) => utcDay(Date.parse(day) + n * DAY);
 
 /** The days that have a partition, oldest first. */
@@ -45,7 +46,7 @@ export async function strayDays(sql: Pick<SqlRunner, 'query'>, from?: string): P
  * the default partition, then attached (attaching checks that no row of the day is left there).
  */
 function createPartition(day: string): string {
-  if (!isDay(day)) throw new Error(`not a UTC day: ${day}`);
+  if (!isUtcDay(day)) throw new Error(`not a UTC day: ${day}`);
   const name = partitionOf(day);
   const next = addDays(day, 1);
   return `DO $$ BEGIN

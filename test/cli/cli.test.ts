@@ -213,6 +213,8 @@ models:
   it('usage rebuild recomputes the daily sums a day at a time, shows its progress, and refuses a date that is none', async () => {
     const bad = await cli('usage', 'rebuild', '--from', '2026-02-30');
     expect(bad).toMatchObject({ code: 1, stdout: '', stderr: "--from '2026-02-30' is not a calendar date (YYYY-MM-DD)\n" });
+    expect((await cli('usage', 'rebuild', '--to', '2026-13-45')).stderr).toBe("--to '2026-13-45' is not a calendar date (YYYY-MM-DD)\n");
+    expect((await cli('usage', 'rebuild', '--from', 'yesterday')).stderr).toBe("--from 'yesterday' is not a calendar date (YYYY-MM-DD)\n");
     expect((await cli('usage', 'rebuild', '--from', '2026-11-02', '--to', '2026-11-01')).stderr).toBe('--from 2026-11-02 is after --to 2026-11-01\n');
     expect((await cli('usage', 'rebuild')).stdout).toBe('no day with raw ledger rows in that range\n');
     // Two days of ledger rows, written as a gateway writes them; one day's sums then lost.
