@@ -31,5 +31,9 @@ export function configWarnings(config: ResolvedConfig): string[] {
   // Links in mail leave the machine: without public_url they name the address the gateway listens
   // on (never a request's Host), which a reader elsewhere cannot open.
   if (config.smtp && !config.publicUrl) warnings.push('smtp is set but public_url is not: password-reset mails would link to the address the gateway listens on; set public_url to the address users open');
+  // Legal (a rebuild can restore the sums while raw rows remain), but usage reports would show
+  // nothing for days the ledger still holds.
+  const { retention_days: raw, aggregate_retention_days: sums } = config.ledger;
+  if (sums < raw) warnings.push(`ledger.aggregate_retention_days (${sums}) is shorter than ledger.retention_days (${raw}): usage reports lose days whose raw rows are still kept; keep the daily sums at least as long`);
   return warnings;
 }

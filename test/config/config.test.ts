@@ -262,6 +262,10 @@ models:
   - { id: chat, endpoint: chat, upstreams: [{ provider: a, model: x }, { provider: g, model: y }] }
 `),
   ).toEqual(['provider g has no api_key: its upstreams are skipped', 'model emb has no upstream that can serve it: g has no api_key']);
+  expect(warnings('ledger: { retention_days: 90, aggregate_retention_days: 30 }\n')).toEqual([
+    'ledger.aggregate_retention_days (30) is shorter than ledger.retention_days (90): usage reports lose days whose raw rows are still kept; keep the daily sums at least as long',
+  ]);
+  expect(warnings('ledger: { retention_days: 400 }\n')).toEqual([]);
 });
 
 it('an upstream whose provider type cannot serve the model’s endpoint is a config error (the registry decides), at its line', () => {
