@@ -11,7 +11,7 @@ import { configWarnings } from './boot/warnings.ts';
 import { deploymentWarnings } from './config/deployment.ts';
 import { openDatabase, type Database } from './db/client.ts';
 import { rebuildUsage } from './billing/usage-rebuild.ts';
-import { isUtcDay } from './billing/ledger-partitions.ts';
+import { isUtcDay } from './billing/plans.ts';
 import { applyMigrations } from './db/migrate.ts';
 import { GatewayError } from './runtime/errors.ts';
 import { serve, version } from './main.ts';

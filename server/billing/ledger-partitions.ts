@@ -6,8 +6,7 @@
 import type { SqlRunner } from '../db/migrate.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { ResolvedConfig } from '../config/schema.ts';
-import { utcDay } from './plans.ts';
-import { deleteAggregatesBefore } from './usage-aggregates.ts';
+import { isUtcDay, utcDay } from './plans.ts';
 
 const DAY = 86_400_000;
 /** Days ahead of today that have their partition before a row needs it. */
@@ -17,8 +16,6 @@ const PARTITION_LOCK = 727074;
 
 export const partitionOf = (day: string) => `usage_records_p${day.replaceAll('-', '')}`;
 const dayOfPartition = (name: string) => /^usage_records_p(\d{4})(\d{2})(\d{2})$/.exec(name)?.slice(1).join('-') ?? null;
-/** A calendar date written YYYY-MM-DD (2026-02-30 is not one). */
-export const isUtcDay = (day: string) => /^\d{4}-\d{2}-\d{2}$/.test(day) && !Number.isNaN(Date.parse(day)) && utcDay(Date.parse(day)) === day;
 export const addDays = (day: string, n: number) => utcDay(Date.parse(day) + n * DAY);
 
 /** The days that have a partition, oldest first. */
@@ -92,21 +89,30 @@ export async function maintainLedger(sql: SqlRunner, config: ResolvedConfig['led
     await sql.transaction([{ text: `SET LOCAL lock_timeout = '5s'` }, { text: `DROP TABLE IF EXISTS ${partitionOf(day)}` }]);
     dropped.push(day);
   }
-  let strayRowsDeleted = 0;
+  const strayRowsDeleted = await deleteInBatches(sql, 'usage_records_default', 'created_at < $1::date', keepFrom);
+  const aggregatesDeleted = await deleteInBatches(sql, 'usage_daily', 'day < $1::date', addDays(today, -config.aggregate_retention_days + 1));
+  return { created, dropped, strayRowsDeleted, aggregatesDeleted };
+}
+
+/**
+ * Deletes the rows of `table` that match `where` (on `$1`), 10,000 a transaction, each waiting
+ * at most 5 s for its locks, so no pass holds locks long or stalls the ledger's writes.
+ */
+async function deleteInBatches(sql: SqlRunner, table: string, where: string, value: string): Promise<number> {
+  const batch = 10_000;
+  let total = 0;
   for (;;) {
     const [, rows] = await sql.transaction([
       { text: `SET LOCAL lock_timeout = '5s'` },
       {
-        text: `WITH gone AS (DELETE FROM usage_records_default WHERE ctid IN (SELECT ctid FROM usage_records_default WHERE created_at < $1::date LIMIT 10000) RETURNING 1) SELECT count(*)::int AS n FROM gone`,
-        params: [keepFrom],
+        text: `WITH gone AS (DELETE FROM ${table} WHERE ctid IN (SELECT ctid FROM ${table} WHERE ${where} LIMIT ${batch}) RETURNING 1) SELECT count(*)::int AS n FROM gone`,
+        params: [value],
       },
     ]);
     const n = Number(rows?.[0]?.n ?? 0);
-    strayRowsDeleted += n;
-    if (n < 10_000) break;
+    total += n;
+    if (n < batch) return total;
   }
-  const aggregatesDeleted = await deleteAggregatesBefore(sql, addDays(today, -config.aggregate_retention_days + 1));
-  return { created, dropped, strayRowsDeleted, aggregatesDeleted };
 }
 
 /** Runs the upkeep now and every hour until closed; a failed pass is reported and tried again at the next. */

@@ -15,6 +15,8 @@ export function lastFormatted(format: (n: number) => string): (n: number) => str
 const dayText = lastFormatted((day) => new Date(day * DAY).toISOString().slice(0, 10));
 /** The UTC day containing `now`, as YYYY-MM-DD. */
 export const utcDay = (now: number) => dayText(Math.floor(now / DAY));
+/** A calendar date written YYYY-MM-DD (2026-02-30 is not one). */
+export const isUtcDay = (day: string) => /^\d{4}-\d{2}-\d{2}$/.test(day) && !Number.isNaN(Date.parse(day)) && utcDay(Date.parse(day)) === day;
 /** 00:00 UTC after `now`: when the daily quota resets. */
 export const nextUtcMidnight = (now: number) => (Math.floor(now / DAY) + 1) * DAY;
 

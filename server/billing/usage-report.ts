@@ -11,7 +11,7 @@ import type { Clock } from '../runtime/clock.ts';
 import type { CounterStore } from '../stores/index.ts';
 import type { UsageLedger } from './ledger.ts';
 import type { MeteredUnit } from '../config/billing-rules.ts';
-import { jobsKey, nextUtcMidnight, planLimits, planOf, quotaKey, rankOf, rpmKey, userJobsKey, userQuotaKey, userRpmKey, utcDay, type CounterOwner } from './plans.ts';
+import { isUtcDay, jobsKey, nextUtcMidnight, planLimits, planOf, quotaKey, rankOf, rpmKey, userJobsKey, userQuotaKey, userRpmKey, utcDay, type CounterOwner } from './plans.ts';
 
 /** What the usage reads and the limits views read. */
 export type UsageReportDeps = {
@@ -27,11 +27,25 @@ export type UsageReportDeps = {
 type Report = z.infer<typeof UsageReport>;
 type Totals = Report['totals'];
 const DAY = 86_400_000;
-const zero = (): Totals => ({ requests: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, billed_tokens: 0 });
+export const zeroTotals = (): Totals => ({ requests: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, billed_tokens: 0 });
+/** The sums a usage query selects (bigint where PostgreSQL sums to bigint). */
+export type SummedRow = { requests: number; errors: number; prompt: bigint; completion: bigint; cached: bigint; reasoning: bigint; billed: bigint };
+export const totalsOf = (r: SummedRow): Totals => ({
+  requests: r.requests,
+  errors: r.errors,
+  prompt_tokens: Number(r.prompt),
+  completion_tokens: Number(r.completion),
+  cached_tokens: Number(r.cached),
+  reasoning_tokens: Number(r.reasoning),
+  billed_tokens: Number(r.billed),
+});
+export const addTotals = (into: Totals, t: Totals) => {
+  for (const k of Object.keys(into) as (keyof Totals)[]) into[k] += t[k];
+};
 
 export function period(q: Pick<z.infer<typeof UsageQuery>, "start" | "end">, now: number): { start: string; end: string } {
   const calendarDate = (name: 'start' | 'end', v: string) => {
-    if (Number.isNaN(Date.parse(v)) || utcDay(Date.parse(v)) !== v) throw errors.invalid(`'${name}' is not a calendar date.`, name);
+    if (!isUtcDay(v)) throw errors.invalid(`'${name}' is not a calendar date.`, name);
     return v;
   };
   // `end` first: the default `start` is computed from it.
@@ -109,19 +123,7 @@ function summed(all: KeyLimits[], fallback: KeyLimits): KeyLimits {
 }
 
 /** A day of one model over the chosen keys, from usage_daily. */
-type DayRow = {
-  day: string;
-  model: string;
-  requests: number;
-  errors: number;
-  prompt: bigint;
-  completion: bigint;
-  cached: bigint;
-  reasoning: bigint;
-  billed: bigint;
-  metered_unit: string | null;
-  metered_quantity: number;
-};
+type DayRow = SummedRow & { day: string; model: string; metered_unit: string | null; metered_quantity: number };
 
 /**
  * The report for an API key (its own counters and ledger), or for the dashboard's session: every
@@ -175,29 +177,17 @@ export async function usageReport(services: UsageReportDeps, principal: Principa
     else meteredOf.set(r.model, { unit: r.metered_unit as MeteredUnit, quantity: r.metered_quantity });
   }
 
-  const totalsOf = (r: DayRow): Totals => ({
-    requests: r.requests,
-    errors: r.errors,
-    prompt_tokens: Number(r.prompt),
-    completion_tokens: Number(r.completion),
-    cached_tokens: Number(r.cached),
-    reasoning_tokens: Number(r.reasoning),
-    billed_tokens: Number(r.billed),
-  });
-  const add = (into: Totals, t: Totals) => {
-    for (const k of Object.keys(into) as (keyof Totals)[]) into[k] += t[k];
-  };
-  const totals = zero();
+  const totals = zeroTotals();
   const perModel = new Map<string, Totals>();
   const perDay = new Map<string, { totals: Totals; models: { model: string; requests: number; billed_tokens: number }[] }>();
   for (const r of rows) {
     const t = totalsOf(r);
-    add(totals, t);
-    if (!perModel.has(r.model)) perModel.set(r.model, zero());
-    add(perModel.get(r.model)!, t);
-    if (!perDay.has(r.day)) perDay.set(r.day, { totals: zero(), models: [] });
+    addTotals(totals, t);
+    if (!perModel.has(r.model)) perModel.set(r.model, zeroTotals());
+    addTotals(perModel.get(r.model)!, t);
+    if (!perDay.has(r.day)) perDay.set(r.day, { totals: zeroTotals(), models: [] });
     const day = perDay.get(r.day)!;
-    add(day.totals, t);
+    addTotals(day.totals, t);
     day.models.push({ model: r.model, requests: t.requests, billed_tokens: t.billed_tokens });
   }
   const byModel = [...perModel].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([model, t]) => ({ model, ...t, metered: meteredOf.get(model) ?? null }));
@@ -205,7 +195,7 @@ export async function usageReport(services: UsageReportDeps, principal: Principa
   for (let d = Date.parse(start); d <= Date.parse(end); d += DAY) {
     const date = utcDay(d);
     const day = perDay.get(date);
-    byDay.push({ date, ...(day?.totals ?? zero()), models: day?.models ?? [] });
+    byDay.push({ date, ...(day?.totals ?? zeroTotals()), models: day?.models ?? [] });
   }
   return {
     object: 'usage',
