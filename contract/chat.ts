@@ -99,7 +99,6 @@ export const chatStrippedFields = [
   'metadata',
   'store',
   'safety_identifier',
-  'prompt_cache_key',
   'user',
   'deferred',
   'plugins',

@@ -8,13 +8,28 @@ export const httpsOrDataUrl = z
 
 export const ChatUsage = z
   .looseObject({
-    prompt_tokens: z.number().int(),
-    completion_tokens: z.number().int(),
+    prompt_tokens: z.number().int().describe('All input tokens: cache reads and writes, audio and images included.'),
+    completion_tokens: z.number().int().describe('All output tokens, reasoning included.'),
     total_tokens: z.number().int(),
-    prompt_tokens_details: z.looseObject({ cached_tokens: z.number().int().optional() }).nullable().optional(),
-    completion_tokens_details: z.looseObject({ reasoning_tokens: z.number().int().optional() }).nullable().optional(),
+    prompt_tokens_details: z
+      .looseObject({
+        cached_tokens: z.number().int().optional().describe('Read from the prompt cache.'),
+        cache_write_tokens: z.number().int().optional().describe('Written to the prompt cache (when there were any).'),
+        audio_tokens: z.number().int().optional().describe('Audio input, when the provider reports it.'),
+        image_tokens: z.number().int().optional().describe('Image (and video) input, when the provider reports it.'),
+      })
+      .nullable()
+      .optional(),
+    completion_tokens_details: z
+      .looseObject({
+        reasoning_tokens: z.number().int().optional(),
+        audio_tokens: z.number().int().optional().describe('Audio output, when the provider reports it.'),
+        image_tokens: z.number().int().optional().describe('Image output, when the provider reports it.'),
+      })
+      .nullable()
+      .optional(),
   })
-  .meta({ id: 'ChatUsage', description: 'Token counts. `prompt_tokens` includes cached tokens.' });
+  .meta({ id: 'ChatUsage', description: 'Token counts. Each detail is a part of its total: `prompt_tokens` includes cached and written tokens.' });
 
 export const JsonSchemaObject = z.record(z.string(), z.unknown()).meta({ id: 'JsonSchema', description: 'A JSON Schema object.' });
 

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { prefixedId, storedText } from './common.ts';
 import { Job } from './jobs.ts';
-import { KeyLimits, PlanLimits, Totals, isoDate } from './usage.ts';
+import { BudgetAlert, KeyLimits, PlanLimits, Totals, isoDate } from './usage.ts';
 
 export const Role = z.enum(['user', 'admin']).meta({ id: 'Role', description: '`admin`: the operator view of the dashboard, and the admin API with the session. Granted with the CLI (`users set-role`).' });
 
@@ -89,7 +89,13 @@ export const UpdateUserBody = z
   .refine((b) => b.plan !== undefined || b.disabled !== undefined || b.role !== undefined, { message: 'set at least one of plan, disabled, role' })
   .meta({ id: 'UpdateUserBody' });
 
-const Counted = z.object({ requests: z.number().int(), errors: z.number().int(), billed_tokens: z.number().int() });
+const Counted = z.object({
+  requests: z.number().int(),
+  errors: z.number().int(),
+  billed_tokens: z.number().int(),
+  cost: Totals.shape.cost,
+  unpriced_requests: Totals.shape.unpriced_requests,
+});
 
 export const AdminUsageQuery = z.object({
   start: isoDate.optional().describe('First UTC day (default: 6 days before `end`).'),
@@ -104,6 +110,7 @@ export const AdminUsageReport = z
     totals: Totals,
     top_users: z.array(Counted.extend({ user_id: z.string(), email: z.string().nullable() })).describe('By billed tokens, most first.'),
     top_models: z.array(Counted.extend({ model: z.string() })).describe('By billed tokens, most first.'),
+    budget_alerts: z.array(BudgetAlert).describe('The latest budget alerts of everyone (at most 50, newest first).'),
     by_day: z.array(Counted.extend({ date: isoDate, users: z.number().int().describe('Distinct users with requests that day.') })),
   })
   .meta({ id: 'AdminUsageReport', description: 'Usage across every user, from the ledger.' });

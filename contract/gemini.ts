@@ -138,6 +138,8 @@ export const GeminiFinishReason = z.string().meta({
   description: 'STOP (function calls included), MAX_TOKENS, SAFETY, MALFORMED_FUNCTION_CALL; Gemini models may also answer RECITATION, BLOCKLIST, PROHIBITED_CONTENT, SPII, OTHER, ….',
 });
 
+export const GeminiModalityTokenCount = z.looseObject({ modality: z.string().describe('TEXT, IMAGE, VIDEO, AUDIO or DOCUMENT.'), tokenCount: z.number().int() }).meta({ id: 'GeminiModalityTokenCount' });
+
 export const GeminiUsageMetadata = z
   .looseObject({
     promptTokenCount: z.number().int().optional().describe('All input tokens, cached ones included.'),
@@ -146,6 +148,8 @@ export const GeminiUsageMetadata = z
     cachedContentTokenCount: z.number().int().optional(),
     thoughtsTokenCount: z.number().int().optional(),
     toolUsePromptTokenCount: z.number().int().optional(),
+    promptTokensDetails: z.array(GeminiModalityTokenCount).optional().describe('The prompt by modality, when the provider reported audio or image input.'),
+    candidatesTokensDetails: z.array(GeminiModalityTokenCount).optional().describe('The candidates by modality, when the provider reported audio or image output.'),
   })
   .meta({ id: 'GeminiUsageMetadata' });
 

@@ -181,12 +181,19 @@ export const MessagesStopReason = z
 
 export const MessagesUsage = z
   .looseObject({
-    input_tokens: z.number().int(),
-    output_tokens: z.number().int(),
+    input_tokens: z.number().int().describe('Input tokens neither read from nor written to the cache.'),
+    output_tokens: z.number().int().describe('All output tokens, thinking included.'),
     cache_creation_input_tokens: z.number().int().nullable().optional(),
     cache_read_input_tokens: z.number().int().nullable().optional(),
+    cache_creation: z
+      .looseObject({ ephemeral_5m_input_tokens: z.number().int(), ephemeral_1h_input_tokens: z.number().int() })
+      .nullable()
+      .optional()
+      .describe('The cache writes by lifetime (when there were any).'),
+    output_tokens_details: z.looseObject({ thinking_tokens: z.number().int() }).nullable().optional().describe('Of the output, the thinking (when there was any).'),
+    server_tool_use: z.looseObject({ web_search_requests: z.number().int() }).nullable().optional().describe('Web searches the provider ran (when there were any).'),
   })
-  .meta({ id: 'MessagesUsage', description: '`input_tokens` excludes cache reads and writes.' });
+  .meta({ id: 'MessagesUsage', description: '`input_tokens` excludes cache reads and writes: the prompt is their sum.' });
 
 export const MessagesResponse = z
   .looseObject({

@@ -2,14 +2,31 @@ import { z } from 'zod';
 
 const flag = z.boolean().nullable();
 
+const usd = (what: string) => z.string().nullable().describe(what);
+
 export const ModelPricing = z
   .object({
-    prompt: z.string().nullable(),
-    completion: z.string().nullable(),
-    image: z.string().nullable(),
-    request: z.string().nullable(),
+    prompt: usd('Per input token (uncached text input; image input tokens too).'),
+    completion: usd('Per output token.'),
+    image: usd('Per generated image (images models).'),
+    request: usd('Per request, on top of its tokens; null: none.'),
+    input_cache_read: usd('Per input token read from the prompt cache; null: charged at `prompt`.'),
+    input_cache_write: usd('Per input token written to the prompt cache (Anthropic’s 5-minute cache).'),
+    input_cache_write_1h: usd('Per input token written to Anthropic’s 1-hour cache.'),
+    internal_reasoning: usd('Per reasoning (thinking) token; null: charged at `completion`, as providers bill it.'),
+    web_search: usd('Per web search the provider ran.'),
+    input_audio: usd('Per audio input token.'),
+    output_audio: usd('Per audio output token.'),
+    output_image: usd('Per image output token (models that report image tokens).'),
+    video_second: usd('Per second of generated video.'),
+    character: usd('Per character of speech input.'),
+    audio_minute: usd('Per minute of transcribed audio.'),
   })
-  .meta({ id: 'ModelPricing', description: 'USD as decimal strings: per token (prompt, completion), per image, per request. null = unknown.' });
+  .meta({
+    id: 'ModelPricing',
+    description:
+      'US dollars as decimal strings, from the config, else from the catalog metadata (OpenRouter), field by field. null = unknown: a request that used a bucket without a price has no cost (null), never 0.',
+  });
 
 export const ModelEndpoint = z
   .enum(['chat', 'messages', 'responses', 'generate_content', 'images', 'video', 'speech', 'transcription', 'embeddings', 'moderation'])
@@ -24,6 +41,22 @@ export const ModelBilling = z
       .number()
       .describe(
         'Quota tokens one unit counts for, before `token_multiplier` (1 for tokens). When an upstream reports token usage for non-token work (gpt-image-1, gpt-4o-transcribe), the reported tokens are billed instead; the unit rule still sizes the reservation made at admission.',
+      ),
+    weights: z
+      .object({
+        input: z.number(),
+        cache_read: z.number(),
+        cache_write: z.number(),
+        cache_write_1h: z.number(),
+        audio_input: z.number(),
+        image_input: z.number(),
+        output: z.number(),
+        reasoning: z.number(),
+        audio_output: z.number(),
+        image_output: z.number(),
+      })
+      .describe(
+        'What one token of each usage bucket counts for in the quota, before `token_multiplier` (config `billing.weights`; 1 unless set). The buckets do not overlap: `input` is uncached text input, `output` text output without reasoning.',
       ),
   })
   .meta({ id: 'ModelBilling', description: 'How a request to this model counts against the daily token quota: units × tokens_per_unit × token_multiplier.' });

@@ -92,8 +92,6 @@ export const responsesStrippedFields = [
   'background',
   'user',
   'safety_identifier',
-  'prompt_cache_key',
-  'prompt_cache_retention',
   'metadata',
   'context_management',
   'plugins',
@@ -152,7 +150,7 @@ export const ResponsesInputTokens = z
 export const ResponsesUsage = z
   .looseObject({
     input_tokens: z.number().int(),
-    input_tokens_details: z.looseObject({ cached_tokens: z.number().int() }).optional(),
+    input_tokens_details: z.looseObject({ cached_tokens: z.number().int(), cache_write_tokens: z.number().int().optional() }).optional(),
     output_tokens: z.number().int(),
     output_tokens_details: z.looseObject({ reasoning_tokens: z.number().int() }).optional(),
     total_tokens: z.number().int(),

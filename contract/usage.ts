@@ -26,8 +26,36 @@ export const Totals = z.object({
   completion_tokens: z.number().int(),
   cached_tokens: z.number().int(),
   reasoning_tokens: z.number().int(),
-  billed_tokens: z.number().int().describe('After token_multiplier and surcharges: what counts against the quota.'),
+  billed_tokens: z.number().int().describe('After bucket weights, token_multiplier and surcharges: what counts against the quota.'),
+  cache_write_tokens: z.number().int().describe('Input tokens written to the prompt cache (all lifetimes), among `prompt_tokens`.'),
+  cache_write_1h_tokens: z.number().int().describe('Of `cache_write_tokens`, those written to a 1-hour cache.'),
+  audio_input_tokens: z.number().int().describe('Audio tokens among `prompt_tokens`.'),
+  image_input_tokens: z.number().int().describe('Image tokens among `prompt_tokens`.'),
+  audio_output_tokens: z.number().int().describe('Audio tokens among `completion_tokens`.'),
+  image_output_tokens: z.number().int().describe('Image tokens among `completion_tokens`.'),
+  web_search_calls: z.number().int().describe('Web searches run by the providers.'),
+  cost: z
+    .string()
+    .nullable()
+    .describe('US dollars, a decimal string: the sum of the requests whose cost is known. null when none of them has one (their model has no known price).'),
+  unpriced_requests: z.number().int().describe('Requests whose cost is unknown (a price they needed is not known): not in `cost`.'),
 });
+
+const Budget = z
+  .object({
+    limit_usd: z.string(),
+    spent_usd: z.string().describe('Settled spend plus the most the requests in flight can cost.'),
+    remaining_usd: z.string(),
+    reset_at: z.string().describe('ISO 8601 UTC: the end of the day or month.'),
+  })
+  .nullable();
+
+export const Budgets = z
+  .object({
+    key: z.object({ daily: Budget, monthly: Budget }).describe('The key’s budgets (with the dashboard session and no `key`: summed over your active keys); null where the plan sets none.'),
+    user: z.object({ daily: Budget, monthly: Budget }).describe('Your budgets over all your keys and apps; null where the plan sets none.'),
+  })
+  .meta({ id: 'Budgets', description: 'Spend budgets in US dollars (plan `daily_budget_usd`, `monthly_budget_usd`, `user_daily_budget_usd`, `user_monthly_budget_usd`), per UTC day and calendar month.' });
 
 export const KeyLimits = z
   .object({
@@ -60,7 +88,29 @@ export const PlanLimits = z.object({
   user_requests_per_minute: z.number().int().nullable().describe('Over all of a user’s keys and apps; null: no such limit.'),
   user_max_concurrent_jobs: z.number().int().nullable().describe('Over all of a user’s keys and apps; null: no such limit.'),
   max_keys: z.number().int().describe('API keys a user may hold at once (revoked ones do not count).'),
+  daily_budget_usd: z.string().nullable().describe('US dollars a key may spend per UTC day; null: no budget.'),
+  monthly_budget_usd: z.string().nullable().describe('US dollars a key may spend per UTC calendar month; null: no budget.'),
+  user_daily_budget_usd: z.string().nullable().describe('US dollars a user may spend per UTC day over all keys and apps; null: no budget.'),
+  user_monthly_budget_usd: z.string().nullable().describe('US dollars a user may spend per UTC calendar month over all keys and apps; null: no budget.'),
 });
+
+export const BudgetAlert = z
+  .object({
+    id: z.string(),
+    scope: z.enum(['key', 'user']),
+    key_id: z.string().nullable(),
+    user_id: z.string(),
+    period: z.enum(['daily', 'monthly']),
+    period_start: z.string().describe('YYYY-MM-DD (daily) or YYYY-MM (monthly), UTC.'),
+    threshold_percent: z.number().int(),
+    limit_usd: z.string(),
+    spent_usd: z.string().describe('What had been spent when the threshold was crossed.'),
+    created_at: z.string(),
+    delivery: z.enum(['pending', 'delivered', 'failed', 'disabled']).describe('Of the operator’s webhook; `disabled`: none is configured.'),
+    attempts: z.number().int(),
+    delivered_at: z.string().nullable(),
+  })
+  .meta({ id: 'BudgetAlert', description: 'A spend budget crossed one of the operator’s alert thresholds (once per threshold per period).' });
 
 export const UsageReport = z
   .object({
@@ -76,8 +126,11 @@ export const UsageReport = z
       .describe(
         'The calling key’s counters (an OAuth access token: its grant’s). With the dashboard session and no `key`: the sums over your active keys (each key has the plan’s limits, so `limit` is the plan’s × their number); `reset_at` is the earliest. `user`: your counters over all keys and apps together, against the plan’s per-user limits; a request must fit both.',
       ),
+    budgets: Budgets,
+    budget_alerts: z.array(BudgetAlert).describe('Your latest budget alerts (at most 20, newest first): of your keys and of you.'),
     period: z.object({ start: isoDate, end: isoDate }),
     totals: Totals,
+    by_key: z.array(Totals.extend({ key_id: z.string() })).describe('The period per API key (keys with requests in it).'),
     by_model: z.array(
       Totals.extend({
         model: z.string(),
@@ -93,7 +146,9 @@ export const UsageReport = z
     by_day: z.array(
       Totals.extend({
         date: isoDate,
-        models: z.array(z.object({ model: z.string(), requests: z.number().int(), billed_tokens: z.number().int() })).describe('The day per model (models with requests that day).'),
+        models: z
+          .array(z.object({ model: z.string(), requests: z.number().int(), billed_tokens: z.number().int(), cost: z.string().nullable() }))
+          .describe('The day per model (models with requests that day); `cost` as in the totals.'),
       }),
     ),
   })

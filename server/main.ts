@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { AccountService } from './accounts/service.ts';
 import { UsageLedger } from './billing/ledger.ts';
 import { LedgerMaintenance } from './billing/ledger-partitions.ts';
+import { BudgetAlerts } from './billing/budget-alerts.ts';
 import { QuotaBilling } from './billing/service.ts';
 import { SettlementRetries } from './billing/settle-retry.ts';
 import { systemClock } from './runtime/clock.ts';
@@ -167,7 +168,17 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
     logger.info(`blob store (uploads, job outputs, hosted files): ${opened.description}`);
     const urls = new UrlSigner(secret);
     const metrics = createMetrics();
-    const billing = new QuotaBilling(config, counters, ledger, clock, (id) => catalog.model(id), settlements);
+    // Budget thresholds crossed by settlements: recorded once across instances, posted to the
+    // operator's webhook off the request path. Closed after the app (cleanups run in reverse), so
+    // the last settlements' alerts are recorded, and before the database.
+    const budgetAlerts = new BudgetAlerts(db.sql, config.budgetAlerts, {
+      clock,
+      log: { info: (msg, extra) => logger.info(extra ?? {}, msg), warn: (msg, extra) => logger.warn(extra ?? {}, msg), error: (msg, extra) => logger.error(extra ?? {}, msg) },
+    });
+    budgetAlerts.start();
+    cleanups.push(() => budgetAlerts.close());
+    if (budgetAlerts.webhookHost) logger.info(`budget alerts: posted to ${budgetAlerts.webhookHost} at ${config.budgetAlerts.thresholds.join('/')} % of a budget`);
+    const billing = new QuotaBilling(config, counters, ledger, clock, (id) => catalog.model(id), settlements, (id) => catalog.entry(id)?.pricing, budgetAlerts);
     let itemWarnedAt = -Infinity;
     const items = openItemStore(counters, (err) => {
       // Once a minute at most: during an outage every translated answer fails to store its items.
@@ -193,6 +204,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
       keys,
       accounts: new AccountService(db.prisma, config, clock),
       ledger,
+      budgetAlerts,
       oauth,
       oauthAuth,
       sessions: new Sessions(db.prisma, clock, config.auth.session_ttl_hours * 3_600_000, secret),

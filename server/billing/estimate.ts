@@ -26,9 +26,9 @@ export function estimateOutputTokens(content: C.Response['content']): number {
 /** Output tokens reserved when neither the request nor the model config names a maximum. */
 export const DEFAULT_RESERVED_OUTPUT = 4096;
 
-/** The most a text request can cost, before the multiplier: its prompt and the most output it allows. */
-export function textReservation(req: C.Request, model: { max_output_tokens?: number | null } | undefined): number {
-  return estimatePromptTokens(req) + (req.maxTokens ?? model?.max_output_tokens ?? DEFAULT_RESERVED_OUTPUT);
+/** The most a text request can use (its reservation, before the multiplier): its prompt, and the most output it allows. */
+export function textEstimate(req: C.Request, model: { max_output_tokens?: number | null } | undefined): { input: number; output: number } {
+  return { input: estimatePromptTokens(req), output: req.maxTokens ?? model?.max_output_tokens ?? DEFAULT_RESERVED_OUTPUT };
 }
 
 /** Texts' input tokens by the same rule (embeddings, moderation): what is reserved and, unreported, billed. */

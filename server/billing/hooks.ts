@@ -2,6 +2,7 @@ import type { Principal } from '../auth/principal.ts';
 import type * as C from '../translate/canonical.ts';
 import type { MeteredUnit } from '../config/billing-rules.ts';
 import type { BilledEndpoint } from '../config/capabilities.ts';
+import type { CostEstimate } from './prices.ts';
 
 /** What a finished (or failed) request reports for billing and the usage ledger. */
 export type UsageReport = {
@@ -47,6 +48,14 @@ export type Reservation = {
   /** Tokens reserved, after the multiplier. */
   amount: number;
   /**
+   * The spend budgets it holds (docs/billing.md "Budgets"): each counter (same reservation id),
+   * whose it is, its period and when it ends, and its limit in nano-dollars. `costAmount` is what
+   * each holds: the most the request can cost, in nano-dollars. Absent: no budget applies (and in
+   * reservations stored before budgets existed).
+   */
+  budgets?: BudgetHold[];
+  costAmount?: number;
+  /**
    * When it was made (epoch ms): the time of its ledger record, so that every instance that
    * settles it writes the same row (the ledger is unique by request id and time), and the record
    * falls on the day whose quota it counted against. Absent in reservations stored before: the
@@ -54,6 +63,25 @@ export type Reservation = {
    */
   at?: number;
 };
+
+/** One spend budget a reservation is held against. */
+export type BudgetHold = { key: string; scope: 'key' | 'user'; period: 'daily' | 'monthly'; periodStart: string; until: number; limit: number };
+
+/** Told of every settled spend under a budget (budget-alerts.ts posts the thresholds it crossed). */
+export interface BudgetObserver {
+  observe(c: {
+    scope: 'key' | 'user';
+    userId: string;
+    keyId: string | null;
+    period: 'daily' | 'monthly';
+    /** YYYY-MM-DD (daily) or YYYY-MM (monthly), UTC. */
+    periodStart: string;
+    limitNano: number;
+    beforeNano: number;
+    afterNano: number;
+    at: number;
+  }): void;
+}
 
 export type BillingTicket = {
   /** Rate-limit headers for the response. */
@@ -76,6 +104,8 @@ export interface Billing {
     model: string;
     multiplier: number;
     reserveTokens: number;
+    /** What sizes the spend reservation under a budget (text: input and most output); else `reserveTokens` in the model's unit. */
+    reserveCost?: CostEstimate;
     /** How long the reservation holds without a settlement (default reservation_ttl_ms): a job's runs longer. */
     ttlMs?: number;
   }): Promise<BillingTicket>;

@@ -28,6 +28,19 @@ export type LedgerRecord = {
   cachedTokens: number;
   reasoningTokens: number;
   surchargeTokens: number;
+  /**
+   * The other buckets (server/billing/buckets.ts), parts of the prompt and completion tokens, and
+   * the cost in US dollars (a decimal string; null: a price it needed is unknown). Absent in
+   * records of segments written before they existed (replayed after an upgrade): 0, and no cost.
+   */
+  cacheWriteTokens?: number;
+  cacheWrite1hTokens?: number;
+  audioInputTokens?: number;
+  imageInputTokens?: number;
+  audioOutputTokens?: number;
+  imageOutputTokens?: number;
+  webSearchCalls?: number;
+  cost?: string | null;
   /** Non-token work and its amount (server/config/billing-rules.ts); absent on token-billed records. */
   meteredUnit?: string | null;
   meteredQuantity?: number | null;
@@ -55,6 +68,14 @@ const ledgerColumns: [string, (r: LedgerRecord) => unknown, string][] = [
   ['cached_tokens', (r) => r.cachedTokens, 'integer'],
   ['reasoning_tokens', (r) => r.reasoningTokens, 'integer'],
   ['surcharge_tokens', (r) => r.surchargeTokens, 'integer'],
+  ['cache_write_tokens', (r) => r.cacheWriteTokens ?? 0, 'integer'],
+  ['cache_write_1h_tokens', (r) => r.cacheWrite1hTokens ?? 0, 'integer'],
+  ['audio_input_tokens', (r) => r.audioInputTokens ?? 0, 'integer'],
+  ['image_input_tokens', (r) => r.imageInputTokens ?? 0, 'integer'],
+  ['audio_output_tokens', (r) => r.audioOutputTokens ?? 0, 'integer'],
+  ['image_output_tokens', (r) => r.imageOutputTokens ?? 0, 'integer'],
+  ['web_search_calls', (r) => r.webSearchCalls ?? 0, 'integer'],
+  ['cost', (r) => r.cost ?? null, 'numeric'],
   ['metered_unit', (r) => r.meteredUnit ?? null, 'text'],
   ['metered_quantity', (r) => r.meteredQuantity ?? null, 'double precision'],
   ['multiplier', (r) => r.multiplier, 'double precision'],

@@ -8,6 +8,7 @@ import type { Reservation, UsageReport } from './hooks.ts';
 import { GatewayError } from '../runtime/errors.ts';
 import type { Catalog } from '../catalog/catalog.ts';
 import type { Billing } from './hooks.ts';
+import type { CostEstimate } from './prices.ts';
 
 /** What metering reads: the model's billing rules and the quota to reserve from. */
 export type MeteredDeps = { catalog: Pick<Catalog, 'model'>; billing: Billing };
@@ -22,6 +23,8 @@ export type Metering = {
   reserveTokens: number;
   /** A reservation that must outlive reservation_ttl_ms (a job's). */
   ttlMs?: number;
+  /** What sizes the spend reservation (text: input and most output); else `reserveTokens` of the model's unit. */
+  reserveCost?: CostEstimate;
 };
 
 /** What a call did, for the ledger: who answered and how much work it was. */
@@ -43,7 +46,7 @@ export type Meter = {
 export async function beginMetered(services: MeteredDeps, m: Metering): Promise<Meter> {
   const started = performance.now();
   const multiplier = services.catalog.model(m.model)?.token_multiplier ?? 1;
-  const ticket = await services.billing.begin({ requestId: m.requestId, principal: m.principal, model: m.model, multiplier, reserveTokens: m.reserveTokens, ttlMs: m.ttlMs });
+  const ticket = await services.billing.begin({ requestId: m.requestId, principal: m.principal, model: m.model, multiplier, reserveTokens: m.reserveTokens, reserveCost: m.reserveCost, ttlMs: m.ttlMs });
   const settle: Meter['settle'] = (outcome, status = 200, errorCode = null) =>
     ticket.settle({ ...outcome, requestId: m.requestId, model: m.model, endpoint: m.endpoint, status, errorCode, latencyMs: Math.round(performance.now() - started) });
   return {

@@ -19,6 +19,13 @@ export const utcDay = (now: number) => dayText(Math.floor(now / DAY));
 export const isUtcDay = (day: string) => /^\d{4}-\d{2}-\d{2}$/.test(day) && !Number.isNaN(Date.parse(day)) && utcDay(Date.parse(day)) === day;
 /** 00:00 UTC after `now`: when the daily quota resets. */
 export const nextUtcMidnight = (now: number) => (Math.floor(now / DAY) + 1) * DAY;
+/** The UTC calendar month containing `now`, as YYYY-MM. */
+export const utcMonth = (now: number) => utcDay(now).slice(0, 7);
+/** 00:00 UTC on the first of the month after `now`: when a monthly budget resets. */
+export function nextUtcMonth(now: number): number {
+  const d = new Date(now);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+}
 
 /**
  * Where a principal's counters live: its API key's, and its user's (over all the user's keys and
@@ -37,6 +44,9 @@ export const jobsKey = (o: CounterOwner) => `${keyBase(o)}:jobs`;
 export const userRpmKey = (userId: string) => `${userBase(userId)}:rpm`;
 export const userQuotaKey = (userId: string, now: number) => `${userBase(userId)}:quota:${utcDay(now)}`;
 export const userJobsKey = (userId: string) => `${userBase(userId)}:jobs`;
+/** Spend counters (nano-dollars) of a period: a UTC day (YYYY-MM-DD) or month (YYYY-MM). */
+export const keySpendKey = (o: CounterOwner, period: string) => `${keyBase(o)}:spend:${period}`;
+export const userSpendKey = (userId: string, period: string) => `${userBase(userId)}:spend:${period}`;
 
 /** The principal's plan; a plan removed from the config falls back to the default plan. */
 export function planOf(config: Pick<ResolvedConfig, 'plans' | 'defaultPlan'>, planId: string): PlanConfig {
@@ -57,5 +67,9 @@ export function planLimits(plan: PlanConfig) {
     user_requests_per_minute: plan.user_requests_per_minute ?? null,
     user_max_concurrent_jobs: plan.user_max_concurrent_jobs ?? null,
     max_keys: plan.max_keys,
+    daily_budget_usd: plan.daily_budget_usd ?? null,
+    monthly_budget_usd: plan.monthly_budget_usd ?? null,
+    user_daily_budget_usd: plan.user_daily_budget_usd ?? null,
+    user_monthly_budget_usd: plan.user_monthly_budget_usd ?? null,
   };
 }

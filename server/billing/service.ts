@@ -5,11 +5,13 @@ import { GatewayError, errors } from '../runtime/errors.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { Principal } from '../auth/principal.ts';
 import { CounterStoreUnavailableError, admitted, type AdmitResult, type CounterStore, type HoldSpec, type WindowSpec } from '../stores/index.ts';
-import type { Billing, BillingTicket, Reservation, UsageReport } from './hooks.ts';
-import { unitTokens } from '../config/billing-rules.ts';
+import type { Billing, BillingTicket, BudgetHold, BudgetObserver, Reservation, UsageReport } from './hooks.ts';
+import { tokensPerUnit, unitOf, unitTokens } from '../config/billing-rules.ts';
+import { bucketsOf, resolveWeights, webSearchCallsOf, BUCKETS, type Buckets } from './buckets.ts';
+import { money, nanoToUsd, priceLists, toNano, usdText, usdToNano, type CostEstimate, type Pricing } from './prices.ts';
 import type { UsageLedger } from './ledger.ts';
 import { SettlementRetries } from './settle-retry.ts';
-import { lastFormatted, nextUtcMidnight, planOf, quotaKey, rankOf, rpmKey, userQuotaKey, userRpmKey } from './plans.ts';
+import { keySpendKey, lastFormatted, nextUtcMidnight, nextUtcMonth, planOf, quotaKey, rankOf, rpmKey, userQuotaKey, userRpmKey, userSpendKey, utcDay, utcMonth } from './plans.ts';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -35,6 +37,30 @@ export function rateLimited(
   });
 }
 
+/** A spend budget had no room: 429 budget_exceeded, with what is left and when the period ends. */
+function budgetExceeded(hold: BudgetHold, spent: number, amount: number, now: number, headers: Record<string, string>, planId: string): GatewayError {
+  const seconds = Math.max(0, (hold.until - now) / 1000);
+  const remaining = Math.max(0, hold.limit - spent);
+  const period = hold.period === 'daily' ? 'daily' : 'monthly';
+  return new GatewayError(
+    429,
+    'rate_limit_error',
+    'budget_exceeded',
+    `Spend budget exceeded: this request may cost up to $${nanoToUsd(amount)}, $${nanoToUsd(remaining)} of the ${period} budget of $${nanoToUsd(hold.limit)} remain ${whose(hold.scope, planId)} until ${iso(hold.until)}.`,
+    null,
+    { ...headers, 'retry-after': String(Math.ceil(seconds)) },
+    {
+      limit_usd: nanoToUsd(hold.limit),
+      spent_usd: nanoToUsd(Math.min(spent, hold.limit)),
+      remaining_usd: nanoToUsd(remaining),
+      period,
+      reset_at: iso(hold.until),
+      reset_seconds: Math.round(seconds * 1000) / 1000,
+      scope: hold.scope,
+    },
+  );
+}
+
 /** How a limit is named in a 429's message, by whose it is. */
 export const whose = (scope: LimitScope, planId: string) => (scope === 'key' ? `per key on the '${planId}' plan` : `across all your keys and connected apps on the '${planId}' plan`);
 
@@ -48,7 +74,57 @@ export class QuotaBilling implements Billing {
     private readonly modelById: (id: string) => ResolvedConfig['models'][number] | undefined,
     /** Settlements the counter store did not take (Redis down) are retried here until it does. */
     readonly settlements: SettlementRetries = new SettlementRetries(counters, clock, { warn: () => {}, error: () => {} }),
+    /** The model's prices (the catalog's, config over metadata); unknown by default. */
+    private readonly pricingOf: (id: string) => Pricing | null | undefined = () => null,
+    /** Told of spend under budgets (threshold alerts); none by default. */
+    private readonly budgetObserver: BudgetObserver | null = null,
   ) {}
+
+  private readonly prices = priceLists();
+  private readonly weightsOf = new WeakMap<object, Record<(typeof BUCKETS)[number], number>>();
+
+  /** What a request cost in US dollars (a decimal string); null when a price it needed is unknown. */
+  costOf(report: UsageReport): string | null {
+    const cost = this.prices(this.pricingOf(report.model)).cost(report.usage, report.metered);
+    return cost === null ? null : usdText(cost);
+  }
+
+  /** The spend budgets of this principal's plan that hold now: the key's and the user's, daily and monthly. */
+  private budgetHolds(principal: Principal, keyId: string, plan: ReturnType<typeof planOf>, now: number): BudgetHold[] {
+    const holds: BudgetHold[] = [];
+    const owner = { userId: principal.userId, keyId };
+    const day = utcDay(now);
+    const month = utcMonth(now);
+    const add = (usd: string | undefined, scope: BudgetHold['scope'], period: BudgetHold['period']) => {
+      if (usd === undefined) return;
+      const start = period === 'daily' ? day : month;
+      const key = scope === 'key' ? keySpendKey(owner, start) : userSpendKey(principal.userId, start);
+      holds.push({ key, scope, period, periodStart: start, until: period === 'daily' ? nextUtcMidnight(now) : nextUtcMonth(now), limit: usdToNano(usd) });
+    };
+    add(plan.daily_budget_usd, 'key', 'daily');
+    add(plan.monthly_budget_usd, 'key', 'monthly');
+    add(plan.user_daily_budget_usd, 'user', 'daily');
+    add(plan.user_monthly_budget_usd, 'user', 'monthly');
+    return holds;
+  }
+
+  /**
+   * The most a request can cost, in nano-dollars, under a budget. A model without a known price is
+   * refused (or, when the operator allows it, held at 0: it costs nothing against the budget).
+   */
+  private mostCost(modelId: string, reserveTokens: number, estimate: CostEstimate | undefined): number {
+    const model = this.modelById(modelId);
+    const unit = model ? unitOf(model.endpoint) : 'token';
+    const e: CostEstimate = estimate ?? (unit === 'token' || !model ? { input: reserveTokens, output: 0 } : { unit, quantity: reserveTokens / tokensPerUnit(model) });
+    const most = this.prices(this.pricingOf(modelId)).maxCost(e);
+    if (most !== null) return toNano(most);
+    if (this.config.budgetUnpricedModels === 'allow') return 0;
+    throw errors.forbidden(
+      'model_price_unknown',
+      `The model '${modelId}' has no known price, and your plan has a spend budget: this gateway refuses requests to unpriced models under a budget (the operator can give the model a \`pricing\`, or set \`budget_unpriced_models: allow\`).`,
+      'model',
+    );
+  }
 
   private readonly rpmResetIso = lastFormatted(iso);
   private readonly dayEndIso = lastFormatted(iso);
@@ -116,6 +192,12 @@ export class QuotaBilling implements Billing {
     const windows = this.requestWindows(principal, keyId, plan);
     const quotas: (HoldSpec & { scope: LimitScope })[] = [{ scope: 'key', key, id, amount, limit: plan.daily_tokens, ttlMs, keepUntil }];
     if (plan.user_daily_tokens !== undefined) quotas.push({ scope: 'user', key: userQuotaKey(principal.userId, now), id, amount, limit: plan.user_daily_tokens, ttlMs, keepUntil });
+    // Spend budgets are quotas in nano-dollars, held in the same atomic step: reserved on every
+    // level or on none.
+    const budgets = this.budgetHolds(principal, keyId, plan, now);
+    const costAmount = budgets.length ? this.mostCost(ctx.model, ctx.reserveTokens, ctx.reserveCost) : 0;
+    const tokenQuotas = quotas.length;
+    for (const b of budgets) quotas.push({ scope: b.scope, key: b.key, id, amount: costAmount, limit: b.limit, ttlMs, keepUntil: Math.max(b.until, now + (ctx.ttlMs ?? 0)) });
     let admission: AdmitResult;
     try {
       admission = await this.counters.admit(windows, quotas, now);
@@ -123,7 +205,7 @@ export class QuotaBilling implements Billing {
       // Fail closed (503 counter_store_unavailable): never forwarded unmetered. An admission that
       // may have been applied all the same must not hold its tokens until the reservation expires.
       if (err instanceof CounterStoreUnavailableError && err.applied === 'unknown') {
-        for (const q of quotas) this.settlements.release(q.key, id, dayEnd);
+        for (const q of quotas) this.settlements.release(q.key, id, q.keepUntil);
       }
       throw err;
     }
@@ -134,7 +216,7 @@ export class QuotaBilling implements Billing {
     // at, so they are read now (a refusal only).
     const used = admission.quotas ? admission.quotas.map((q) => q.used) : await Promise.all(quotas.map((q) => this.counters.reserved(q.key, now).then((r) => r.settled + r.reserved)));
     const ok = admitted(admission);
-    const quotasLeft = quotas.map((spec, i) => ({
+    const quotasLeft = quotas.slice(0, tokenQuotas).map((spec, i) => ({
       scope: spec.scope,
       limit: spec.limit,
       before: used[i]!,
@@ -151,6 +233,8 @@ export class QuotaBilling implements Billing {
     if (!ok) {
       const w = requests.refused;
       if (w) throw rateLimited('rate_limit_exceeded', `Rate limit reached: ${w.limit} requests per minute ${whose(w.scope, plan.id)}.`, w.limit, 0, w.resetAt, now, headers, w.scope);
+      const b = budgets.findIndex((_, j) => admission.quotas?.[tokenQuotas + j]?.allowed === false);
+      if (!quotasLeft.some((x) => !x.allowed) && b >= 0) throw budgetExceeded(budgets[b]!, used[tokenQuotas + b]!, costAmount, now, headers, plan.id);
       const q = quotasLeft.find((x) => !x.allowed)!;
       const remaining = Math.max(0, q.limit - q.before);
       throw rateLimited(
@@ -164,8 +248,9 @@ export class QuotaBilling implements Billing {
         q.scope,
       );
     }
-    const userKey = quotas.find((q) => q.scope === 'user')?.key ?? null;
+    const userKey = quotas.slice(0, tokenQuotas).find((q) => q.scope === 'user')?.key ?? null;
     const reservation: Reservation = { requestId: ctx.requestId, keyId, userId: principal.userId, appId: principal.appId ?? null, model: ctx.model, multiplier: ctx.multiplier, key, userKey, id, dayEnd, amount, at: now };
+    if (budgets.length) Object.assign(reservation, { budgets, costAmount });
     return { headers, reservation, settle: this.settler(reservation, false) };
   }
 
@@ -173,14 +258,38 @@ export class QuotaBilling implements Billing {
     return { headers: {}, reservation, settle: this.settler(reservation, true) };
   }
 
-  /** Tokens billed for a report: reported (or estimated) token usage, else the metered units by the model's rule. */
-  billedTokens(report: UsageReport, multiplier: number): number {
+  /**
+   * Tokens billed for a report: reported (or estimated) token usage, each bucket by the model's
+   * weight, else the metered units by the model's rule; then the multiplier, rounded up.
+   */
+  billedTokens(report: UsageReport, multiplier: number, buckets: Buckets | null = report.usage ? bucketsOf(report.usage) : null): number {
     const surcharge = report.webSearch ? this.config.webSearchSurchargeTokens : 0;
-    const u = report.usage;
     const model = this.modelById(report.model);
-    const raw = u ? u.inputTokens + u.outputTokens : report.metered && model ? unitTokens(model, report.metered.unit, report.metered.quantity) : 0;
+    let raw: number | ReturnType<typeof money>;
+    if (buckets) {
+      const w = model ? this.weights(model) : null;
+      raw = 0;
+      if (w === null) for (const b of BUCKETS) raw += buckets[b];
+      else {
+        // Weights are decimals (0.1): summed exactly, so 1,000 cache reads at 0.1 are 100 tokens, not 101.
+        let sum = money(0);
+        for (const b of BUCKETS) if (buckets[b]) sum = sum.plus(money(w[b]).times(buckets[b]));
+        raw = sum;
+      }
+    } else raw = report.metered && model ? unitTokens(model, report.metered.unit, report.metered.quantity) : 0;
     // Never bill what produced nothing; never refund what produced something.
-    return raw > 0 ? Math.ceil(raw * multiplier) + surcharge : u ? surcharge : 0;
+    const positive = typeof raw === 'number' ? raw > 0 : raw.gt(0);
+    if (!positive) return buckets ? surcharge : 0;
+    const times = typeof raw === 'number' && Number.isInteger(multiplier) ? raw * multiplier : (typeof raw === 'number' ? money(raw) : raw).times(multiplier).ceil().toNumber();
+    return times + surcharge;
+  }
+
+  /** A model's bucket weights, or null when all are 1 (the plain sum then). */
+  private weights(model: ResolvedConfig['models'][number]): Record<(typeof BUCKETS)[number], number> | null {
+    if (!model.billing?.weights) return null;
+    let w = this.weightsOf.get(model);
+    if (!w) this.weightsOf.set(model, (w = resolveWeights(model.billing.weights)));
+    return w;
   }
 
   /**
@@ -195,7 +304,9 @@ export class QuotaBilling implements Billing {
       if (settled) return;
       settled = true;
       const u = report.usage;
-      const billed = this.billedTokens(report, res.multiplier);
+      const buckets = u ? bucketsOf(u) : null;
+      const billed = this.billedTokens(report, res.multiplier, buckets);
+      const cost = this.costOf(report);
       // The ledger first: a counter store that fails here (Redis down) must not lose the record.
       // The settlement is then retried until the store takes it, exactly once (settle-retry.ts).
       // Failed requests are recorded too (billed 0 unless they produced something): usage reports
@@ -210,10 +321,19 @@ export class QuotaBilling implements Billing {
           provider: report.provider,
           upstreamModel: report.upstreamModel,
           endpoint: report.endpoint,
+          // The totals, and their parts as the buckets have them (never more than their total).
           promptTokens: u?.inputTokens ?? 0,
           completionTokens: u?.outputTokens ?? 0,
-          cachedTokens: u?.cachedTokens ?? 0,
-          reasoningTokens: u?.reasoningTokens ?? 0,
+          cachedTokens: buckets?.cache_read ?? 0,
+          reasoningTokens: buckets?.reasoning ?? 0,
+          cacheWriteTokens: buckets ? buckets.cache_write + buckets.cache_write_1h : 0,
+          cacheWrite1hTokens: buckets?.cache_write_1h ?? 0,
+          audioInputTokens: buckets?.audio_input ?? 0,
+          imageInputTokens: buckets?.image_input ?? 0,
+          audioOutputTokens: buckets?.audio_output ?? 0,
+          imageOutputTokens: buckets?.image_output ?? 0,
+          webSearchCalls: webSearchCallsOf(u),
+          cost,
           surchargeTokens: report.webSearch ? this.config.webSearchSurchargeTokens : 0,
           meteredUnit: report.metered?.unit ?? null,
           meteredQuantity: report.metered?.quantity ?? null,
@@ -226,8 +346,25 @@ export class QuotaBilling implements Billing {
           createdAt: this.nowIso(res.at ?? res.dayEnd - 86_400_000),
         });
       }
-      // The user's counter (when the plan limits the user's day) settles the same way, on its own.
-      await Promise.all([this.settlements.settle(res.key, res.id, billed, res.dayEnd, onlyIfHeld), res.userKey ? this.settlements.settle(res.userKey, res.id, billed, res.dayEnd, onlyIfHeld) : null]);
+      // The user's counter (when the plan limits the user's day) settles the same way, on its own;
+      // so does each budget, to the real cost (a cost that is unknown after all keeps what was held).
+      const spent = cost !== null ? toNano(money(cost)) : this.config.budgetUnpricedModels === 'allow' ? 0 : (res.costAmount ?? 0);
+      await Promise.all([
+        this.settlements.settle(res.key, res.id, billed, res.dayEnd, onlyIfHeld),
+        res.userKey ? this.settlements.settle(res.userKey, res.id, billed, res.dayEnd, onlyIfHeld) : null,
+        ...(res.budgets ?? []).map(async (b) => {
+          const after = await this.settlements.settle(b.key, res.id, spent, b.until, onlyIfHeld);
+          if (after !== null && spent > 0) this.observeSpend(res, b, after - spent, after);
+        }),
+      ]);
     };
+  }
+
+  private observeSpend(res: Reservation, b: BudgetHold, beforeNano: number, afterNano: number): void {
+    try {
+      this.budgetObserver?.observe({ scope: b.scope, userId: res.userId, keyId: b.scope === 'key' ? res.keyId : null, period: b.period, periodStart: b.periodStart, limitNano: b.limit, beforeNano, afterNano, at: this.clock.now() });
+    } catch {
+      // Alerts never stand in a request's way.
+    }
   }
 }

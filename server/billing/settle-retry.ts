@@ -39,12 +39,16 @@ export class SettlementRetries {
     return this.queue.length;
   }
 
-  /** Settles now; a failure the store reports as an outage is queued and retried with backoff. */
-  async settle(key: string, id: string, actual: number, keepUntil: number, onlyIfHeld = false): Promise<void> {
+  /**
+   * Settles now and returns the settled total; a failure the store reports as an outage is queued
+   * and retried with backoff (null then).
+   */
+  async settle(key: string, id: string, actual: number, keepUntil: number, onlyIfHeld = false): Promise<number | null> {
     try {
-      await this.counters.settle(key, id, actual, { keepUntil, now: this.clock.now(), onlyIfHeld });
+      return await this.counters.settle(key, id, actual, { keepUntil, now: this.clock.now(), onlyIfHeld });
     } catch (err) {
       this.failed({ key, id, actual, keepUntil, onlyIfHeld }, err);
+      return null;
     }
   }
 

@@ -4,6 +4,7 @@
 // after its first attempt committed, or a segment replayed after a crash, adds nothing twice; and
 // an upsert adds under the row's lock, so writers on N instances add up exactly.
 import type { SqlStatement } from '../db/migrate.ts';
+import { ZERO, usdText, type Money } from './prices.ts';
 
 /** What a ledger record must carry to be summed (LedgerRecord has it). */
 export type AggregatedRecord = {
@@ -21,10 +22,22 @@ export type AggregatedRecord = {
   billedTokens: number;
   meteredUnit?: string | null;
   meteredQuantity?: number | null;
+  cacheWriteTokens?: number;
+  cacheWrite1hTokens?: number;
+  audioInputTokens?: number;
+  imageInputTokens?: number;
+  audioOutputTokens?: number;
+  imageOutputTokens?: number;
+  webSearchCalls?: number;
+  /** US dollars, a decimal string; null or absent: unknown. */
+  cost?: string | null;
 };
 
-/** An aggregate column, its SQL type, what it sums over a group of raw rows, and one record's share. */
-const sums: [column: string, type: string, over: string, of: (r: AggregatedRecord) => number][] = [
+/**
+ * An aggregate column, its SQL type, what it sums over a group of raw rows, and one record's share
+ * (a decimal string for `numeric` columns: money is summed in decimal, never in floats).
+ */
+const sums: [column: string, type: string, over: string, of: (r: AggregatedRecord) => number | string][] = [
   ['requests', 'integer', 'count(*)', () => 1],
   ['errors', 'integer', 'count(*) FILTER (WHERE status >= 400)', (r) => (r.status >= 400 ? 1 : 0)],
   ['prompt_tokens', 'bigint', 'sum(prompt_tokens)', (r) => r.promptTokens],
@@ -34,6 +47,15 @@ const sums: [column: string, type: string, over: string, of: (r: AggregatedRecor
   ['surcharge_tokens', 'bigint', 'sum(surcharge_tokens)', (r) => r.surchargeTokens],
   ['billed_tokens', 'bigint', 'sum(billed_tokens)', (r) => r.billedTokens],
   ['metered_quantity', 'double precision', 'coalesce(sum(metered_quantity) FILTER (WHERE metered_unit IS NOT NULL), 0)', (r) => (r.meteredUnit ? (r.meteredQuantity ?? 0) : 0)],
+  ['cache_write_tokens', 'bigint', 'sum(cache_write_tokens)', (r) => r.cacheWriteTokens ?? 0],
+  ['cache_write_1h_tokens', 'bigint', 'sum(cache_write_1h_tokens)', (r) => r.cacheWrite1hTokens ?? 0],
+  ['audio_input_tokens', 'bigint', 'sum(audio_input_tokens)', (r) => r.audioInputTokens ?? 0],
+  ['image_input_tokens', 'bigint', 'sum(image_input_tokens)', (r) => r.imageInputTokens ?? 0],
+  ['audio_output_tokens', 'bigint', 'sum(audio_output_tokens)', (r) => r.audioOutputTokens ?? 0],
+  ['image_output_tokens', 'bigint', 'sum(image_output_tokens)', (r) => r.imageOutputTokens ?? 0],
+  ['web_search_calls', 'bigint', 'sum(web_search_calls)', (r) => r.webSearchCalls ?? 0],
+  ['cost', 'numeric', 'coalesce(sum(cost), 0)', (r) => r.cost ?? '0'],
+  ['unpriced_requests', 'integer', 'count(*) FILTER (WHERE cost IS NULL)', (r) => (r.cost == null ? 1 : 0)],
 ];
 
 /** The raw columns the sums read (a source relation must have these). */
@@ -51,6 +73,14 @@ export const aggregatedColumns = [
   'billed_tokens',
   'metered_unit',
   'metered_quantity',
+  'cache_write_tokens',
+  'cache_write_1h_tokens',
+  'audio_input_tokens',
+  'image_input_tokens',
+  'audio_output_tokens',
+  'image_output_tokens',
+  'web_search_calls',
+  'cost',
 ] as const;
 
 const groupColumns: [string, string][] = [
@@ -94,12 +124,16 @@ export function addRecordsToDaily(records: AggregatedRecord[]): SqlStatement {
     const day = r.createdAt.slice(0, 10);
     const id = `${r.apiKeyId}\n${day}\n${r.model}\n${r.userId}`;
     let row = groups.get(id);
-    if (!row) groups.set(id, (row = [r.apiKeyId, day, r.model, r.userId, ...sums.map(() => 0), null]));
-    for (let j = 0; j < sums.length; j++) (row[groupColumns.length + j] as number) += sums[j]![3](r);
+    if (!row) groups.set(id, (row = [r.apiKeyId, day, r.model, r.userId, ...sums.map(([, type]) => (type === 'numeric' ? ZERO : 0)), null]));
+    for (let j = 0; j < sums.length; j++) {
+      const k = groupColumns.length + j;
+      const share = sums[j]![3](r);
+      row[k] = typeof share === 'string' ? (row[k] as Money).plus(share) : (row[k] as number) + share;
+    }
     // max(metered_unit), as the SQL sums take it.
     if (r.meteredUnit && (row[unit] === null || r.meteredUnit > (row[unit] as string))) row[unit] = r.meteredUnit;
   }
-  const rows = [...groups.values()];
+  const rows = [...groups.values()].map((row) => row.map((v) => (typeof v === 'object' && v !== null ? usdText(v as Money) : v)));
   return {
     text: upsertDaily(`unnest(${dailyColumns.map(([, type], j) => `$${j + 1}::${type}[]`).join(', ')})`),
     params: dailyColumns.map((_, j) => rows.map((r) => r[j])),

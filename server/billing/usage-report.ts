@@ -10,8 +10,28 @@ import type { Database } from '../db/client.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { CounterStore } from '../stores/index.ts';
 import type { UsageLedger } from './ledger.ts';
+import type { BudgetAlerts } from './budget-alerts.ts';
 import type { MeteredUnit } from '../config/billing-rules.ts';
-import { isUtcDay, jobsKey, nextUtcMidnight, planLimits, planOf, quotaKey, rankOf, rpmKey, userJobsKey, userQuotaKey, userRpmKey, utcDay, type CounterOwner } from './plans.ts';
+import {
+  isUtcDay,
+  jobsKey,
+  keySpendKey,
+  nextUtcMidnight,
+  nextUtcMonth,
+  planLimits,
+  planOf,
+  quotaKey,
+  rankOf,
+  rpmKey,
+  userJobsKey,
+  userQuotaKey,
+  userRpmKey,
+  userSpendKey,
+  utcDay,
+  utcMonth,
+  type CounterOwner,
+} from './plans.ts';
+import { money, nanoToUsd, usdText, usdToNano } from './prices.ts';
 
 /** What the usage reads and the limits views read. */
 export type UsageReportDeps = {
@@ -22,26 +42,55 @@ export type UsageReportDeps = {
   ledger: Pick<UsageLedger, 'flush' | 'databaseUnavailable'>;
   accounts: Pick<AccountService, 'userKeys' | 'activeKeyCount'>;
   catalog: Pick<Catalog, 'entries'>;
+  budgetAlerts: Pick<BudgetAlerts, 'list'>;
 };
 
 type Report = z.infer<typeof UsageReport>;
 type Totals = Report['totals'];
 const DAY = 86_400_000;
-export const zeroTotals = (): Totals => ({ requests: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, billed_tokens: 0 });
-/** The sums a usage query selects (bigint where PostgreSQL sums to bigint). */
-export type SummedRow = { requests: number; errors: number; prompt: bigint; completion: bigint; cached: bigint; reasoning: bigint; billed: bigint };
-export const totalsOf = (r: SummedRow): Totals => ({
-  requests: r.requests,
-  errors: r.errors,
-  prompt_tokens: Number(r.prompt),
-  completion_tokens: Number(r.completion),
-  cached_tokens: Number(r.cached),
-  reasoning_tokens: Number(r.reasoning),
-  billed_tokens: Number(r.billed),
-});
-export const addTotals = (into: Totals, t: Totals) => {
-  for (const k of Object.keys(into) as (keyof Totals)[]) into[k] += t[k];
+
+/** A report's counts and what usage_daily's column each sums (the SQL and the JSON agree by this list). */
+const COUNTS = [
+  ['requests', 'requests'],
+  ['errors', 'errors'],
+  ['prompt_tokens', 'prompt_tokens'],
+  ['completion_tokens', 'completion_tokens'],
+  ['cached_tokens', 'cached_tokens'],
+  ['reasoning_tokens', 'reasoning_tokens'],
+  ['billed_tokens', 'billed_tokens'],
+  ['cache_write_tokens', 'cache_write_tokens'],
+  ['cache_write_1h_tokens', 'cache_write_1h_tokens'],
+  ['audio_input_tokens', 'audio_input_tokens'],
+  ['image_input_tokens', 'image_input_tokens'],
+  ['audio_output_tokens', 'audio_output_tokens'],
+  ['image_output_tokens', 'image_output_tokens'],
+  ['web_search_calls', 'web_search_calls'],
+  ['unpriced_requests', 'unpriced_requests'],
+] as const satisfies readonly (readonly [Exclude<keyof Totals, 'cost'>, string])[];
+
+/**
+ * The select list of the sums over `usage_daily` rows (or over `inner`'s columns of the same
+ * names): each count as a float8 (exact below 2^53, and a number, not a BigInt, for the JSON) and
+ * the cost as text (exact: a numeric sum).
+ */
+export const SUMS = [...COUNTS.map(([name, column]) => `sum(${column})::float8 AS ${name}`), 'sum(cost)::text AS cost'].join(', ');
+
+/** One summed row: the counts and the cost. */
+export type SummedRow = { [K in (typeof COUNTS)[number][0]]: number } & { cost: string | null };
+
+export const zeroTotals = (): Totals => ({ ...(Object.fromEntries(COUNTS.map(([name]) => [name, 0])) as unknown as SummedRow), cost: '0' });
+export const totalsOf = (r: SummedRow): Totals => {
+  const t = zeroTotals();
+  addTotals(t, { ...r, cost: r.cost ?? '0' });
+  return t;
 };
+/** Adds `t` into `into`: the counts, and the costs in decimal. */
+export const addTotals = (into: Totals, t: Totals) => {
+  for (const [k] of COUNTS) into[k] += t[k];
+  into.cost = usdText(money(into.cost ?? '0').plus(t.cost ?? '0'));
+};
+/** The totals as reported: no cost at all when every request of them lacks one. */
+export const reported = <T extends Totals>(t: T): T => ({ ...t, cost: t.requests > 0 && t.unpriced_requests === t.requests ? null : t.cost });
 
 export function period(q: Pick<z.infer<typeof UsageQuery>, "start" | "end">, now: number): { start: string; end: string } {
   const calendarDate = (name: 'start' | 'end', v: string) => {
@@ -102,6 +151,29 @@ export async function userLimits(services: UsageReportDeps, userId: string, plan
   };
 }
 
+type Budget = Report['budgets']['user']['daily'];
+
+/** A spend budget's counters (nano-dollars) against its limit: spent and held, summed over `keys`. */
+async function budgetOf(services: UsageReportDeps, usd: string | undefined, keys: string[], until: number, now: number): Promise<Budget> {
+  if (usd === undefined) return null;
+  const limit = usdToNano(usd) * keys.length;
+  const used = (await Promise.all(keys.map((k) => services.counters.reserved(k, now)))).reduce((n, r) => n + r.settled + r.reserved, 0);
+  return { limit_usd: nanoToUsd(limit), spent_usd: nanoToUsd(used), remaining_usd: nanoToUsd(Math.max(0, limit - used)), reset_at: new Date(until).toISOString() };
+}
+
+/** The plan's spend budgets: the keys' (summed, like their limits) and the user's. */
+async function budgetsOf(services: UsageReportDeps, userId: string, keyIds: string[], plan: ReturnType<typeof planOf>, now: number): Promise<Report['budgets']> {
+  const day = utcDay(now);
+  const month = utcMonth(now);
+  const [keyDaily, keyMonthly, userDaily, userMonthly] = await Promise.all([
+    budgetOf(services, plan.daily_budget_usd, keyIds.map((keyId) => keySpendKey({ userId, keyId }, day)), nextUtcMidnight(now), now),
+    budgetOf(services, plan.monthly_budget_usd, keyIds.map((keyId) => keySpendKey({ userId, keyId }, month)), nextUtcMonth(now), now),
+    budgetOf(services, plan.user_daily_budget_usd, [userSpendKey(userId, day)], nextUtcMidnight(now), now),
+    budgetOf(services, plan.user_monthly_budget_usd, [userSpendKey(userId, month)], nextUtcMonth(now), now),
+  ]);
+  return { key: { daily: keyDaily, monthly: keyMonthly }, user: { daily: userDaily, monthly: userMonthly } };
+}
+
 /** Several keys' counters as one allowance: limits and use add up; the earliest reset is named. */
 function summed(all: KeyLimits[], fallback: KeyLimits): KeyLimits {
   if (!all.length) return fallback;
@@ -122,8 +194,8 @@ function summed(all: KeyLimits[], fallback: KeyLimits): KeyLimits {
   };
 }
 
-/** A day of one model over the chosen keys, from usage_daily. */
-type DayRow = SummedRow & { day: string; model: string; metered_unit: string | null; metered_quantity: number };
+/** A day of one model and key, from usage_daily. */
+type DayRow = SummedRow & { day: string; model: string; api_key_id: string; metered_unit: string | null; metered_quantity: number };
 
 /**
  * The report for an API key (its own counters and ledger), or for the dashboard's session: every
@@ -136,6 +208,7 @@ export async function usageReport(services: UsageReportDeps, principal: Principa
   const session = isSession(principal);
   if (query.key !== undefined && !session && query.key !== principal.keyId) throw errors.notFound(`No API key '${query.key}'.`, 'key_not_found', 'key');
   let keyIds: string[];
+  let activeKeys: string[] = [];
   let limits: KeyLimits;
   if (!session) {
     keyIds = [principal.keyId];
@@ -146,6 +219,7 @@ export async function usageReport(services: UsageReportDeps, principal: Principa
     if (query.key !== undefined && !chosen.length) throw errors.notFound(`No API key '${query.key}'.`, 'key_not_found', 'key');
     keyIds = chosen.map((k) => k.id);
     const active = chosen.filter((k) => !k.revokedAt);
+    activeKeys = active.map((k) => k.id);
     // No active key: no allowance at all.
     const zeroed: KeyLimits = {
       daily_tokens: { limit: 0, used: 0, remaining: 0, reset_at: new Date(nextUtcMidnight(now)).toISOString() },
@@ -161,13 +235,15 @@ export async function usageReport(services: UsageReportDeps, principal: Principa
   if (services.ledger.databaseUnavailable) throw errors.databaseUnavailable();
   // The day aggregates (usage-aggregates.ts), read by the key first: their primary key.
   const rows = keyIds.length
-    ? await services.db.prisma.$queryRaw<DayRow[]>`
-    SELECT to_char(day, 'YYYY-MM-DD') AS day, model, sum(requests)::int AS requests, sum(errors)::int AS errors,
-           sum(prompt_tokens)::bigint AS prompt, sum(completion_tokens)::bigint AS completion, sum(cached_tokens)::bigint AS cached,
-           sum(reasoning_tokens)::bigint AS reasoning, sum(billed_tokens)::bigint AS billed,
+    ? await services.db.prisma.$queryRawUnsafe<DayRow[]>(
+        `SELECT to_char(day, 'YYYY-MM-DD') AS day, model, api_key_id, ${SUMS},
            max(metered_unit) AS metered_unit, sum(metered_quantity)::float8 AS metered_quantity
-    FROM usage_daily WHERE api_key_id = ANY(${keyIds}) AND day >= ${start}::date AND day <= ${end}::date
-    GROUP BY 1, 2 ORDER BY 1, 2`
+         FROM usage_daily WHERE api_key_id = ANY($1) AND day >= $2::date AND day <= $3::date
+         GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
+        keyIds,
+        start,
+        end,
+      )
     : [];
   const meteredOf = new Map<string, { unit: MeteredUnit; quantity: number }>();
   for (const r of rows) {
@@ -178,24 +254,36 @@ export async function usageReport(services: UsageReportDeps, principal: Principa
   }
 
   const totals = zeroTotals();
+  const sumInto = <K>(map: Map<K, Totals>, k: K, t: Totals) => {
+    if (!map.has(k)) map.set(k, zeroTotals());
+    addTotals(map.get(k)!, t);
+  };
   const perModel = new Map<string, Totals>();
-  const perDay = new Map<string, { totals: Totals; models: { model: string; requests: number; billed_tokens: number }[] }>();
+  const perKey = new Map<string, Totals>();
+  const perDay = new Map<string, Totals>();
+  const perDayModel = new Map<string, Totals>();
   for (const r of rows) {
     const t = totalsOf(r);
     addTotals(totals, t);
-    if (!perModel.has(r.model)) perModel.set(r.model, zeroTotals());
-    addTotals(perModel.get(r.model)!, t);
-    if (!perDay.has(r.day)) perDay.set(r.day, { totals: zeroTotals(), models: [] });
-    const day = perDay.get(r.day)!;
-    addTotals(day.totals, t);
-    day.models.push({ model: r.model, requests: t.requests, billed_tokens: t.billed_tokens });
+    sumInto(perModel, r.model, t);
+    sumInto(perKey, r.api_key_id, t);
+    sumInto(perDay, r.day, t);
+    sumInto(perDayModel, `${r.day}\n${r.model}`, t);
   }
-  const byModel = [...perModel].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([model, t]) => ({ model, ...t, metered: meteredOf.get(model) ?? null }));
+  const sorted = <V>(map: Map<string, V>) => [...map].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const byModel = sorted(perModel).map(([model, t]) => ({ model, ...reported(t), metered: meteredOf.get(model) ?? null }));
+  const byKey = sorted(perKey).map(([key_id, t]) => ({ key_id, ...reported(t) }));
+  const modelsOfDay = new Map<string, Report['by_day'][number]['models']>();
+  for (const [id, t] of sorted(perDayModel)) {
+    const [day, model] = id.split('\n') as [string, string];
+    const r = reported(t);
+    if (!modelsOfDay.has(day)) modelsOfDay.set(day, []);
+    modelsOfDay.get(day)!.push({ model, requests: r.requests, billed_tokens: r.billed_tokens, cost: r.cost });
+  }
   const byDay: Report['by_day'] = [];
   for (let d = Date.parse(start); d <= Date.parse(end); d += DAY) {
     const date = utcDay(d);
-    const day = perDay.get(date);
-    byDay.push({ date, ...(day?.totals ?? zeroTotals()), models: day?.models ?? [] });
+    byDay.push({ date, ...reported(perDay.get(date) ?? zeroTotals()), models: modelsOfDay.get(date) ?? [] });
   }
   return {
     object: 'usage',
@@ -208,8 +296,11 @@ export async function usageReport(services: UsageReportDeps, principal: Principa
         .map((e) => ({ model: e.id, required_plan: e.required_plan, allowed: plan.rank >= rankOf(services.config, e.required_plan) })),
     },
     limits: { ...limits, user: await userLimits(services, principal.userId, principal.planId, now) },
+    budgets: await budgetsOf(services, principal.userId, session ? activeKeys : [principal.keyId], plan, now),
+    budget_alerts: await services.budgetAlerts.list({ userId: principal.userId, limit: 20 }),
     period: { start, end },
-    totals,
+    totals: reported(totals),
+    by_key: byKey,
     by_model: byModel,
     by_day: byDay,
   };

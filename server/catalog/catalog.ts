@@ -1,6 +1,7 @@
 import type { CatalogEntry } from '../../contract/models.ts';
 import type { ProviderConfig, ResolvedConfig } from '../config/schema.ts';
-import type { MetadataStore, Resolved } from './metadata.ts';
+import { UNKNOWN_PRICES, type MetadataStore, type Resolved } from './metadata.ts';
+import { resolveWeights } from '../billing/buckets.ts';
 import { tokensPerUnit, unitOf } from '../config/billing-rules.ts';
 import { closest } from '../config/schema-keys.ts';
 
@@ -25,10 +26,16 @@ const METADATA_FIELDS = [
   'pricing',
 ] as const satisfies readonly (keyof Resolved)[];
 
-function configPricing(m: ModelConfig): CatalogEntry['pricing'] | undefined {
-  if (m.pricing === undefined) return undefined;
+/**
+ * Prices field by field: the config's where it states one (null included: "unknown"), else the
+ * metadata's. `pricing: null` in the config makes them all unknown; no prices anywhere: null.
+ */
+function pricingOf(m: ModelConfig, resolved: CatalogEntry['pricing'] | undefined): CatalogEntry['pricing'] {
   if (m.pricing === null) return null;
-  return { prompt: m.pricing.prompt ?? null, completion: m.pricing.completion ?? null, image: m.pricing.image ?? null, request: m.pricing.request ?? null };
+  if (m.pricing === undefined) return resolved ? { ...UNKNOWN_PRICES, ...resolved } : null;
+  const merged: NonNullable<CatalogEntry['pricing']> = { ...UNKNOWN_PRICES, ...resolved };
+  for (const [field, value] of Object.entries(m.pricing)) if (value !== undefined) merged[field as keyof typeof merged] = value;
+  return merged;
 }
 
 /**
@@ -36,7 +43,7 @@ function configPricing(m: ModelConfig): CatalogEntry['pricing'] | undefined {
  * never 0 or false for something unknown.
  */
 export function catalogEntry(m: ModelConfig, providerName: string, created: number, resolved: { source: 'openrouter' | 'poe'; fields: Resolved } | null = null): CatalogEntry {
-  const fromConfig: Partial<Record<(typeof METADATA_FIELDS)[number], unknown>> = { ...m, pricing: configPricing(m) };
+  const fromConfig: Partial<Record<(typeof METADATA_FIELDS)[number], unknown>> = { ...m, pricing: pricingOf(m, resolved?.fields.pricing) };
   // One flag, two names: whichever the config states counts for both.
   const tools = m.supports_tools ?? m.supports_function_calling;
   if (tools !== undefined) fromConfig.supports_tools = fromConfig.supports_function_calling = tools;
@@ -50,7 +57,7 @@ export function catalogEntry(m: ModelConfig, providerName: string, created: numb
     owned_by: providerName,
     endpoint: m.endpoint,
     token_multiplier: m.token_multiplier,
-    billing: { unit: unitOf(m.endpoint), tokens_per_unit: tokensPerUnit(m) },
+    billing: { unit: unitOf(m.endpoint), tokens_per_unit: tokensPerUnit(m), weights: resolveWeights(m.billing?.weights) },
     premium: m.premium,
     required_plan: m.required_plan,
     ...fields,

@@ -4,7 +4,7 @@
 // normalisation — never a fuzzy guess that could attach the wrong context window.
 import { readFileSync } from 'node:fs';
 import { request } from 'undici';
-import type { CatalogEntry } from '../../contract/models.ts';
+import { ModelPricing, type CatalogEntry } from '../../contract/models.ts';
 import type { PrismaClient } from '../db/client.ts';
 import type { Prisma } from '../db/generated/client.ts';
 import type { ProviderConfig, ResolvedConfig } from '../config/schema.ts';
@@ -21,6 +21,10 @@ export type Resolved = Partial<Omit<CatalogEntry, 'id' | 'object' | 'created' | 
 const posInt = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : null);
 const strOrNull = (v: unknown) => (typeof v === 'string' && v !== '' ? v : null);
 /** Prices are decimal strings per token; OpenRouter's "-1" means "varies" — unknown. */
+type Prices = NonNullable<CatalogEntry['pricing']>;
+/** Every price field, unknown. */
+export const UNKNOWN_PRICES = Object.fromEntries(Object.keys(ModelPricing.shape).map((f) => [f, null])) as { [F in keyof Prices]: null };
+
 const price = (v: unknown) => (typeof v === 'string' && /^\d+(\.\d+)?(e-?\d+)?$/i.test(v) ? v : typeof v === 'number' && v >= 0 ? String(v) : null);
 const list = (v: unknown) => (Array.isArray(v) ? v.map(String) : null);
 /** `v[key]` when v is a JSON object, else undefined (as reading a field of anything else gives). */
@@ -41,9 +45,25 @@ function modalities(arch: JsonValue | undefined): Resolved {
   };
 }
 
+/**
+ * OpenRouter's prices. `internal_reasoning` and `web_search` of "0" mean "not charged apart"
+ * (reasoning is billed as output there; 0 is what it lists for models whose provider charges for
+ * searches), so they are left unknown rather than taken as free.
+ */
 function pricing(p: JsonValue | undefined): Resolved['pricing'] {
   if (!p || typeof p !== 'object') return null;
-  return { prompt: price(at(p, 'prompt')), completion: price(at(p, 'completion')), image: price(at(p, 'image')), request: price(at(p, 'request')) };
+  const nonZero = (v: string | null) => (v !== null && Number(v) > 0 ? v : null);
+  return {
+    ...UNKNOWN_PRICES,
+    prompt: price(at(p, 'prompt')),
+    completion: price(at(p, 'completion')),
+    image: price(at(p, 'image')),
+    request: price(at(p, 'request')),
+    input_cache_read: price(at(p, 'input_cache_read')),
+    input_cache_write: price(at(p, 'input_cache_write')),
+    internal_reasoning: nonZero(price(at(p, 'internal_reasoning'))),
+    web_search: nonZero(price(at(p, 'web_search'))),
+  };
 }
 
 /** OpenRouter `GET /api/v1/models` entry → catalog fields (wire-formats.md §7.1). */

@@ -43,7 +43,16 @@ export const ProviderConfig = z.strictObject({
 });
 export type ProviderConfig = z.infer<typeof ProviderConfig>;
 
-const price = z.union([z.string().regex(/^-?\d+(\.\d+)?(e-?\d+)?$/i), z.number().transform(String)]).nullable();
+/** A price in US dollars: a decimal string (kept exact) or a number (written out as its decimal). */
+const price = z
+  .union([z.string().regex(/^\d+(\.\d+)?(e-?\d+)?$/i, { message: 'a price in US dollars: a non-negative decimal such as "0.0000025"' }), z.number().nonnegative().transform(String)])
+  .nullable();
+/** A spend budget in US dollars: more than 0, at most $1,000,000 (budget counters count nano-dollars, exact in a double up to 2^53). */
+const budget = z
+  .union([z.string().regex(/^\d+(\.\d+)?$/, { message: 'US dollars as a decimal such as "25" or "12.50"' }), z.number().transform(String)])
+  .refine((v) => Number(v) > 0 && Number(v) <= 1e6, { message: 'a budget between 0 and 1,000,000 US dollars' });
+/** Per-bucket quota weights (server/billing/buckets.ts): what one token of the bucket counts for. */
+const weight = z.number().min(0).max(1000);
 
 export const ModelConfig = z.strictObject({
   id: z.string().min(1),
@@ -55,6 +64,21 @@ export const ModelConfig = z.strictObject({
       tokens_per_video_second: z.number().nonnegative().optional().describe('Video models: quota tokens per second of video (default 10000).'),
       tokens_per_1k_characters: z.number().nonnegative().optional().describe('Speech models: quota tokens per 1,000 input characters (default 250).'),
       tokens_per_audio_minute: z.number().nonnegative().optional().describe('Transcription models: quota tokens per minute of audio (default 1000).'),
+      weights: z
+        .strictObject({
+          input: weight.optional(),
+          cache_read: weight.optional(),
+          cache_write: weight.optional(),
+          cache_write_1h: weight.optional(),
+          audio_input: weight.optional(),
+          image_input: weight.optional(),
+          output: weight.optional(),
+          reasoning: weight.optional(),
+          audio_output: weight.optional(),
+          image_output: weight.optional(),
+        })
+        .optional()
+        .describe('What one token of each usage bucket counts for in the quota, before token_multiplier (default 1 each; cache_write_1h defaults to cache_write).'),
     })
     .optional()
     .describe("Non-token work counted against the daily quota, before token_multiplier; only the rule of the model's endpoint applies."),
@@ -78,7 +102,23 @@ export const ModelConfig = z.strictObject({
   modality: z.string().nullable().optional(),
   tokenizer: z.string().nullable().optional(),
   pricing: z
-    .strictObject({ prompt: price.optional(), completion: price.optional(), image: price.optional(), request: price.optional() })
+    .strictObject({
+      prompt: price.optional(),
+      completion: price.optional(),
+      image: price.optional(),
+      request: price.optional(),
+      input_cache_read: price.optional(),
+      input_cache_write: price.optional(),
+      input_cache_write_1h: price.optional(),
+      internal_reasoning: price.optional(),
+      web_search: price.optional(),
+      input_audio: price.optional(),
+      output_audio: price.optional(),
+      output_image: price.optional(),
+      video_second: price.optional(),
+      character: price.optional(),
+      audio_minute: price.optional(),
+    })
     .nullable()
     .optional(),
 });
@@ -97,6 +137,12 @@ export const PlanConfig = z.strictObject({
   user_max_concurrent_jobs: z.number().int().min(0).optional(),
   /** API keys a user may hold at once (revoked ones do not count). */
   max_keys: z.number().int().min(1).max(1000).default(50),
+  // Spend budgets in US dollars (docs/billing.md "Budgets"): per key (and OAuth grant), and per
+  // user over all of them; per UTC day and per UTC calendar month. Unset: none.
+  daily_budget_usd: budget.optional(),
+  monthly_budget_usd: budget.optional(),
+  user_daily_budget_usd: budget.optional(),
+  user_monthly_budget_usd: budget.optional(),
 });
 export type PlanConfig = z.infer<typeof PlanConfig>;
 
@@ -213,6 +259,30 @@ export const LedgerConfig = z.strictObject({
     .describe('The daily aggregates per key and model that every usage report reads are kept this many UTC days (default 2 years).'),
 });
 
+/** Spend budgets' thresholds, recorded once per period and posted to a webhook (server/billing/budget-alerts.ts). */
+export const BudgetAlertsConfig = z
+  .strictObject({
+    webhook_url: z
+      .url({ protocol: /^https?$/ })
+      .optional()
+      .describe('Where each alert is POSTed (JSON, signed). Unset: alerts are only recorded and shown (usage reports, dashboard).'),
+    secret: z
+      .string()
+      .min(16, { message: 'at least 16 characters (e.g. the output of openssl rand -hex 32)' })
+      .optional()
+      .describe('Signs every delivery (X-Gateway-Signature: HMAC-SHA256); required with webhook_url.'),
+    thresholds: z
+      .array(z.number().int().min(1).max(1000))
+      .refine((ts) => new Set(ts).size === ts.length, { message: 'each threshold once' })
+      .transform((ts) => [...ts].sort((a, b) => a - b))
+      .default([50, 80, 100])
+      .describe('Percentages of a budget (1–1000) whose crossing makes an alert, once per budget and period each.'),
+    max_attempts: z.number().int().min(1).max(100).default(10).describe('Deliveries tried per alert (backoff 1 s, 2 s, 4 s … up to 5 min) before it is marked failed.'),
+  })
+  .superRefine((v, ctx) => {
+    if (v.webhook_url && !v.secret) ctx.addIssue({ code: 'custom', path: ['secret'], message: 'required when webhook_url is set: every delivery is signed with it' });
+  });
+
 /** The mail server that sends password-reset links; without it, only an operator can make one. */
 export const SmtpConfig = z.strictObject({
   host: z.string().min(1).describe('SMTP server host name.'),
@@ -243,8 +313,13 @@ export const GatewayConfigShape = z.strictObject({
     .default(900_000)
     .describe('How long a quota reservation counts if its request never settles (its gateway crashed).'),
   web_search_surcharge_tokens: z.number().int().min(0).default(1_000),
+  budget_unpriced_models: z
+    .enum(['refuse', 'allow'])
+    .default('refuse')
+    .describe("Under a spend budget, a request to a model whose price is unknown: 'refuse' it (403 model_price_unknown), or 'allow' it, counted at no cost."),
   jobs: JobsConfig.prefault({}).describe('Async jobs (images/video, speech, transcription): how long they and their outputs are kept, and how they run.'),
   ledger: LedgerConfig.prefault({}).describe('How long the usage ledger keeps its raw rows and its daily aggregates.'),
+  budget_alerts: BudgetAlertsConfig.prefault({}).describe("Alerts when spend crosses a share of a plan's budget: recorded once per threshold and period, posted to a webhook when one is set."),
   auth: AuthConfig.prefault({}),
   catalog_metadata: CatalogMetadataConfig.default({
     refresh_hours: 24,
@@ -331,8 +406,10 @@ export type ResolvedConfig = {
   drainMs: number;
   reservationTtlMs: number;
   webSearchSurchargeTokens: number;
+  budgetUnpricedModels: 'refuse' | 'allow';
   jobs: z.infer<typeof JobsConfig>;
   ledger: z.infer<typeof LedgerConfig>;
+  budgetAlerts: z.infer<typeof BudgetAlertsConfig>;
   webSearch?: z.infer<typeof WebSearchConfig>;
   auth: z.infer<typeof AuthConfig>;
   catalogMetadata: z.infer<typeof CatalogMetadataConfig>;

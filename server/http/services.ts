@@ -1,6 +1,7 @@
 import type { AccountService } from '../accounts/service.ts';
 import type { Billing } from '../billing/hooks.ts';
 import type { UsageLedger } from '../billing/ledger.ts';
+import type { BudgetAlerts } from '../billing/budget-alerts.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { SearchBackend } from '../search/backends.ts';
 import type { OAuthAuthenticator } from '../oauth/authenticator.ts';
@@ -35,6 +36,8 @@ export type Services = {
   health: HealthRecorder;
   billing: Billing;
   ledger: UsageLedger;
+  /** Spend budgets' thresholds crossed: recorded once per period, posted to the operator's webhook; `list` for the usage reports. */
+  budgetAlerts: BudgetAlerts;
   clock: Clock;
   /** The gateway's own web search, when configured. */
   search: SearchBackend | null;

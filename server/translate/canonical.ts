@@ -5,6 +5,13 @@ import type { UnknownField } from './request-fields.ts';
 
 export type ImageSource = { kind: 'url'; url: string } | { kind: 'base64'; mediaType: string; data: string };
 
+/**
+ * A prompt-cache breakpoint (Anthropic's `cache_control`, also sent by OpenRouter-style chat
+ * clients): the prompt up to and including the marked block is cached, for `ttl` (`5m`, the
+ * default, or `1h`). Only Anthropic upstreams take it (docs/translation.md, caching hints).
+ */
+export type CacheControl = { type: 'ephemeral'; ttl?: string };
+
 /** Opaque reasoning state a provider needs back on the next turn. */
 export type ReasoningPart = {
   type: 'reasoning';
@@ -32,12 +39,13 @@ export type ToolResultPart = {
   name?: string;
   content: (TextPart | ImagePart)[];
   isError?: boolean;
+  cacheControl?: CacheControl;
 };
 
 /** A web source for a span of one text part (offsets within that part's text). */
 export type UrlCitation = { url: string; title: string; start: number; end: number };
-export type TextPart = { type: 'text'; text: string; thoughtSignature?: string; annotations?: UrlCitation[] };
-export type ImagePart = { type: 'image'; source: ImageSource; detail?: string };
+export type TextPart = { type: 'text'; text: string; thoughtSignature?: string; annotations?: UrlCitation[]; cacheControl?: CacheControl };
+export type ImagePart = { type: 'image'; source: ImageSource; detail?: string; cacheControl?: CacheControl };
 
 export type Part = TextPart | ImagePart | ToolCallPart | ToolResultPart | ReasoningPart;
 
@@ -47,7 +55,7 @@ export type Part = TextPart | ImagePart | ToolCallPart | ToolResultPart | Reason
  */
 export type Message = { role: 'user' | 'assistant' | 'system'; content: Part[] };
 
-export type Tool = { name: string; description?: string; parameters: Record<string, unknown> };
+export type Tool = { name: string; description?: string; parameters: Record<string, unknown>; cacheControl?: CacheControl };
 
 export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };
 
@@ -64,6 +72,10 @@ export type Request = {
   /** The upstream model id (set by routing). */
   model: string;
   system: string[];
+  /** Cache breakpoints on `system` entries, by the same index (an entry without one is undefined). */
+  systemCacheControl?: (CacheControl | undefined)[];
+  /** A request-wide breakpoint: the provider places it on the last cacheable block (Anthropic's automatic caching). */
+  cacheControl?: CacheControl;
   messages: Message[];
   tools?: Tool[];
   toolChoice?: ToolChoice;
@@ -102,14 +114,34 @@ export type Request = {
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'refusal' | 'pause';
 
+/**
+ * An answer's usage as the provider counts it. The totals hold everything; the other fields are
+ * parts of them (billing/buckets.ts splits them into buckets that do not overlap). The optional
+ * parts are absent where the upstream did not report them.
+ */
 export type Usage = {
-  /** All prompt tokens, cached ones included. */
+  /** All prompt tokens: cache reads and writes, audio and images included. */
   inputTokens: number;
-  /** All generated tokens, reasoning included. */
+  /** All generated tokens: reasoning, audio and images included. */
   outputTokens: number;
+  /** Of the input, tokens read from the provider's prompt cache. */
   cachedTokens: number;
+  /** Of the input, tokens written to the prompt cache (all lifetimes). */
   cacheWriteTokens: number;
+  /** Of `cacheWriteTokens`, those written for an hour (Anthropic's 1-hour cache); the rest are 5-minute writes. */
+  cacheWrite1hTokens?: number;
+  /** Of the output, reasoning (thinking) tokens. */
   reasoningTokens: number;
+  /** Of the input, audio tokens. */
+  audioInputTokens?: number;
+  /** Of the input, image (and video frame) tokens. */
+  imageInputTokens?: number;
+  /** Of the output, audio tokens. */
+  audioOutputTokens?: number;
+  /** Of the output, image tokens. */
+  imageOutputTokens?: number;
+  /** Web searches the provider ran for the answer (billed per call by some). */
+  webSearchCalls?: number;
 };
 
 export const emptyUsage = (): Usage => ({ inputTokens: 0, outputTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 });

@@ -7,6 +7,7 @@ import { errors } from '../runtime/errors.ts';
 import { objectAt, stringAt, type JsonObject, type JsonValue } from '../upstream/json.ts';
 import type * as C from './canonical.ts';
 import { CHAT_FIELDS, droppedFields } from './request-fields.ts';
+import { cacheControlOf, lastCacheControl, withCacheControl } from './cache-hints.ts';
 
 type AssistantMessage = Extract<ChatCompletionRequest['messages'][number], { role: 'assistant' }>;
 
@@ -70,6 +71,7 @@ const thoughtSignature = (tc: SentToolCall): string | undefined => stringAt(obje
 
 export function chatToCanonical(body: ChatCompletionRequest): C.Request {
   const system: string[] = [];
+  const systemMarks: (C.CacheControl | undefined)[] = [];
   const messages: C.Message[] = [];
   const push = (role: C.Message['role'], parts: C.Part[]) => {
     const prev = messages[messages.length - 1];
@@ -82,12 +84,15 @@ export function chatToCanonical(body: ChatCompletionRequest): C.Request {
       case 'system':
       case 'developer':
         system.push(textOf(m.content));
+        // OpenRouter-style breakpoints on text parts; the message's parts are joined into one entry.
+        systemMarks.push(lastCacheControl(m.content));
         break;
       case 'user': {
         if (typeof m.content === 'string') return push('user', [{ type: 'text', text: m.content }]);
         const parts: C.Part[] = m.content.map((p, j) => {
-          if (p.type === 'text') return { type: 'text', text: p.text };
-          if (p.type === 'image_url') return { type: 'image', source: parseImageUrl(p.image_url.url, `messages[${i}].content[${j}].image_url.url`), detail: p.image_url.detail };
+          const mark = withCacheControl(cacheControlOf(p.cache_control));
+          if (p.type === 'text') return { type: 'text', text: p.text, ...mark };
+          if (p.type === 'image_url') return { type: 'image', source: parseImageUrl(p.image_url.url, `messages[${i}].content[${j}].image_url.url`), detail: p.image_url.detail, ...mark };
           throw errors.invalid(`Content parts of type '${p.type}' can only be sent to OpenAI-format models.`, `messages[${i}].content[${j}].type`);
         });
         return push('user', parts);
@@ -95,7 +100,7 @@ export function chatToCanonical(body: ChatCompletionRequest): C.Request {
       case 'assistant': {
         const parts: C.Part[] = [...reasoningParts(m)];
         const text = textOf(m.content);
-        if (text) parts.push({ type: 'text', text });
+        if (text) parts.push({ type: 'text', text, ...withCacheControl(lastCacheControl(m.content)) });
         for (const tc of m.tool_calls ?? []) {
           toolNames.set(tc.id, tc.function.name);
           parts.push({ type: 'tool_call', id: tc.id, name: tc.function.name, arguments: tc.function.arguments, thoughtSignature: thoughtSignature(tc) });
@@ -103,7 +108,9 @@ export function chatToCanonical(body: ChatCompletionRequest): C.Request {
         return push('assistant', parts);
       }
       case 'tool':
-        return push('user', [{ type: 'tool_result', toolCallId: m.tool_call_id, name: toolNames.get(m.tool_call_id), content: [{ type: 'text', text: textOf(m.content) }] }]);
+        return push('user', [
+          { type: 'tool_result', toolCallId: m.tool_call_id, name: toolNames.get(m.tool_call_id), content: [{ type: 'text', text: textOf(m.content) }], ...withCacheControl(lastCacheControl(m.content)) },
+        ]);
     }
   });
   const rf = body.response_format;
@@ -113,8 +120,15 @@ export function chatToCanonical(body: ChatCompletionRequest): C.Request {
   return {
     model: body.model,
     system,
+    ...(systemMarks.some(Boolean) ? { systemCacheControl: systemMarks } : {}),
+    ...withCacheControl(cacheControlOf(sent.cache_control)),
     messages,
-    tools: body.tools?.map((t) => ({ name: t.function.name, description: t.function.description, parameters: t.function.parameters ?? { type: 'object', properties: {} } })),
+    tools: body.tools?.map((t) => ({
+      name: t.function.name,
+      description: t.function.description,
+      parameters: t.function.parameters ?? { type: 'object', properties: {} },
+      ...withCacheControl(cacheControlOf(t.cache_control)),
+    })),
     toolChoice: tc === undefined ? undefined : typeof tc === 'string' ? tc : { name: tc.function.name },
     parallelToolCalls: body.parallel_tool_calls,
     maxTokens: body.max_completion_tokens ?? body.max_tokens,
@@ -142,13 +156,28 @@ export function chatToCanonical(body: ChatCompletionRequest): C.Request {
 export const chatFinish = (r: C.FinishReason): z.infer<typeof FinishReason> =>
   r === 'length' ? 'length' : r === 'tool_calls' ? 'tool_calls' : r === 'content_filter' || r === 'refusal' ? 'content_filter' : 'stop';
 
+/**
+ * Canonical usage in OpenAI's shape: totals with their parts in the details, as OpenAI reports
+ * them (`prompt_tokens` is the whole prompt, a Claude answer's cache reads and writes included).
+ * Cache writes, audio and image parts are named only when there are some to name or the upstream
+ * reported them; chat has no field for the 1-hour writes or for web searches.
+ */
 export function chatUsage(u: C.Usage): z.infer<typeof ChatUsage> {
   return {
     prompt_tokens: u.inputTokens,
     completion_tokens: u.outputTokens,
     total_tokens: u.inputTokens + u.outputTokens,
-    prompt_tokens_details: { cached_tokens: u.cachedTokens },
-    completion_tokens_details: { reasoning_tokens: u.reasoningTokens },
+    prompt_tokens_details: {
+      cached_tokens: u.cachedTokens,
+      ...(u.cacheWriteTokens > 0 ? { cache_write_tokens: u.cacheWriteTokens } : {}),
+      ...(u.audioInputTokens !== undefined ? { audio_tokens: u.audioInputTokens } : {}),
+      ...(u.imageInputTokens !== undefined ? { image_tokens: u.imageInputTokens } : {}),
+    },
+    completion_tokens_details: {
+      reasoning_tokens: u.reasoningTokens,
+      ...(u.audioOutputTokens !== undefined ? { audio_tokens: u.audioOutputTokens } : {}),
+      ...(u.imageOutputTokens !== undefined ? { image_tokens: u.imageOutputTokens } : {}),
+    },
   };
 }
 

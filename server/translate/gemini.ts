@@ -353,18 +353,40 @@ export function geminiFinish(reason: C.FinishReason, hasToolCalls: boolean): str
   }
 }
 
+type ModalityCount = NonNullable<Usage['promptTokensDetails']>[number];
+
 /**
- * Canonical usage → usageMetadata, the exact inverse of the upstream decoder: the prompt counts all
- * input (cached tokens included, also named apart), and thoughts are counted beside the candidates.
+ * A total by modality, TEXT being what the audio and image parts leave of it; undefined when
+ * neither is above 0 (a split that says only "all text" would claim what the upstream never said).
+ */
+function byModality(total: number, audio: number | undefined, image: number | undefined): ModalityCount[] | undefined {
+  if (!audio && !image) return undefined;
+  const text = Math.max(0, total - (audio ?? 0) - (image ?? 0));
+  const counts: ModalityCount[] = [{ modality: 'TEXT', tokenCount: text }];
+  if (image) counts.push({ modality: 'IMAGE', tokenCount: image });
+  if (audio) counts.push({ modality: 'AUDIO', tokenCount: audio });
+  return counts;
+}
+
+/**
+ * Canonical usage → usageMetadata, the inverse of the upstream decoder: the prompt counts all
+ * input (cached tokens included, also named apart), thoughts are counted beside the candidates,
+ * and the prompt and candidates are split by modality when audio or images were reported. Gemini
+ * has no field for cache writes (they stay in the prompt count) or web searches.
  */
 export function geminiUsage(u: C.Usage | null): Usage {
   if (!u) return { promptTokenCount: 0, candidatesTokenCount: 0, totalTokenCount: 0 };
+  const candidates = Math.max(0, u.outputTokens - u.reasoningTokens);
+  const promptDetails = byModality(u.inputTokens, u.audioInputTokens, u.imageInputTokens);
+  const candidatesDetails = byModality(candidates, u.audioOutputTokens, u.imageOutputTokens);
   return {
     promptTokenCount: u.inputTokens,
-    candidatesTokenCount: Math.max(0, u.outputTokens - u.reasoningTokens),
+    candidatesTokenCount: candidates,
     totalTokenCount: u.inputTokens + u.outputTokens,
     ...(u.cachedTokens > 0 ? { cachedContentTokenCount: u.cachedTokens } : {}),
     ...(u.reasoningTokens > 0 ? { thoughtsTokenCount: u.reasoningTokens } : {}),
+    ...(promptDetails ? { promptTokensDetails: promptDetails } : {}),
+    ...(candidatesDetails ? { candidatesTokensDetails: candidatesDetails } : {}),
   };
 }
 

@@ -5,7 +5,10 @@ import { randomToken } from '../runtime/secrets.ts';
 import { errors, type GatewayError } from '../runtime/errors.ts';
 import { budgetToEffort, parseJsonArgs } from './arguments-and-effort.ts';
 import type * as C from './canonical.ts';
+import { emptyUsage } from './canonical.ts';
+import { cacheWrite5mTokens, uncachedInput } from './usage.ts';
 import { MESSAGES_FIELDS, droppedFields } from './request-fields.ts';
+import { cacheControlOf, lastCacheControl, withCacheControl } from './cache-hints.ts';
 
 type Message = MessagesRequest['messages'][number];
 type Block = z.infer<typeof MessagesContentBlock>;
@@ -46,10 +49,10 @@ type Seen = {
 
 function toolResultContent(inner: ToolResultInner[], at: string, seen: Seen): C.ToolResultPart['content'] {
   return inner.flatMap((c, k): C.ToolResultPart['content'] => {
-    if (isBlock(c, 'text')) return [{ type: 'text', text: c.text }];
+    if (isBlock(c, 'text')) return [{ type: 'text', text: c.text, ...withCacheControl(cacheControlOf(c.cache_control)) }];
     if (isBlock(c, 'image')) {
       if (c.source.type === 'file') throw new NativeOnly('Image file ids can only be sent to Anthropic models.', `${at}.content[${k}].source`);
-      return [{ type: 'image', source: imageSource(c.source) }];
+      return [{ type: 'image', source: imageSource(c.source), ...withCacheControl(cacheControlOf(c.cache_control)) }];
     }
     if (c.type === 'tool_reference') {
       // Anthropic's tool search loads a deferred tool by reference; other models read that it is loaded.
@@ -67,16 +70,16 @@ function decodeBlocks(content: string | Block[], at: string, seen: Seen): C.Part
   const parts: C.Part[] = [];
   let pendingSignature: string | undefined;
   content.forEach((b, j) => {
-    if (isBlock(b, 'text')) parts.push({ type: 'text', text: b.text });
+    if (isBlock(b, 'text')) parts.push({ type: 'text', text: b.text, ...withCacheControl(cacheControlOf(b.cache_control)) });
     else if (isBlock(b, 'image')) {
       if (b.source.type === 'file') throw new NativeOnly('Image file ids can only be sent to Anthropic models.', `${at}[${j}].source`);
-      parts.push({ type: 'image', source: imageSource(b.source) });
+      parts.push({ type: 'image', source: imageSource(b.source), ...withCacheControl(cacheControlOf(b.cache_control)) });
     } else if (isBlock(b, 'tool_use')) {
       parts.push({ type: 'tool_call', id: b.id, name: b.name, arguments: JSON.stringify(b.input ?? {}), thoughtSignature: pendingSignature });
       pendingSignature = undefined;
     } else if (isBlock(b, 'tool_result')) {
       const inner: ToolResultInner[] = typeof b.content === 'string' ? [{ type: 'text', text: b.content }] : (b.content ?? []);
-      parts.push({ type: 'tool_result', toolCallId: b.tool_use_id, content: toolResultContent(inner, `${at}[${j}]`, seen), isError: b.is_error });
+      parts.push({ type: 'tool_result', toolCallId: b.tool_use_id, content: toolResultContent(inner, `${at}[${j}]`, seen), isError: b.is_error, ...withCacheControl(cacheControlOf(b.cache_control)) });
     } else if (isBlock(b, 'thinking')) {
       // An empty thinking block carrying only a signature is how this gateway hands back a
       // Gemini thought signature: it belongs to the next tool_use.
@@ -124,6 +127,7 @@ export type DecodedMessages = {
 export function messagesToCanonical(body: MessagesInput): DecodedMessages {
   const messages: C.Message[] = [];
   const system = body.system === undefined ? [] : typeof body.system === 'string' ? [body.system] : body.system.map((b) => b.text);
+  const systemMarks = typeof body.system === 'object' ? body.system.map((b) => cacheControlOf(b.cache_control)) : system.map(() => undefined);
   const names = new Map<string, string>();
   const seen: Seen = { referencedTools: new Set(), dropped: new Set() };
   let nativeOnly: GatewayError | null = null;
@@ -136,7 +140,10 @@ export function messagesToCanonical(body: MessagesInput): DecodedMessages {
       const text = textOf(m.content);
       // Before the first turn a system message is part of the system prompt, as everywhere.
       if (!messages.length) {
-        if (text) system.push(text);
+        if (text) {
+          system.push(text);
+          systemMarks.push(lastCacheControl(m.content));
+        }
         return;
       }
       parts = text ? [{ type: 'text', text }] : [];
@@ -166,11 +173,13 @@ export function messagesToCanonical(body: MessagesInput): DecodedMessages {
   const request: C.Request = {
     model: body.model,
     system,
+    ...(systemMarks.some(Boolean) ? { systemCacheControl: systemMarks } : {}),
+    ...withCacheControl(cacheControlOf(body.cache_control)),
     messages,
     // A deferred tool is shown to the model once a tool search loaded it, as Anthropic does.
     tools: body.tools
       ?.filter((t): t is CustomTool => 'input_schema' in t && (!t.defer_loading || seen.referencedTools.has(t.name)))
-      .map((t) => ({ name: t.name, description: t.description, parameters: t.input_schema })),
+      .map((t) => ({ name: t.name, description: t.description, parameters: t.input_schema, ...withCacheControl(cacheControlOf(t.cache_control)) })),
     toolChoice: tc ? (tc.type === 'tool' ? { name: tc.name } : tc.type === 'any' ? 'required' : tc.type) : undefined,
     parallelToolCalls: tc?.disable_parallel_tool_use ? false : undefined,
     maxTokens: body.max_tokens,
@@ -192,13 +201,22 @@ export function messagesToCanonical(body: MessagesInput): DecodedMessages {
 export const messagesStop = (r: C.FinishReason, stopSequence?: string | null): z.infer<typeof MessagesStopReason> =>
   r === 'length' ? 'max_tokens' : r === 'tool_calls' ? 'tool_use' : r === 'content_filter' || r === 'refusal' ? 'refusal' : r === 'pause' ? 'pause_turn' : stopSequence ? 'stop_sequence' : 'end_turn';
 
+/**
+ * Canonical usage in Anthropic's shape: `input_tokens` is what is left of the prompt once the
+ * cache reads and writes are taken out (never negative), the writes split by lifetime when there
+ * are some, the thinking named in `output_tokens_details` and the searches in `server_tool_use`
+ * when there were any (Anthropic's newer answers carry both).
+ */
 export function messagesUsage(u: C.Usage | null): z.infer<typeof MessagesUsage> {
   if (!u) return { input_tokens: 0, output_tokens: 0 };
   return {
-    input_tokens: u.inputTokens - u.cachedTokens - u.cacheWriteTokens,
+    input_tokens: uncachedInput(u),
     output_tokens: u.outputTokens,
     cache_creation_input_tokens: u.cacheWriteTokens,
     cache_read_input_tokens: u.cachedTokens,
+    ...(u.cacheWriteTokens > 0 ? { cache_creation: { ephemeral_5m_input_tokens: cacheWrite5mTokens(u), ephemeral_1h_input_tokens: u.cacheWrite1hTokens ?? 0 } } : {}),
+    ...(u.reasoningTokens > 0 ? { output_tokens_details: { thinking_tokens: u.reasoningTokens } } : {}),
+    ...(u.webSearchCalls ? { server_tool_use: { web_search_requests: u.webSearchCalls } } : {}),
   };
 }
 
@@ -245,7 +263,7 @@ export class MessagesStreamEncoder {
   private start(input?: Partial<C.Usage>): string {
     if (this.started) return '';
     this.started = true;
-    const usage = messagesUsage(input ? { inputTokens: 0, outputTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, ...input } : null);
+    const usage = messagesUsage(input ? { ...emptyUsage(), ...input } : null);
     return sseEvent('message_start', {
       type: 'message_start',
       message: { id: this.id, type: 'message', role: 'assistant', model: this.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 0 } },

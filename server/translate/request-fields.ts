@@ -19,16 +19,22 @@ export const CHAT_FIELDS: FieldSets = {
   translated: set(
     'model', 'messages', 'max_tokens', 'max_completion_tokens', 'temperature', 'top_p', 'top_k', 'seed', 'frequency_penalty', 'presence_penalty',
     'stop', 'reasoning_effort', 'response_format', 'tools', 'tool_choice', 'parallel_tool_calls', 'stream', 'stream_options', 'web_search_options',
+    // OpenRouter's request-wide cache breakpoint: read, and named where the upstream has no cache to steer.
+    'cache_control',
   ),
   silent: set(...chatStrippedFields),
-  known: set('audio', 'function_call', 'functions', 'logit_bias', 'logprobs', 'top_logprobs', 'modalities', 'moderation', 'prediction', 'prompt_cache_options', 'prompt_cache_retention', 'verbosity'),
+  known: set(
+    'audio', 'function_call', 'functions', 'logit_bias', 'logprobs', 'top_logprobs', 'modalities', 'moderation', 'prediction',
+    // OpenAI's caching hints: passed through to OpenAI-wire upstreams, no equivalent elsewhere.
+    'prompt_cache_key', 'prompt_cache_options', 'prompt_cache_retention', 'verbosity',
+  ),
 };
 
 /** Anthropic Messages (the `@anthropic-ai/sdk` MessageCreateParams, beta fields included). */
 export const MESSAGES_FIELDS: FieldSets = {
-  translated: set('model', 'messages', 'max_tokens', 'system', 'stream', 'temperature', 'top_p', 'top_k', 'stop_sequences', 'tools', 'tool_choice', 'thinking', 'output_config', 'output_format', 'metadata'),
-  // A caching hint: without Anthropic's cache it changes nothing (docs/translation.md).
-  silent: set('cache_control'),
+  // `cache_control` (the request-wide breakpoint) is read like the blocks' ones, and named where it is dropped.
+  translated: set('model', 'messages', 'max_tokens', 'system', 'stream', 'temperature', 'top_p', 'top_k', 'stop_sequences', 'tools', 'tool_choice', 'thinking', 'output_config', 'output_format', 'metadata', 'cache_control'),
+  silent: set(),
   known: set(
     'container', 'context_management', 'mcp_servers', 'service_tier', 'speed', 'inference_geo', 'diagnostics', 'user_profile_id', 'workspace_id',
     'compaction', 'thread', 'fallbacks', 'billing_policy', 'fallback_credit_token',
@@ -37,10 +43,10 @@ export const MESSAGES_FIELDS: FieldSets = {
 
 /** OpenAI Responses (the `openai` SDK's ResponseCreateParams). */
 export const RESPONSES_FIELDS: FieldSets = {
-  translated: set('model', 'input', 'instructions', 'tools', 'tool_choice', 'temperature', 'top_p', 'max_output_tokens', 'reasoning', 'text', 'parallel_tool_calls', 'stream', 'previous_response_id'),
+  translated: set('model', 'input', 'instructions', 'tools', 'tool_choice', 'temperature', 'top_p', 'max_output_tokens', 'reasoning', 'text', 'parallel_tool_calls', 'stream', 'previous_response_id', 'cache_control'),
   // Stored responses and extra output the gateway makes itself for other providers: nothing is lost.
   silent: set(...responsesStrippedFields, 'store', 'include', 'stream_options'),
-  known: set('truncation', 'max_tool_calls', 'top_logprobs', 'conversation', 'prompt', 'moderation', 'prompt_cache_options'),
+  known: set('truncation', 'max_tool_calls', 'top_logprobs', 'conversation', 'prompt', 'moderation', 'prompt_cache_key', 'prompt_cache_options', 'prompt_cache_retention'),
 };
 
 /** Every field name of a format (made once per format). */

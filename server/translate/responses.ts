@@ -6,6 +6,7 @@ import { errors, type GatewayError } from '../runtime/errors.ts';
 import { parseImageUrl } from './chat.ts';
 import type * as C from './canonical.ts';
 import { RESPONSES_FIELDS, droppedFields } from './request-fields.ts';
+import { cacheControlOf, withCacheControl } from './cache-hints.ts';
 
 type InputItem = Exclude<ResponsesRequest['input'], string>[number];
 type MessageItem = Extract<InputItem, { role: string }>;
@@ -152,6 +153,8 @@ export function responsesToCanonical(body: ResponsesRequest, referenced: Readonl
   const request: C.Request = {
     model: body.model,
     system,
+    // OpenRouter's request-wide breakpoint (OpenAI's Responses has none: it caches on its own).
+    ...withCacheControl(cacheControlOf(body.cache_control)),
     messages,
     tools: tools.length ? tools : undefined,
     // The contract's catch-all choice also takes `{type: 'function'}` without a name: `name` is then
@@ -177,11 +180,12 @@ export function responsesToCanonical(body: ResponsesRequest, referenced: Readonl
   return { request, builtIns, nativeOnly };
 }
 
+/** Canonical usage in the Responses shape: the details are parts of their totals; no field for audio, images or searches. */
 export function responsesUsage(u: C.Usage | null): z.infer<typeof ResponsesUsage> | null {
   if (!u) return null;
   return {
     input_tokens: u.inputTokens,
-    input_tokens_details: { cached_tokens: u.cachedTokens },
+    input_tokens_details: { cached_tokens: u.cachedTokens, cache_write_tokens: u.cacheWriteTokens },
     output_tokens: u.outputTokens,
     output_tokens_details: { reasoning_tokens: u.reasoningTokens },
     total_tokens: u.inputTokens + u.outputTokens,

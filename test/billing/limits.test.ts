@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COST, COUNTER_STORES, EXACT_BODY, startBillingGateway } from '../helpers/billing-gateway.ts';
 import { errorBody } from '../helpers/gateway.ts';
+import { NO_BUCKETS } from '../helpers/usage.ts';
 
 const N = 5;
 const stores = COUNTER_STORES;
@@ -165,7 +166,8 @@ describe('GET /v1/usage', () => {
     expect(res.status).toBe(200);
     const u: any = await res.json();
     expect(u.period).toEqual({ start: '2026-04-09', end: '2026-04-12' });
-    expect(u.totals).toEqual({ requests: 3, errors: 0, prompt_tokens: 30, completion_tokens: 60, cached_tokens: 0, reasoning_tokens: 0, billed_tokens: 3 * COST });
+    // The test models have no price: no cost, every request unpriced.
+    expect(u.totals).toEqual({ requests: 3, errors: 0, prompt_tokens: 30, completion_tokens: 60, cached_tokens: 0, reasoning_tokens: 0, billed_tokens: 3 * COST, ...NO_BUCKETS, cost: null, unpriced_requests: 3 });
     expect(u.by_model.map((m: any) => [m.model, m.requests, m.billed_tokens])).toEqual([
       ['exact', 2, 2 * COST],
       ['exact-anthropic', 1, COST],

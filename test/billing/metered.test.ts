@@ -10,6 +10,7 @@ import { beginMetered } from '../../server/billing/metered.ts';
 import { errors } from '../../server/runtime/errors.ts';
 import { COUNTER_STORES } from '../helpers/billing-gateway.ts';
 import { keyCounters, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { NO_BUCKETS } from '../helpers/usage.ts';
 
 const config = `
 providers:
@@ -69,12 +70,14 @@ describe.each(COUNTER_STORES)('metered settlement on %s counters', (_name, env) 
   it('the catalog shows each model’s unit and tokens per unit', async () => {
     const list: any = await (await gw.fetch('/v1/models', { key: await gw.newKey() })).json();
     const billing = Object.fromEntries(list.data.map((m: any) => [m.id, [m.billing, m.token_multiplier]]));
+    // Bucket weights are 1 unless the config sets them (they weigh reported token usage).
+    const weights = { input: 1, cache_read: 1, cache_write: 1, cache_write_1h: 1, audio_input: 1, image_input: 1, output: 1, reasoning: 1, audio_output: 1, image_output: 1 };
     expect(billing).toEqual({
-      'chat-model': [{ unit: 'token', tokens_per_unit: 1 }, 1],
-      'image-model': [{ unit: 'image', tokens_per_unit: 1000 }, 2],
-      'speech-model': [{ unit: 'character', tokens_per_unit: 0.4 }, 1],
-      'video-model': [{ unit: 'video_second', tokens_per_unit: 10_000 }, 0.5],
-      'stt-model': [{ unit: 'audio_minute', tokens_per_unit: 600 }, 1],
+      'chat-model': [{ unit: 'token', tokens_per_unit: 1, weights }, 1],
+      'image-model': [{ unit: 'image', tokens_per_unit: 1000, weights }, 2],
+      'speech-model': [{ unit: 'character', tokens_per_unit: 0.4, weights }, 1],
+      'video-model': [{ unit: 'video_second', tokens_per_unit: 10_000, weights }, 0.5],
+      'stt-model': [{ unit: 'audio_minute', tokens_per_unit: 600, weights }, 1],
     });
   });
 
@@ -92,7 +95,9 @@ describe.each(COUNTER_STORES)('metered settlement on %s counters', (_name, env) 
     const [row] = await ledger(requestId);
     expect(row).toMatchObject({ endpoint: 'images', meteredUnit: 'image', meteredQuantity: 3, promptTokens: 0, completionTokens: 0, multiplier: 2, billedTokens: 6000n, status: 200 });
     const usage: any = await (await gw.fetch('/v1/usage', { key })).json();
-    expect(usage.by_model).toEqual([{ model: 'image-model', requests: 1, errors: 0, prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, billed_tokens: 6000, metered: { unit: 'image', quantity: 3 } }]);
+    expect(usage.by_model).toEqual([
+      { model: 'image-model', requests: 1, errors: 0, prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, billed_tokens: 6000, ...NO_BUCKETS, cost: null, unpriced_requests: 1, metered: { unit: 'image', quantity: 3 } },
+    ]);
   });
 
   it('reported token usage wins over the unit rule', async () => {

@@ -36,6 +36,11 @@ function records(prefix: string, n: number, days: number[]): LedgerRecord[] {
       cachedTokens: i % 4,
       reasoningTokens: i % 2,
       surchargeTokens: i % 11 === 0 ? 1000 : 0,
+      cacheWriteTokens: i % 6,
+      cacheWrite1hTokens: i % 6 > 3 ? 1 : 0,
+      webSearchCalls: i % 10 === 0 ? 2 : 0,
+      // Costs with more decimals than a float keeps, and some unknown.
+      cost: i % 8 === 0 ? null : `0.00000${i % 97}123456789`,
       meteredUnit: metered ? 'image' : null,
       meteredQuantity: metered ? (i % 3) + 0.5 : null,
       multiplier: 1,
@@ -50,16 +55,27 @@ function records(prefix: string, n: number, days: number[]): LedgerRecord[] {
   });
 }
 
-const RAW_SUMS = `
+/** The sums of the columns the ledger had before usage buckets and cost (for the migration's test). */
+const RAW_SUMS_BEFORE_COST = `
   SELECT api_key_id, to_char(created_at, 'YYYY-MM-DD') AS day, model, user_id, count(*)::int AS requests,
          count(*) FILTER (WHERE status >= 400)::int AS errors, sum(prompt_tokens)::text AS prompt, sum(completion_tokens)::text AS completion,
          sum(cached_tokens)::text AS cached, sum(reasoning_tokens)::text AS reasoning, sum(surcharge_tokens)::text AS surcharge,
          sum(billed_tokens)::text AS billed, max(metered_unit) AS unit, coalesce(sum(metered_quantity), 0)::float8 AS quantity
   FROM usage_records GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`;
+const RAW_SUMS = `
+  SELECT api_key_id, to_char(created_at, 'YYYY-MM-DD') AS day, model, user_id, count(*)::int AS requests,
+         count(*) FILTER (WHERE status >= 400)::int AS errors, sum(prompt_tokens)::text AS prompt, sum(completion_tokens)::text AS completion,
+         sum(cached_tokens)::text AS cached, sum(reasoning_tokens)::text AS reasoning, sum(surcharge_tokens)::text AS surcharge,
+         sum(billed_tokens)::text AS billed, max(metered_unit) AS unit, coalesce(sum(metered_quantity), 0)::float8 AS quantity,
+         sum(cache_write_tokens)::text AS cache_write, sum(cache_write_1h_tokens)::text AS cache_write_1h, sum(web_search_calls)::text AS searches,
+         coalesce(sum(cost), 0)::text AS cost, count(*) FILTER (WHERE cost IS NULL)::int AS unpriced
+  FROM usage_records GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`;
 const AGGREGATES = (where = '') => `
   SELECT api_key_id, to_char(day, 'YYYY-MM-DD') AS day, model, user_id, requests, errors, prompt_tokens::text AS prompt,
          completion_tokens::text AS completion, cached_tokens::text AS cached, reasoning_tokens::text AS reasoning,
-         surcharge_tokens::text AS surcharge, billed_tokens::text AS billed, metered_unit AS unit, metered_quantity AS quantity
+         surcharge_tokens::text AS surcharge, billed_tokens::text AS billed, metered_unit AS unit, metered_quantity AS quantity,
+         cache_write_tokens::text AS cache_write, cache_write_1h_tokens::text AS cache_write_1h, web_search_calls::text AS searches,
+         cost::text AS cost, unpriced_requests AS unpriced
   FROM usage_daily ${where} ORDER BY 1, 2, 3, 4`;
 
 const ledgerOf = (db: Database) => new UsageLedger(db.sql, mkdtempSync(path.join(tmpdir(), 'mg-ledger-')), { flushMs: 60_000 });
@@ -205,11 +221,14 @@ it('the migration moves existing rows into day partitions and builds their aggre
         rows.map((r) => r.usageSource), rows.map((r) => r.status), rows.map((r) => r.createdAt),
       ],
     );
-    const before = await db.sql.query(RAW_SUMS);
-    expect(await applyMigrations(db.sql)).toEqual(['20261127163000_usage_aggregates_and_partitions']);
+    const before = await db.sql.query(RAW_SUMS_BEFORE_COST);
+    // This migration, and the ones after it: the rows of before have no cost (unpriced in their sums).
+    expect((await applyMigrations(db.sql))[0]).toBe('20261127163000_usage_aggregates_and_partitions');
     expect(await partitionDays(db.sql)).toEqual([dayAgo(120), dayAgo(3), dayAgo(0)]);
-    expect(await db.sql.query(RAW_SUMS)).toEqual(before);
-    expect(await db.sql.query(AGGREGATES())).toEqual(before);
+    expect(await db.sql.query(RAW_SUMS_BEFORE_COST)).toEqual(before);
+    const raw = (await db.sql.query(RAW_SUMS)) as { requests: number; unpriced: number; cost: string }[];
+    expect(raw.every((r) => r.unpriced === r.requests && r.cost === '0')).toBe(true);
+    expect(await db.sql.query(AGGREGATES())).toEqual(raw);
     rmSync(older, { recursive: true, force: true });
   } finally {
     await db.close();

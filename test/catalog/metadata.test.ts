@@ -106,7 +106,25 @@ describe('from the OpenRouter snapshot', () => {
       context_window: 64000,
       supports_vision: false,
       description: 'Ours.',
-      pricing: { prompt: '0.000001', completion: null, image: null, request: null },
+      // Prices field by field: the config's prompt price, the rest from OpenRouter's entry; its
+      // "0" for internal_reasoning and web_search means "not charged apart", so unknown.
+      pricing: {
+        prompt: '0.000001',
+        completion: '0.0000006',
+        image: '0.000217',
+        request: '0',
+        input_cache_read: '0.000000075',
+        input_cache_write: null,
+        input_cache_write_1h: null,
+        internal_reasoning: null,
+        web_search: null,
+        input_audio: null,
+        output_audio: null,
+        output_image: null,
+        video_second: null,
+        character: null,
+        audio_minute: null,
+      },
       max_output_tokens: 16384,
     });
     expect(all['my-finetune']).toMatchObject({ metadata_status: 'unknown', metadata_source: null, context_window: null, supports_tools: null, pricing: null, tokenizer: null });

@@ -79,7 +79,7 @@ it('points an unknown field at its own line, top level or nested, and names the 
   expect(problems('providers:\n  - id: o\n    type: openai\n    apikey: sk\n')).toEqual(['gw.yaml:4:5 providers[0].apikey: unknown field (did you mean api_key?)']);
   expect(problems('catalog_metadata:\n  poe: { enabled: true, uri: x }\n')).toEqual(['gw.yaml:2:25 catalog_metadata.poe.uri: unknown field (did you mean url?)']);
   expect(problems('colour: blue\n')).toEqual([
-    'gw.yaml:1:1 colour: unknown field (known: providers, models, plans, default_plan, key_cache_ttl_ms, allow_private_image_urls, client_disconnect_drain_ms, reservation_ttl_ms, web_search_surcharge_tokens, jobs, ledger, auth, catalog_metadata, public_url, smtp, web_search, trust_proxy)',
+    'gw.yaml:1:1 colour: unknown field (known: providers, models, plans, default_plan, key_cache_ttl_ms, allow_private_image_urls, client_disconnect_drain_ms, reservation_ttl_ms, web_search_surcharge_tokens, budget_unpriced_models, jobs, ledger, budget_alerts, auth, catalog_metadata, public_url, smtp, web_search, trust_proxy)',
   ]);
 });
 
@@ -206,6 +206,14 @@ function missingFromExample(schema: z.ZodType, values: unknown[], at: string, in
   return [];
 }
 
+/** What the example's variables are set to when they all are: 'x', unless the field wants a URL, a path or a long secret. */
+const variableValues: Record<string, string> = {
+  PUBLIC_URL: 'https://gateway.example',
+  CATALOG_SNAPSHOT: './snapshot.json',
+  BUDGET_ALERTS_WEBHOOK_URL: 'https://hooks.example/budget',
+  BUDGET_ALERTS_SECRET: 'x'.repeat(32),
+};
+
 it('the example shows every field of the schema, loads as it is, and loads with every variable set', () => {
   expect(missingFromExample(GatewayConfigShape, [parseDocument(exampleText).toJS()], '')).toEqual([]);
   // The walk itself notices a missing field and a missing variant.
@@ -216,7 +224,7 @@ it('the example shows every field of the schema, loads as it is, and loads with 
   );
 
   const env = Object.fromEntries(
-    [...exampleText.matchAll(/\$\{([A-Z_]+)/g)].map(([, name]) => [name, name === 'PUBLIC_URL' ? 'https://gateway.example' : name === 'CATALOG_SNAPSHOT' ? './snapshot.json' : 'x']),
+    [...exampleText.matchAll(/\$\{([A-Z_]+)/g)].map(([, name]) => [name, variableValues[name!] ?? 'x']),
   );
   const full = parseConfig(exampleText, '/srv/gateway.config.yaml', env);
   expect(configWarnings(full)).toEqual([]);

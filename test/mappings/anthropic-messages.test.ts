@@ -19,7 +19,16 @@ import { VERCEL, accumulate, at, atString, callContext, chunkLines, decodeStream
 import type * as AnthropicWire from '../../server/providers/anthropic/wire.ts';
 
 const DIR = `${VERCEL}anthropic/src/__fixtures__/`;
-const usage = (inputTokens: number, outputTokens: number, cachedTokens = 0, cacheWriteTokens = 0): C.Usage => ({ inputTokens, outputTokens, cachedTokens, cacheWriteTokens, reasoningTokens: 0 });
+/** A recorded answer's usage: every recording splits its cache writes by lifetime (`cache_creation`), so the 1-hour part is known. */
+const usage = (inputTokens: number, outputTokens: number, cachedTokens = 0, cacheWriteTokens = 0, parts: Partial<C.Usage> = {}): C.Usage => ({
+  inputTokens,
+  outputTokens,
+  cachedTokens,
+  cacheWriteTokens,
+  reasoningTokens: 0,
+  cacheWrite1hTokens: 0,
+  ...parts,
+});
 const renameTool = (text: string, from: string, to: string) => text.replaceAll(`"name":"${from}"`, `"name":"${to}"`);
 
 describe('mapStop (Anthropic stop_reason → canonical)', () => {
@@ -40,7 +49,8 @@ describe('mapStop (Anthropic stop_reason → canonical)', () => {
 describe('decodeUsage', () => {
   it('input_tokens exclude the cache: the canonical input is their sum (prompt-cache stream, message_delta: 6 + 3337 written + 6289 read)', () => {
     const delta = chunkLines(`${DIR}anthropic-code-execution-20260120-prompt-cache.1.chunks.txt`).map((l) => JSON.parse(l)).find((e) => at(e, 'type') === 'message_delta');
-    expect(decodeUsage(at(delta, 'usage') as Record<string, unknown>)).toEqual(usage(9632, 198, 6289, 3337));
+    // message_delta never repeats the split by lifetime: no 1-hour part is known from it alone.
+    expect(decodeUsage(at(delta, 'usage') as Record<string, unknown>)).toEqual({ ...usage(9632, 198, 6289, 3337, { webSearchCalls: 0 }), cacheWrite1hTokens: undefined });
   });
 
   it('a plain answer (anthropic-text.json: 12 in, 29 out)', () => {
@@ -49,6 +59,42 @@ describe('decodeUsage', () => {
 
   it('is null when there is none', () => {
     expect(decodeUsage(undefined)).toBeNull();
+  });
+
+  it('the thinking is named in output_tokens_details.thinking_tokens, a part of the output (anthropic-claude-opus-5-reasoning-high.1.json: 1699 out, 139 thinking)', () => {
+    expect(decodeUsage(at(fixtureJson(`${DIR}anthropic-claude-opus-5-reasoning-high.1.json`), 'usage') as AnthropicWire.Usage)).toEqual(usage(51, 1699, 0, 0, { reasoningTokens: 139 }));
+  });
+
+  it('searches are server_tool_use.web_search_requests (anthropic-web-search-tool.1.json: 2)', () => {
+    expect(decodeUsage(at(fixtureJson(`${DIR}anthropic-web-search-tool.1.json`), 'usage') as AnthropicWire.Usage)).toEqual(usage(27118, 600, 0, 0, { webSearchCalls: 2 }));
+  });
+
+  it("compaction's own step is added to the top-level counts, which leave it out (anthropic-compaction.1.json: 682 + 60385 in, 1320 + 592 out)", () => {
+    expect(decodeUsage(at(fixtureJson(`${DIR}anthropic-compaction.1.json`), 'usage') as AnthropicWire.Usage)).toEqual(usage(682 + 60385, 1320 + 592, 0, 0, { webSearchCalls: 0 }));
+  });
+
+  it("an advisor's step ran on another model: not this model's usage (anthropic-advisor-20260301.1.json: the executor's 2414 in, 3200 out)", () => {
+    expect(decodeUsage(at(fixtureJson(`${DIR}anthropic-advisor-20260301.1.json`), 'usage') as AnthropicWire.Usage)).toEqual(usage(2414, 3200, 0, 0, { webSearchCalls: 0 }));
+  });
+
+  it('cache writes keep their split by lifetime; a 1-hour part larger than the writes is cut to them', () => {
+    // The recorded prompt-cache answer's message_start usage, with its writes moved to the 1-hour cache.
+    const start = chunkLines(`${DIR}anthropic-code-execution-20260120-prompt-cache.1.chunks.txt`).map((l) => JSON.parse(l)).find((e) => at(e, 'type') === 'message_start');
+    const recorded = at(start, 'message', 'usage') as AnthropicWire.Usage;
+    expect(recorded).toMatchObject({ input_tokens: 2, cache_creation_input_tokens: 3068, cache_read_input_tokens: 0, cache_creation: { ephemeral_5m_input_tokens: 3068, ephemeral_1h_input_tokens: 0 } });
+    expect(decodeUsage(recorded)).toEqual(usage(3070, 69, 0, 3068));
+    expect(decodeUsage({ ...recorded, cache_creation: { ephemeral_5m_input_tokens: 68, ephemeral_1h_input_tokens: 3000 } })).toEqual(usage(3070, 69, 0, 3068, { cacheWrite1hTokens: 3000 }));
+    expect(decodeUsage({ ...recorded, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 9999 } })).toEqual(usage(3070, 69, 0, 3068, { cacheWrite1hTokens: 3068 }));
+  });
+
+  it('counts that are not whole non-negative numbers count as 0; thinking above the output is cut to it', () => {
+    expect(decodeUsage({ input_tokens: -5, output_tokens: 10.7, cache_read_input_tokens: null, cache_creation_input_tokens: 4, output_tokens_details: { thinking_tokens: 50 } })).toEqual({
+      inputTokens: 4,
+      outputTokens: 10,
+      cachedTokens: 0,
+      cacheWriteTokens: 4,
+      reasoningTokens: 10,
+    });
   });
 });
 
@@ -138,7 +184,7 @@ describe('decodeMessagesResponse', () => {
       ],
       finishReason: 'stop',
       stopSequence: null,
-      usage: usage(27118, 600),
+      usage: usage(27118, 600, 0, 0, { webSearchCalls: 2 }),
       webSearch: true,
     });
   });
@@ -151,7 +197,7 @@ describe('decodeMessagesResponse', () => {
       content: [0, 3, 6].map((i) => ({ type: 'text', text: atString(body, 'content', i, 'text') })),
       finishReason: 'stop',
       stopSequence: null,
-      usage: usage(7881, 608),
+      usage: usage(7881, 608, 0, 0, { webSearchCalls: 0 }),
       webSearch: false,
     });
   });
@@ -221,13 +267,24 @@ describe('MessagesStreamDecoder', () => {
 
   it('prompt caching: message_delta usage is cumulative and replaces message_start (code execution with cache, 20260120)', () => {
     const events = decodeStream(new MessagesStreamDecoder(), chunkLines(`${DIR}anthropic-code-execution-20260120-prompt-cache.1.chunks.txt`));
-    expect(events.filter((e) => e.type === 'usage')).toEqual([{ type: 'usage', usage: usage(9632, 198, 6289, 3337) }]);
+    // The split by lifetime comes from message_start (3068 written, all for 5 minutes), the counts from message_delta.
+    expect(events.filter((e) => e.type === 'usage')).toEqual([{ type: 'usage', usage: usage(9632, 198, 6289, 3337, { webSearchCalls: 0 }) }]);
     const { content, finishReason, webSearch } = accumulate(events);
     expect({ content, finishReason, webSearch }).toEqual({
       content: [{ type: 'text', text: 'The sum of the squares of the numbers 1 through 12 is **650**.' }],
       finishReason: 'stop',
       webSearch: false,
     });
+  });
+
+  it("compaction in a stream: message_delta's iterations add the compaction step to the answering step's counts (anthropic-compaction.1.chunks.txt: 612 + 60385 in, 2819 + 522 out)", () => {
+    const events = decodeStream(new MessagesStreamDecoder(), chunkLines(`${DIR}anthropic-compaction.1.chunks.txt`));
+    expect(events.filter((e) => e.type === 'usage')).toEqual([{ type: 'usage', usage: usage(612 + 60385, 2819 + 522, 0, 0, { webSearchCalls: 0 }) }]);
+  });
+
+  it("an advisor's step in a stream stays out: the executor's steps are the top-level counts (anthropic-advisor-20250301.1.chunks.txt: 1051 + 3676 in, 35 + 3356 out)", () => {
+    const events = decodeStream(new MessagesStreamDecoder(), chunkLines(`${DIR}anthropic-advisor-20250301.1.chunks.txt`));
+    expect(events.filter((e) => e.type === 'usage')).toEqual([{ type: 'usage', usage: usage(4727, 3391, 0, 0, { webSearchCalls: 0 }) }]);
   });
 
   it('web search: the server tool call is not a client tool call; its text and final usage (anthropic-web-search-tool.1.chunks.txt)', () => {
@@ -239,7 +296,7 @@ describe('MessagesStreamDecoder', () => {
     expect(joined(events, 'text')).toBe(text);
     expect(events.slice(-2)).toEqual([
       { type: 'finish', reason: 'stop', stopSequence: null },
-      { type: 'usage', usage: usage(15665, 795) },
+      { type: 'usage', usage: usage(15665, 795, 0, 0, { webSearchCalls: 1 }) },
     ]);
     // The citation spans are not asserted here: see the report (citations_delta arrive before their block's text).
   });
@@ -429,5 +486,49 @@ describe('encodeMessagesBody', () => {
   it('refuses an image type Anthropic cannot read', () => {
     const req = request({ messages: [{ role: 'user', content: [{ type: 'image', source: { kind: 'base64', mediaType: 'image/bmp', data: 'Qk0=' } }] }] });
     expect(() => encodeMessagesBody(req, callContext('anthropic'))).toThrow(UnsupportedContentError);
+  });
+
+  it("cache breakpoints go where the client set them: system blocks, tools, text, images, tool results, the request (Anthropic's cache_control)", () => {
+    const mark = { type: 'ephemeral' as const };
+    const hour = { type: 'ephemeral' as const, ttl: '1h' };
+    const body = encodeMessagesBody(
+      request({
+        model: 'claude-sonnet-4-5',
+        system: ['Long instructions.', '', 'Today is Monday.'],
+        systemCacheControl: [hour, undefined, undefined],
+        cacheControl: mark,
+        tools: [{ ...weather, cacheControl: mark }],
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'Weather?', cacheControl: mark }, { type: 'image', source: { kind: 'url', url: 'https://example.com/sky.png' }, cacheControl: mark }] },
+          { role: 'assistant', content: [{ type: 'tool_call', id: 'c1', name: 'get_weather', arguments: '{"city":"Paris"}' }] },
+          { role: 'user', content: [{ type: 'tool_result', toolCallId: 'c1', content: [{ type: 'text', text: '21C', cacheControl: hour }], cacheControl: mark }] },
+        ],
+      }),
+      callContext('anthropic'),
+    );
+    expect(body).toEqual({
+      model: 'claude-sonnet-4-5',
+      // One block per entry once one carries a mark (the empty entry left out: Anthropic refuses empty blocks).
+      system: [{ type: 'text', text: 'Long instructions.', cache_control: hour }, { type: 'text', text: 'Today is Monday.' }],
+      cache_control: mark,
+      tools: [{ name: 'get_weather', description: 'Weather', input_schema: weather.parameters, cache_control: mark }],
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'Weather?', cache_control: mark }, { type: 'image', source: { type: 'url', url: 'https://example.com/sky.png' }, cache_control: mark }] },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'c1', name: 'get_weather', input: { city: 'Paris' } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'c1', content: [{ type: 'text', text: '21C', cache_control: hour }], cache_control: mark }] },
+      ],
+      max_tokens: DEFAULT_MAX_TOKENS,
+    });
+  });
+
+  it('with marked system blocks, the JSON instruction for tools plus a schema is one more block', () => {
+    const body = encodeMessagesBody(
+      request({ system: ['Cached.'], systemCacheControl: [{ type: 'ephemeral' }], tools: [weather], messages: hi, responseFormat: { type: 'json_schema', name: 'out', schema } }),
+      callContext('anthropic'),
+    );
+    expect(body.system).toEqual([
+      { type: 'text', text: 'Cached.', cache_control: { type: 'ephemeral' } },
+      { type: 'text', text: `Answer with a single JSON value only, matching this JSON Schema:\n${JSON.stringify(schema)}` },
+    ]);
   });
 });

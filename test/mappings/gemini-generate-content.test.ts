@@ -49,6 +49,32 @@ describe('decodeUsage', () => {
   it('is null when there is none', () => {
     expect(decodeUsage(undefined)).toBeNull();
   });
+
+  it('Maps grounding: the tool-use prompt is input beside the prompt (9 + 59 in, 288 + 87 thought out: total 443)', () => {
+    const u = at(fixtureJson(`${GOOGLEAI}unary-success-google-maps-grounding.json`), 'usageMetadata') as GeminiWire.UsageMetadata;
+    expect(u.totalTokenCount).toBe(443);
+    expect(decodeUsage(u)).toEqual(usage(68, 375, 0, 87));
+  });
+
+  it('image output is named from candidatesTokensDetails (Vertex gemini-2.5-flash-image: 299 out, 258 of them IMAGE)', () => {
+    expect(decodeUsage(at(fixtureJson(`${VERTEX}unary-success-empty-part.json`), 'usageMetadata') as GeminiWire.UsageMetadata)).toEqual({ ...usage(33, 299), imageOutputTokens: 258 });
+  });
+
+  it('image input is named from promptTokensDetails (Vertex: 1837 in, 1806 of them IMAGE)', () => {
+    expect(decodeUsage(at(fixtureJson(`${VERTEX}unary-success-basic-response-long-usage-metadata.json`), 'usageMetadata') as GeminiWire.UsageMetadata)).toEqual({ ...usage(1837, 76), imageInputTokens: 1806 });
+  });
+
+  it('AUDIO apart, VIDEO counted as image input, DOCUMENT as text, the tool-use prompt by modality too (the recorded implicit-caching usage, details rewritten: no recording has them)', () => {
+    const u = at(fixtureJson(`${VERTEX}unary-success-implicit-caching.json`), 'usageMetadata') as GeminiWire.UsageMetadata;
+    const rewritten: GeminiWire.UsageMetadata = {
+      ...u,
+      toolUsePromptTokenCount: 100,
+      promptTokensDetails: [{ modality: 'TEXT', tokenCount: 9013 }, { modality: 'AUDIO', tokenCount: 1000 }, { modality: 'VIDEO', tokenCount: 1500 }, { modality: 'DOCUMENT', tokenCount: 500 }],
+      toolUsePromptTokensDetails: [{ modality: 'IMAGE', tokenCount: 100 }],
+      candidatesTokensDetails: [{ modality: 'AUDIO', tokenCount: 15 }],
+    };
+    expect(decodeUsage(rewritten)).toEqual({ ...usage(12113, 88, 11243, 73), audioInputTokens: 1000, imageInputTokens: 1600, audioOutputTokens: 15 });
+  });
 });
 
 describe('decodeGenerateContentResponse', () => {
@@ -202,6 +228,11 @@ describe('GenerateContentStreamDecoder', () => {
       { type: 'usage', usage: usage(38, 174, 0, 168) },
     ]);
     expect(accumulate(events).content.map((p) => p.type)).toEqual(['reasoning', 'tool_call']);
+  });
+
+  it('image output in a stream: the last chunk names it (Firebase googleai streaming-success-empty-parts.txt: 1307 out, 1290 IMAGE)', () => {
+    const events = decodeStream(new GenerateContentStreamDecoder(), sseData(`${GOOGLEAI}streaming-success-empty-parts.txt`));
+    expect(events.filter((e) => e.type === 'usage')).toEqual([{ type: 'usage', usage: { ...usage(16, 1307), imageOutputTokens: 1290 } }]);
   });
 
   it('a prompt blocked in the stream ends it with content_filter and no usage (Firebase googleai)', () => {

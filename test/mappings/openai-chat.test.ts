@@ -9,7 +9,16 @@ import type * as OpenAIWire from '../../server/providers/openai/wire.ts';
 
 const CHAT = `${VERCEL}openai/src/chat/__fixtures__/`;
 const XAI = `${VERCEL}openai-compatible/src/chat/__fixtures__/`;
-const usage = (inputTokens: number, outputTokens: number, cachedTokens = 0, reasoningTokens = 0): C.Usage => ({ inputTokens, outputTokens, cachedTokens, cacheWriteTokens: 0, reasoningTokens });
+/** OpenAI reports audio input and output in every usage's details (0 in these recordings): the parts are known. */
+const AUDIO_KNOWN = { audioInputTokens: 0, audioOutputTokens: 0 };
+const usage = (inputTokens: number, outputTokens: number, cachedTokens = 0, reasoningTokens = 0, parts: Partial<C.Usage> = AUDIO_KNOWN): C.Usage => ({
+  inputTokens,
+  outputTokens,
+  cachedTokens,
+  cacheWriteTokens: 0,
+  reasoningTokens,
+  ...parts,
+});
 /** A recorded stream's payloads; the recorder stripped the terminating `[DONE]`, which the wire had. */
 const stream = (rel: string) => [...chunkLines(rel), '[DONE]'];
 
@@ -41,6 +50,38 @@ describe('decodeUsage', () => {
     expect(decodeUsage(null)).toBeNull();
     expect(decodeUsage(undefined)).toBeNull();
   });
+
+  it("xAI leaves reasoning out of completion_tokens and bills it: its total_tokens says so, and the output adds it (xai-text.json: 12 + 2 + 320 = 334)", () => {
+    const u = at(fixtureJson(`${XAI}xai-text.json`), 'usage');
+    expect(u).toMatchObject({ prompt_tokens: 12, completion_tokens: 2, total_tokens: 334, completion_tokens_details: { reasoning_tokens: 320 } });
+    expect(decodeUsage(u as OpenAIWire.ChatUsage)).toEqual(usage(12, 322, 2, 320, { ...AUDIO_KNOWN, imageInputTokens: 0 }));
+  });
+
+  it('xAI tool call: 307 in of which 244 cached, 26 + 255 reasoning out (xai-tool-call.json)', () => {
+    expect(decodeUsage(at(fixtureJson(`${XAI}xai-tool-call.json`), 'usage') as OpenAIWire.ChatUsage)).toEqual(usage(307, 281, 244, 255, { ...AUDIO_KNOWN, imageInputTokens: 0 }));
+  });
+
+  it("OpenRouter's extras: cache writes, video as image input, image output, its server tools' searches (shape of OpenRouter's OpenAPI ChatUsage; no recording has them)", () => {
+    const u: OpenAIWire.ChatUsage = {
+      prompt_tokens: 1200,
+      completion_tokens: 300,
+      total_tokens: 1500,
+      prompt_tokens_details: { cached_tokens: 800, cache_write_tokens: 300, audio_tokens: null, video_tokens: 40 },
+      completion_tokens_details: { reasoning_tokens: 100, image_tokens: 120, audio_tokens: null, accepted_prediction_tokens: null, rejected_prediction_tokens: null },
+      server_tool_use_details: { web_search_requests: 2 },
+    };
+    expect(decodeUsage(u)).toEqual({ inputTokens: 1200, outputTokens: 300, cachedTokens: 800, cacheWriteTokens: 300, reasoningTokens: 100, imageInputTokens: 40, imageOutputTokens: 120, webSearchCalls: 2 });
+  });
+
+  it("predicted-output tokens are inside completion_tokens (OpenAI's spec): no part of their own", () => {
+    const u: OpenAIWire.ChatUsage = { prompt_tokens: 16, completion_tokens: 363, total_tokens: 379, completion_tokens_details: { reasoning_tokens: 0, accepted_prediction_tokens: 200, rejected_prediction_tokens: 50 } };
+    expect(decodeUsage(u)).toEqual({ inputTokens: 16, outputTokens: 363, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 });
+  });
+
+  it('a part larger than its total is cut to it: cached above the prompt, writes beyond what reads leave', () => {
+    const u: OpenAIWire.ChatUsage = { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110, prompt_tokens_details: { cached_tokens: 150, cache_write_tokens: 20, audio_tokens: 120 } };
+    expect(decodeUsage(u)).toEqual({ inputTokens: 100, outputTokens: 10, cachedTokens: 100, cacheWriteTokens: 0, reasoningTokens: 0, audioInputTokens: 100 });
+  });
 });
 
 describe('decodeChatResponse', () => {
@@ -57,9 +98,8 @@ describe('decodeChatResponse', () => {
 
   it('OpenAI-compatible answer with reasoning_content and a tool call, content "" (xAI grok-3-mini, xai-tool-call.json)', () => {
     const body = fixtureJson<OpenAIWire.ChatCompletion>(`${XAI}xai-tool-call.json`);
-    // Usage left out on purpose: xAI's completion_tokens exclude reasoning (reported as a suspected bug).
-    const { usage: _usage, ...rest } = decodeChatResponse(body);
-    expect(rest).toEqual({
+    // xAI's completion_tokens exclude the reasoning it bills: the output adds it back (decodeUsage).
+    expect(decodeChatResponse(body)).toEqual({
       id: 'acfa24c3-b556-0f2c-731e-64fb836d544b',
       model: 'grok-3-mini',
       content: [
@@ -67,6 +107,7 @@ describe('decodeChatResponse', () => {
         { type: 'tool_call', id: 'call_46427107', name: 'weather', arguments: '{"location":"San Francisco"}' },
       ],
       finishReason: 'tool_calls',
+      usage: usage(307, 281, 244, 255, { ...AUDIO_KNOWN, imageInputTokens: 0 }),
     });
   });
 });
@@ -108,6 +149,8 @@ describe('ChatStreamDecoder', () => {
       { type: 'tool_call_delta', index: 0, arguments: '{"location":"San Francisco"}' },
       { type: 'finish', reason: 'tool_calls' },
     ]);
+    // The usage chunk: 307 in (306 cached), 26 + 227 reasoning out (total_tokens 560).
+    expect(events.filter((e) => e.type === 'usage')).toEqual([{ type: 'usage', usage: usage(307, 253, 306, 227, { ...AUDIO_KNOWN, imageInputTokens: 0 }) }]);
     const { usage: _usage, ...response } = accumulate(events);
     expect(response).toEqual({
       id: '7027d986-3c59-a37a-9a5f-50713e01c8a6',

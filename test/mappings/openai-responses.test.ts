@@ -29,7 +29,20 @@ function doneValue(lines: string[], type: string, key: string): string {
 
 describe('decodeResponsesUsage', () => {
   it('reads input, cached, output and reasoning tokens (web search answer: 19681 in of which 3712 cached, 3773 out of which 3136 reasoning)', () => {
-    expect(decodeResponsesUsage(at(fixtureJson(`${DIR}openai-web-search-tool.1.json`), 'usage') as Record<string, unknown>)).toEqual(usage(19681, 3773, 3712, 3136));
+    expect(decodeResponsesUsage(at(fixtureJson(`${DIR}openai-web-search-tool.1.json`), 'usage') as OpenAIWire.ResponsesUsage)).toEqual(usage(19681, 3773, 3712, 3136));
+  });
+
+  it('reads cache writes, a part of the input (programmatic-tool-calling.1.json: 631 in, 0 written, 139 out of which 55 reasoning)', () => {
+    const u = at(fixtureJson(`${DIR}programmatic-tool-calling.1.json`), 'usage') as OpenAIWire.ResponsesUsage;
+    expect(u).toMatchObject({ input_tokens_details: { cache_write_tokens: 0, cached_tokens: 0 } });
+    expect(decodeResponsesUsage(u)).toEqual(usage(631, 139, 0, 55));
+    expect(decodeResponsesUsage({ ...u, input_tokens_details: { cached_tokens: 100, cache_write_tokens: 500 } })).toEqual({ ...usage(631, 139, 100, 55), cacheWriteTokens: 500 });
+  });
+
+  it('web searches are the counted web_search_call items, set only when there were some', () => {
+    const u = at(fixtureJson(`${DIR}openai-web-search-tool.1.json`), 'usage') as OpenAIWire.ResponsesUsage;
+    expect(decodeResponsesUsage(u, 3)).toEqual({ ...usage(19681, 3773, 3712, 3136), webSearchCalls: 3 });
+    expect(decodeResponsesUsage(u, 0)).not.toHaveProperty('webSearchCalls');
   });
 
   it('is null when the answer has none', () => {
@@ -61,7 +74,8 @@ describe('decodeResponseObject', () => {
       model: 'gpt-5-mini-2025-08-07',
       content: [empty, empty, empty, empty, { type: 'text', text: atString(body, 'output', 7, 'content', 0, 'text') }],
       finishReason: 'stop',
-      usage: usage(19681, 3773, 3712, 3136),
+      // Three web_search_call items in the output.
+      usage: { ...usage(19681, 3773, 3712, 3136), webSearchCalls: 3 },
       webSearch: true,
     });
   });
@@ -170,10 +184,19 @@ describe('ResponsesStreamDecoder', () => {
       content: [{ type: 'text', text: doneValue(lines, 'response.output_text.done', 'text') }],
       finishReason: 'stop',
       stopSequence: null,
-      usage: usage(31073, 4416, 3712, 3712),
+      // Six web_search_call items in response.completed's output.
+      usage: { ...usage(31073, 4416, 3712, 3712), webSearchCalls: 6 },
       webSearch: true,
       failure: null,
     });
+  });
+
+  it('web search: a final response without its output counts the web_search_call items the stream announced (openai-web-search-tool.1.chunks.txt, output left out)', () => {
+    const lines = chunkLines(`${DIR}openai-web-search-tool.1.chunks.txt`).map((l) => {
+      const e = JSON.parse(l);
+      return at(e, 'type') === 'response.completed' ? JSON.stringify({ ...e, response: { ...e.response, output: [] } }) : l;
+    });
+    expect(decodeStream(new ResponsesStreamDecoder(), lines).filter((e) => e.type === 'usage')).toEqual([{ type: 'usage', usage: { ...usage(31073, 4416, 3712, 3712), webSearchCalls: 6 } }]);
   });
 
   it('an error event and response.failed are forwarded as failures with their code (openai-error.1.chunks.txt)', () => {

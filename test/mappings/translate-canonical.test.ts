@@ -77,7 +77,7 @@ describe('responseEvents', () => {
       { type: 'reasoning_signature', signature },
       { type: 'text', text: '925 ÷ 5 = 185' },
       { type: 'finish', reason: 'stop', stopSequence: null },
-      { type: 'usage', usage: { inputTokens: 69, outputTokens: 33, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 } },
+      { type: 'usage', usage: { inputTokens: 69, outputTokens: 33, cachedTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0, reasoningTokens: 0 } },
     ]);
     const { failure: _f, ...back } = accumulate(C.responseEvents(r));
     expect(back).toEqual(r);

@@ -3,12 +3,12 @@
 import { describe, expect, it } from 'vitest';
 import { ChatCompletionRequest } from '../../contract/chat.ts';
 import { decodeMessagesResponse, MessagesStreamDecoder } from '../../server/providers/anthropic/messages.ts';
-import { GenerateContentStreamDecoder } from '../../server/providers/gemini/generate-content.ts';
+import { GenerateContentStreamDecoder, decodeGenerateContentResponse } from '../../server/providers/gemini/generate-content.ts';
 import { GatewayError } from '../../server/runtime/errors.ts';
 import { CHAT_FIELDS } from '../../server/translate/request-fields.ts';
 import { ChatStreamEncoder, canonicalToChat, chatFinish, chatToCanonical, chatUsage, parseImageUrl } from '../../server/translate/chat.ts';
 import type * as C from '../../server/translate/canonical.ts';
-import { VERCEL, at, atString, chunkLines, decodeStream, fixtureJson, thrownBy } from './fixtures.ts';
+import { FIREBASE, VERCEL, at, atString, chunkLines, decodeStream, fixtureJson, thrownBy } from './fixtures.ts';
 import type * as AnthropicWire from '../../server/providers/anthropic/wire.ts';
 
 const ANTHROPIC = `${VERCEL}anthropic/src/__fixtures__/`;
@@ -142,6 +142,36 @@ describe('chatToCanonical', () => {
     });
   });
 
+  it("OpenRouter-style cache breakpoints: on text parts (system, user, assistant, tool), on tools, on the request", () => {
+    const mark = { type: 'ephemeral' };
+    const body = ChatCompletionRequest.parse({
+      model: 'm',
+      cache_control: { type: 'ephemeral', ttl: '1h' },
+      messages: [
+        { role: 'system', content: [{ type: 'text', text: 'Long instructions.' }, { type: 'text', text: ' Stable.', cache_control: mark }] },
+        { role: 'developer', content: 'Plain.' },
+        { role: 'user', content: [{ type: 'text', text: 'Look', cache_control: mark }, { type: 'image_url', image_url: { url: 'https://example.com/a.png' }, cache_control: mark }] },
+        { role: 'assistant', content: [{ type: 'text', text: 'Calling.', cache_control: mark }], tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+        { role: 'tool', tool_call_id: 'c1', content: [{ type: 'text', text: 'done', cache_control: mark }] },
+        { role: 'user', content: [{ type: 'text', text: 'Not a mark', cache_control: { type: 'persistent' } }] },
+      ],
+      tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } }, cache_control: mark }],
+    });
+    const req = chatToCanonical(body);
+    expect(req).toMatchObject({
+      system: ['Long instructions. Stable.', 'Plain.'],
+      // A system message's parts are joined into one entry: its last mark marks the entry.
+      systemCacheControl: [mark, undefined],
+      cacheControl: { type: 'ephemeral', ttl: '1h' },
+      tools: [{ name: 'f', description: undefined, parameters: { type: 'object' }, cacheControl: mark }],
+    });
+    expect(req.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'Look', cacheControl: mark }, { type: 'image', source: { kind: 'url', url: 'https://example.com/a.png' }, detail: undefined, cacheControl: mark }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'Calling.', cacheControl: mark }, { type: 'tool_call', id: 'c1', name: 'f', arguments: '{}', thoughtSignature: undefined }] },
+      { role: 'user', content: [{ type: 'tool_result', toolCallId: 'c1', name: 'f', content: [text('done')], cacheControl: mark }, text('Not a mark')] },
+    ]);
+  });
+
   it('content parts only OpenAI models take are refused with their path', () => {
     const body = ChatCompletionRequest.parse({ model: 'm', messages: [{ role: 'user', content: [{ type: 'text', text: 'Listen' }, { type: 'input_audio', input_audio: { data: 'AAAA', format: 'wav' } }] }] });
     expect(thrownBy(() => chatToCanonical(body))).toMatchObject({ status: 400, param: 'messages[0].content[1].type', message: "Content parts of type 'input_audio' can only be sent to OpenAI-format models." });
@@ -160,13 +190,33 @@ describe('finish reason and usage', () => {
     expect(chatFinish(reason)).toBe(expected);
   });
 
-  it('chatUsage: totals and details', () => {
-    expect(chatUsage({ inputTokens: 9632, outputTokens: 198, cachedTokens: 6289, cacheWriteTokens: 3337, reasoningTokens: 12 })).toEqual({
+  it("chatUsage: a Claude answer's whole prompt, its cache reads and writes in the details (the recorded prompt-cache stream: 6 + 6289 read + 3337 written)", () => {
+    const events = decodeStream(new MessagesStreamDecoder(), chunkLines(`${ANTHROPIC}anthropic-code-execution-20260120-prompt-cache.1.chunks.txt`));
+    const usage = (events.find((e) => e.type === 'usage') as C.StreamEvent & { type: 'usage' }).usage;
+    expect(chatUsage(usage)).toEqual({
       prompt_tokens: 9632,
       completion_tokens: 198,
       total_tokens: 9830,
-      prompt_tokens_details: { cached_tokens: 6289 },
-      completion_tokens_details: { reasoning_tokens: 12 },
+      prompt_tokens_details: { cached_tokens: 6289, cache_write_tokens: 3337 },
+      completion_tokens_details: { reasoning_tokens: 0 },
+    });
+  });
+
+  it('chatUsage: audio and image parts where the upstream reported them (Gemini image output, Vertex recording: 299 out, 258 IMAGE)', () => {
+    const usage = decodeGenerateContentResponse(fixtureJson(`${FIREBASE}vertexai/unary-success-empty-part.json`)).usage!;
+    expect(chatUsage(usage)).toEqual({
+      prompt_tokens: 33,
+      completion_tokens: 299,
+      total_tokens: 332,
+      prompt_tokens_details: { cached_tokens: 0 },
+      completion_tokens_details: { reasoning_tokens: 0, image_tokens: 258 },
+    });
+    expect(chatUsage({ inputTokens: 50, outputTokens: 40, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, audioInputTokens: 30, imageInputTokens: 0, audioOutputTokens: 20 })).toEqual({
+      prompt_tokens: 50,
+      completion_tokens: 40,
+      total_tokens: 90,
+      prompt_tokens_details: { cached_tokens: 0, audio_tokens: 30, image_tokens: 0 },
+      completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 20 },
     });
   });
 });

@@ -434,6 +434,41 @@ describe('geminiUsage', () => {
   it('is the exact inverse of the upstream decoder', () => {
     for (const u of [usage(12013, 88, 11243, 73), usage(9, 272, 0, 244), usage(7, 10), usage(0, 0)]) expect(decodeUsage(geminiUsage(u))).toEqual(u);
   });
+
+  it('the prompt and candidates by modality when audio or images were reported; round trip of recorded image usages (Vertex)', () => {
+    for (const f of ['unary-success-empty-part.json', 'unary-success-basic-response-long-usage-metadata.json']) {
+      const decoded = decodeUsage(at(fixtureJson(`${VERTEX}${f}`), 'usageMetadata') as GeminiWire.UsageMetadata)!;
+      expect(decodeUsage(geminiUsage(decoded))).toEqual(decoded);
+    }
+    const imageOut = decodeUsage(at(fixtureJson(`${VERTEX}unary-success-empty-part.json`), 'usageMetadata') as GeminiWire.UsageMetadata);
+    expect(geminiUsage(imageOut)).toEqual({
+      promptTokenCount: 33,
+      candidatesTokenCount: 299,
+      totalTokenCount: 332,
+      candidatesTokensDetails: [
+        { modality: 'TEXT', tokenCount: 41 },
+        { modality: 'IMAGE', tokenCount: 258 },
+      ],
+    });
+  });
+
+  it("an OpenAI answer's audio in and out, with reasoning: TEXT is what the other parts leave (its thoughts apart)", () => {
+    expect(geminiUsage({ ...usage(1000, 500, 200, 100), audioInputTokens: 300, imageInputTokens: 0, audioOutputTokens: 150 })).toEqual({
+      promptTokenCount: 1000,
+      candidatesTokenCount: 400,
+      totalTokenCount: 1500,
+      cachedContentTokenCount: 200,
+      thoughtsTokenCount: 100,
+      promptTokensDetails: [
+        { modality: 'TEXT', tokenCount: 700 },
+        { modality: 'AUDIO', tokenCount: 300 },
+      ],
+      candidatesTokensDetails: [
+        { modality: 'TEXT', tokenCount: 250 },
+        { modality: 'AUDIO', tokenCount: 150 },
+      ],
+    });
+  });
 });
 
 describe('canonicalToGemini', () => {

@@ -31,11 +31,13 @@ describe('messagesToCanonical', () => {
     expect(request).toEqual({
       model: 'gpt-4o-mini',
       system: [0, 1, 2].map((i) => atString(raw, 'system', i, 'text')),
+      // Claude Code's cache breakpoints: on its last two system blocks and on the latest tool result.
+      systemCacheControl: [undefined, { type: 'ephemeral' }, { type: 'ephemeral' }],
       messages: [
         { role: 'user', content: [0, 1, 2].map((i) => text(atString(raw, 'messages', 0, 'content', i, 'text'))) },
         { role: 'system', content: [text(atString(raw, 'messages', 1, 'content'))] },
         { role: 'assistant', content: [{ type: 'tool_call', id: 'toolu_00', name: 'ToolSearch', arguments: JSON.stringify(at(raw, 'messages', 2, 'content', 0, 'input')) }] },
-        { role: 'user', content: [{ type: 'tool_result', toolCallId: 'toolu_00', name: 'ToolSearch', content: referenced.map((n) => text(`Tool loaded: ${n}`)) }] },
+        { role: 'user', content: [{ type: 'tool_result', toolCallId: 'toolu_00', name: 'ToolSearch', content: referenced.map((n) => text(`Tool loaded: ${n}`)), cacheControl: { type: 'ephemeral' } }] },
       ],
       tools: tools.map((t) => ({ name: at(t, 'name'), description: at(t, 'description'), parameters: at(t, 'input_schema') })),
       maxTokens: 32000,
@@ -46,6 +48,28 @@ describe('messagesToCanonical', () => {
       untranslated: ['context_management'],
     });
     expect(tools).toHaveLength(22);
+  });
+
+  it('cache breakpoints on the request, tools, text and image blocks and inside tool results are read (to be named where dropped)', () => {
+    const mark = { type: 'ephemeral' as const };
+    const { request } = messagesToCanonical(
+      parse({
+        cache_control: mark,
+        system: [{ type: 'text', text: 'Sys', cache_control: { type: 'ephemeral', ttl: '1h' } }],
+        tools: [{ name: 'f', input_schema: { type: 'object' }, cache_control: mark }],
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'See', cache_control: mark }, { type: 'image', source: { type: 'url', url: 'https://example.com/a.png' }, cache_control: mark }] },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'f', input: {} }] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: 'ok', cache_control: mark }] }] },
+        ],
+      }),
+    );
+    expect(request).toMatchObject({ cacheControl: mark, systemCacheControl: [{ type: 'ephemeral', ttl: '1h' }], tools: [{ name: 'f', cacheControl: mark }] });
+    expect(request.messages[0]!.content).toEqual([
+      { type: 'text', text: 'See', cacheControl: mark },
+      { type: 'image', source: { kind: 'url', url: 'https://example.com/a.png' }, cacheControl: mark },
+    ]);
+    expect(request.messages[2]!.content).toEqual([{ type: 'tool_result', toolCallId: 't1', name: 'f', content: [{ type: 'text', text: 'ok', cacheControl: mark }], isError: undefined }]);
   });
 
   it('every other field and block in its canonical place; a block only Anthropic takes makes the request native-only', () => {
@@ -200,13 +224,34 @@ describe('stop reason and usage', () => {
   });
 
   it("messagesUsage gives back Anthropic's own split (the recorded prompt-cache usage: 6 uncached, 3337 written, 6289 read)", () => {
-    expect(messagesUsage({ inputTokens: 9632, outputTokens: 198, cachedTokens: 6289, cacheWriteTokens: 3337, reasoningTokens: 0 })).toEqual({
+    const recorded = decodeStream(new MessagesStreamDecoder(), chunkLines(`${VERCEL}anthropic/src/__fixtures__/anthropic-code-execution-20260120-prompt-cache.1.chunks.txt`));
+    const usage = (recorded.find((e) => e.type === 'usage') as C.StreamEvent & { type: 'usage' }).usage;
+    expect(messagesUsage(usage)).toEqual({
       input_tokens: 6,
       output_tokens: 198,
       cache_creation_input_tokens: 3337,
       cache_read_input_tokens: 6289,
+      // Writes are named by lifetime when there are some (message_start said 5-minute ones).
+      cache_creation: { ephemeral_5m_input_tokens: 3337, ephemeral_1h_input_tokens: 0 },
     });
     expect(messagesUsage(null)).toEqual({ input_tokens: 0, output_tokens: 0 });
+  });
+
+  it('messagesUsage: 1-hour writes apart, thinking in output_tokens_details, searches in server_tool_use (an OpenAI-shaped usage with every part)', () => {
+    const u: C.Usage = { inputTokens: 10000, outputTokens: 900, cachedTokens: 6000, cacheWriteTokens: 3000, cacheWrite1hTokens: 1000, reasoningTokens: 700, webSearchCalls: 2, audioInputTokens: 50 };
+    expect(messagesUsage(u)).toEqual({
+      input_tokens: 1000,
+      output_tokens: 900,
+      cache_creation_input_tokens: 3000,
+      cache_read_input_tokens: 6000,
+      cache_creation: { ephemeral_5m_input_tokens: 2000, ephemeral_1h_input_tokens: 1000 },
+      output_tokens_details: { thinking_tokens: 700 },
+      server_tool_use: { web_search_requests: 2 },
+    });
+  });
+
+  it('messagesUsage: input_tokens is never negative, whatever the parts claim', () => {
+    expect(messagesUsage({ inputTokens: 100, outputTokens: 5, cachedTokens: 90, cacheWriteTokens: 20, reasoningTokens: 0 })).toMatchObject({ input_tokens: 0, cache_read_input_tokens: 90, cache_creation_input_tokens: 20 });
   });
 });
 
@@ -239,7 +284,8 @@ describe('canonicalToMessages', () => {
       ],
       stop_reason: 'tool_use',
       stop_sequence: null,
-      usage: { input_tokens: 29, output_tokens: 908, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+      // Gemini's thoughts (893 of the 908) are the thinking.
+      usage: { input_tokens: 29, output_tokens: 908, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens_details: { thinking_tokens: 893 } },
     });
   });
 
@@ -271,7 +317,11 @@ describe('MessagesStreamEncoder', () => {
       { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: expect.stringMatching(/^call_/), name: 'weather', input: {} } },
       { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"location":"San Francisco"}' } },
       { type: 'content_block_stop', index: 1 },
-      { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { input_tokens: 29, output_tokens: 819, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } },
+      {
+        type: 'message_delta',
+        delta: { stop_reason: 'tool_use', stop_sequence: null },
+        usage: { input_tokens: 29, output_tokens: 819, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens_details: { thinking_tokens: 804 } },
+      },
       { type: 'message_stop' },
     ]);
   });

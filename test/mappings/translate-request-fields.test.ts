@@ -17,7 +17,17 @@ describe('droppedFields', () => {
     });
   });
 
-  it('Messages: cache_control is silent, context_management untranslated, stop_sequence unknown', () => {
+  it('chat: the caching hints are read (cache_control) or named where dropped (prompt_cache_key, prompt_cache_retention)', () => {
+    const body = { model: 'm', messages: [], cache_control: { type: 'ephemeral' }, prompt_cache_key: 'k', prompt_cache_retention: '24h' };
+    expect(droppedFields(body, CHAT_FIELDS)).toEqual({ untranslated: ['prompt_cache_key', 'prompt_cache_retention'], unknown: [] });
+  });
+
+  it('Responses: the same hints the same way', () => {
+    const body = { model: 'm', input: 'hi', cache_control: { type: 'ephemeral' }, prompt_cache_key: 'k', prompt_cache_retention: 'in_memory' };
+    expect(droppedFields(body, RESPONSES_FIELDS)).toEqual({ untranslated: ['prompt_cache_key', 'prompt_cache_retention'], unknown: [] });
+  });
+
+  it('Messages: cache_control is read (named by the engine where dropped), context_management untranslated, stop_sequence unknown', () => {
     const body = { model: 'm', messages: [], max_tokens: 10, cache_control: { type: 'ephemeral' }, context_management: { edits: [] }, stop_sequence: ['x'] };
     expect(droppedFields(body, MESSAGES_FIELDS)).toEqual({ untranslated: ['context_management'], unknown: [{ name: 'stop_sequence', meant: namesOf(MESSAGES_FIELDS) }] });
   });

@@ -154,15 +154,22 @@ describe('responsesToCanonical', () => {
 });
 
 describe('responsesUsage', () => {
-  it('input, cached, output, reasoning and the total', () => {
-    expect(responsesUsage({ inputTokens: 9632, outputTokens: 198, cachedTokens: 6289, cacheWriteTokens: 3337, reasoningTokens: 12 })).toEqual({
+  it("a Claude answer's whole prompt with its cache reads and writes as parts (the recorded prompt-cache stream: 6 + 6289 read + 3337 written)", () => {
+    const events = decodeStream(new MessagesStreamDecoder(), chunkLines(`${ANTHROPIC}anthropic-code-execution-20260120-prompt-cache.1.chunks.txt`));
+    const usage = (events.find((e) => e.type === 'usage') as C.StreamEvent & { type: 'usage' }).usage;
+    expect(responsesUsage(usage)).toEqual({
       input_tokens: 9632,
-      input_tokens_details: { cached_tokens: 6289 },
+      input_tokens_details: { cached_tokens: 6289, cache_write_tokens: 3337 },
       output_tokens: 198,
-      output_tokens_details: { reasoning_tokens: 12 },
+      output_tokens_details: { reasoning_tokens: 0 },
       total_tokens: 9830,
     });
     expect(responsesUsage(null)).toBeNull();
+  });
+
+  it("a Gemini answer's thoughts are the reasoning tokens (google-tool-call.json: 29 in, 15 + 893 thought out)", () => {
+    const usage = decodeGenerateContentResponse(fixtureJson(`${VERCEL}google/src/__fixtures__/google-tool-call.json`)).usage;
+    expect(responsesUsage(usage)).toEqual({ input_tokens: 29, input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 }, output_tokens: 908, output_tokens_details: { reasoning_tokens: 893 }, total_tokens: 937 });
   });
 });
 
@@ -198,7 +205,7 @@ describe('canonicalToResponse', () => {
       tools: [],
       top_p: null,
       truncation: 'disabled',
-      usage: { input_tokens: 69, input_tokens_details: { cached_tokens: 0 }, output_tokens: 33, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 102 },
+      usage: { input_tokens: 69, input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 }, output_tokens: 33, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 102 },
       metadata: {},
     });
     expect(remembered).toEqual([r.output]);
@@ -285,7 +292,7 @@ describe('ResponsesStreamEncoder', () => {
           status: 'completed',
           incomplete_details: null,
           output: [reasoningItem, messageItem],
-          usage: { input_tokens: 69, input_tokens_details: { cached_tokens: 0 }, output_tokens: 53, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 122 },
+          usage: { input_tokens: 69, input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 }, output_tokens: 53, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 122 },
         },
       },
     ];

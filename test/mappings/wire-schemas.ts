@@ -32,8 +32,19 @@ export const ChatUsage = z.looseObject({
   prompt_tokens: int,
   completion_tokens: int,
   total_tokens: int,
-  prompt_tokens_details: z.looseObject({ cached_tokens: int.optional() }).nullish(),
-  completion_tokens_details: z.looseObject({ reasoning_tokens: int.optional() }).nullish(),
+  prompt_tokens_details: z
+    .looseObject({ cached_tokens: int.nullish(), cache_write_tokens: int.nullish(), audio_tokens: int.nullish(), image_tokens: int.nullish(), video_tokens: int.nullish() })
+    .nullish(),
+  completion_tokens_details: z
+    .looseObject({
+      reasoning_tokens: int.nullish(),
+      audio_tokens: int.nullish(),
+      image_tokens: int.nullish(),
+      accepted_prediction_tokens: int.nullish(),
+      rejected_prediction_tokens: int.nullish(),
+    })
+    .nullish(),
+  server_tool_use_details: z.looseObject({ web_search_requests: int.nullish() }).nullish(),
 });
 
 const ChatToolCall = z.looseObject({
@@ -100,7 +111,7 @@ export const OpenAIError = z.looseObject({
 
 export const ResponsesUsage = z.looseObject({
   input_tokens: int,
-  input_tokens_details: z.looseObject({ cached_tokens: int }),
+  input_tokens_details: z.looseObject({ cached_tokens: int, cache_write_tokens: int.optional() }),
   output_tokens: int,
   output_tokens_details: z.looseObject({ reasoning_tokens: int }),
   total_tokens: int,
@@ -146,12 +157,30 @@ export const ResponsesStreamEvent = z.looseObject({ type: z.string(), sequence_n
 /** The stop reasons mapStop knows; another value would be read as `stop`. */
 export const AnthropicStopReason = z.enum(['end_turn', 'max_tokens', 'stop_sequence', 'tool_use', 'pause_turn', 'refusal', 'model_context_window_exceeded']);
 
-export const AnthropicUsage = z.looseObject({
-  input_tokens: int,
-  output_tokens: int,
+const AnthropicCacheCreation = z.looseObject({ ephemeral_5m_input_tokens: int.nullish(), ephemeral_1h_input_tokens: int.nullish() });
+
+/** One step of a request that ran several (compaction, advisor). */
+const AnthropicUsageIteration = z.looseObject({
+  type: z.string().optional(),
+  model: z.string().optional(),
+  input_tokens: int.nullish(),
+  output_tokens: int.nullish(),
   cache_creation_input_tokens: int.nullish(),
   cache_read_input_tokens: int.nullish(),
+  cache_creation: AnthropicCacheCreation.nullish(),
 });
+
+/** The usage's parts the decoder reads, beside the totals. */
+const anthropicUsageParts = {
+  cache_creation_input_tokens: int.nullish(),
+  cache_read_input_tokens: int.nullish(),
+  cache_creation: AnthropicCacheCreation.nullish(),
+  output_tokens_details: z.looseObject({ thinking_tokens: int.nullish() }).nullish(),
+  server_tool_use: z.looseObject({ web_search_requests: int.nullish(), web_fetch_requests: int.nullish() }).nullish(),
+  iterations: z.array(AnthropicUsageIteration).nullish(),
+};
+
+export const AnthropicUsage = z.looseObject({ input_tokens: int, output_tokens: int, ...anthropicUsageParts });
 
 const WebSearchCitation = z.looseObject({ url: z.string(), title: z.string().nullish() });
 
@@ -195,7 +224,7 @@ export const AnthropicStreamEvent = byType({
   message_delta: z.looseObject({
     delta: z.looseObject({ stop_reason: AnthropicStopReason, stop_sequence: z.string().nullish() }),
     // Cumulative; input and cache counts may be absent (then message_start's hold).
-    usage: z.looseObject({ output_tokens: int, input_tokens: int.nullish(), cache_creation_input_tokens: int.nullish(), cache_read_input_tokens: int.nullish() }),
+    usage: z.looseObject({ output_tokens: int, input_tokens: int.nullish(), ...anthropicUsageParts }),
   }),
   message_stop: z.looseObject({}),
   ping: z.looseObject({}),
@@ -226,6 +255,8 @@ export const GeminiFinishReason = z.enum([
   'TOO_MANY_TOOL_CALLS',
 ]);
 
+const GeminiModalityCounts = z.array(z.looseObject({ modality: z.enum(['MODALITY_UNSPECIFIED', 'TEXT', 'IMAGE', 'VIDEO', 'AUDIO', 'DOCUMENT']), tokenCount: int.optional() }));
+
 export const GeminiUsage = z.looseObject({
   promptTokenCount: int.optional(),
   candidatesTokenCount: int.optional(),
@@ -233,6 +264,10 @@ export const GeminiUsage = z.looseObject({
   toolUsePromptTokenCount: int.optional(),
   cachedContentTokenCount: int.optional(),
   totalTokenCount: int.optional(),
+  promptTokensDetails: GeminiModalityCounts.optional(),
+  toolUsePromptTokensDetails: GeminiModalityCounts.optional(),
+  cacheTokensDetails: GeminiModalityCounts.optional(),
+  candidatesTokensDetails: GeminiModalityCounts.optional(),
 });
 
 const GeminiPart = z.looseObject({
@@ -309,6 +344,7 @@ type Accepts<Wire, Schema extends z.ZodType> = z.infer<Schema> extends Wire ? tr
 export const wireTypesAgree: [
   Accepts<OpenAIWire.ChatCompletion, typeof ChatCompletion>,
   Accepts<OpenAIWire.ChatCompletionChunk, typeof ChatCompletionChunk>,
+  Accepts<OpenAIWire.ChatUsage, typeof ChatUsage>,
   Accepts<OpenAIWire.ResponsesUsage, typeof ResponsesUsage>,
   Accepts<OpenAIWire.Embeddings, typeof OpenAIEmbeddings>,
   Accepts<OpenAIWire.Transcription, typeof OpenAITranscription>,
@@ -318,4 +354,4 @@ export const wireTypesAgree: [
   Accepts<GeminiWire.GenerateContentResponse, typeof GenerateContentResponse>,
   Accepts<GeminiWire.BatchEmbeddings, typeof GeminiBatchEmbeddings>,
   Accepts<ElevenLabsWire.Transcription, typeof ElevenLabsTranscription>,
-] = [true, true, true, true, true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true, true, true, true, true];

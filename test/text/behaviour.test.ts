@@ -42,7 +42,9 @@ describe('same format: pass through', () => {
     const text = await res.text();
     const sent = t.fake.requests[t.fake.requests.length - 1]!.body;
     expect(sent.model).toBe('text-model');
-    for (const f of ['n', 'service_tier', 'metadata', 'store', 'safety_identifier', 'prompt_cache_key', 'user', 'deferred', 'plugins', 'provider']) expect(sent).not.toHaveProperty(f);
+    for (const f of ['n', 'service_tier', 'metadata', 'store', 'safety_identifier', 'user', 'deferred', 'plugins', 'provider']) expect(sent).not.toHaveProperty(f);
+    // A caching hint the OpenAI-wire upstream reads itself.
+    expect(sent.prompt_cache_key).toBe('k');
     expect(sent.logit_bias).toEqual({ '50256': -100 });
     expect(sent.vendor_extension).toEqual({ keep: true });
     expect(sent.stream_options).toEqual({ include_usage: true });

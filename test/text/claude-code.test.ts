@@ -71,7 +71,7 @@ describe.each(PROVIDERS)('Claude Code → %s', (p) => {
         return;
       }
       expect(headers.get('x-gateway-warnings')).toBe(
-        "thinking and effort not sent: the model is not known to support reasoning (set supports_reasoning in its config); not supported by this model's provider, dropped: context_management",
+        "thinking and effort not sent: the model is not known to support reasoning (set supports_reasoning in its config); not supported by this model's provider, dropped: context_management, cache_control",
       );
       const body = sent.body;
       expect(JSON.stringify(body)).not.toContain('context_management');
@@ -115,7 +115,7 @@ describe.each(PROVIDERS)('Claude Code → %s', (p) => {
       expect(body).toMatchObject({ thinking: { type: 'adaptive', display: 'omitted' }, output_config: { effort: 'high' }, max_tokens: 32000 });
       return;
     }
-    expect(headers.get('x-gateway-warnings')).toBe("max_tokens lowered from 32000 to 16384, the model's maximum output; not supported by this model's provider, dropped: context_management");
+    expect(headers.get('x-gateway-warnings')).toBe("max_tokens lowered from 32000 to 16384, the model's maximum output; not supported by this model's provider, dropped: context_management, cache_control");
     if (p === 'gemini') expect(body.generationConfig).toEqual({ maxOutputTokens: 16384, thinkingConfig: { thinkingBudget: 16384, includeThoughts: true } });
     else expect(body).toMatchObject({ reasoning_effort: 'high', [p === 'openai' ? 'max_completion_tokens' : 'max_tokens']: 16384 });
   });

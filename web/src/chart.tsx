@@ -1,5 +1,6 @@
 // Stacked bar charts (Chart.js, bundled): one bar per day, one colour per model.
 import { BarController, BarElement, CategoryScale, Chart, Legend, LinearScale, Tooltip } from 'chart.js';
+import type { ComponentChildren } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
 
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, Legend, Tooltip);
@@ -8,10 +9,34 @@ Chart.register(BarController, BarElement, CategoryScale, LinearScale, Legend, To
 const PALETTE = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00', '#F0E442', '#000000', '#7F3C8D', '#11A579', '#3969AC', '#F2B701'];
 export const colourOf = (i: number) => PALETTE[i % PALETTE.length]!;
 
+const count = (n: number) => n.toLocaleString('en-US');
+
 /** `colour`: a fixed colour (e.g. red for errors); else the palette's, by position. */
 export type Series = { label: string; values: number[]; colour?: string };
 
-export function StackedBars({ id, labels, series, title, unit }: { id: string; labels: string[]; series: Series[]; title: string; unit: string }) {
+/**
+ * `format`: how a value reads (axis, tooltip, summary); counts by default. `total`: the summary's
+ * total as the API gives it (exact), instead of the plotted values' sum.
+ */
+export function StackedBars({
+  id,
+  labels,
+  series,
+  title,
+  unit,
+  format = count,
+  total: exactTotal,
+  note,
+}: {
+  id: string;
+  labels: string[];
+  series: Series[];
+  title: string;
+  unit: string;
+  format?: (n: number) => string;
+  total?: string;
+  note?: ComponentChildren;
+}) {
   const canvas = useRef<HTMLCanvasElement>(null);
   const chart = useRef<Chart<'bar'> | null>(null);
   useEffect(() => {
@@ -31,14 +56,28 @@ export function StackedBars({ id, labels, series, title, unit }: { id: string; l
         interaction: { mode: 'index', intersect: false },
         scales: {
           x: { stacked: true, grid: { display: false }, ticks: { maxRotation: 0, autoSkip: true, autoSkipPadding: 12 } },
-          y: { stacked: true, beginAtZero: true, title: { display: true, text: unit }, ticks: { precision: 0 } },
+          y: {
+            stacked: true,
+            beginAtZero: true,
+            title: { display: true, text: unit },
+            // Counts are whole; amounts of money are not.
+            ticks: format === count ? { precision: 0 } : { callback: (v) => format(Number(v)), maxTicksLimit: 6 },
+          },
         },
-        plugins: { legend: { position: 'bottom', labels: { boxWidth: 12 } }, tooltip: { callbacks: { footer: (items) => `Total: ${items.reduce((n, i) => n + (i.parsed.y ?? 0), 0).toLocaleString('en-US')}` } } },
+        plugins: {
+          legend: { position: 'bottom', labels: { boxWidth: 12 } },
+          tooltip: {
+            callbacks: {
+              label: (item) => `${item.dataset.label ?? ''}: ${format(item.parsed.y ?? 0)}`,
+              footer: (items) => `Total: ${format(items.reduce((n, i) => n + (i.parsed.y ?? 0), 0))}`,
+            },
+          },
+        },
       },
     });
   }, [labels, series]);
   useEffect(() => () => chart.current?.destroy(), []);
-  const total = series.reduce((n, s) => n + s.values.reduce((a, b) => a + b, 0), 0);
+  const total = exactTotal ?? format(series.reduce((n, s) => n + s.values.reduce((a, b) => a + b, 0), 0));
   return (
     <figure class="chart">
       <figcaption id={`${id}-caption`}>{title}</figcaption>
@@ -46,8 +85,10 @@ export function StackedBars({ id, labels, series, title, unit }: { id: string; l
         <canvas id={id} ref={canvas} role="img" aria-labelledby={`${id}-caption`} aria-describedby={`${id}-summary`} />
       </div>
       <p id={`${id}-summary`} class="visually-hidden">
-        {total.toLocaleString('en-US')} {unit} in total from {labels[0]} to {labels[labels.length - 1]}; the table below has the figures per model.
+        {total}
+        {format === count ? ` ${unit}` : ''} in total from {labels[0]} to {labels[labels.length - 1]}; the table below has the figures per model.
       </p>
+      {note && <p class="chart-note">{note}</p>}
     </figure>
   );
 }

@@ -23,3 +23,51 @@ export function duration(ms: number): string {
 
 export const utcDay = (t: number) => new Date(t).toISOString().slice(0, 10);
 export const DAY = 86_400_000;
+
+// ---- Money ------------------------------------------------------------------------------------
+// The API gives US dollars as exact decimal strings ("0.00005", "12.3400"). They are shown from the
+// strings themselves (rounded in decimal, never through a float), and parsed with Number() only to
+// plot them.
+
+const DECIMAL = /^(-?)(\d*)(?:\.(\d*))?$/;
+
+/** The decimal without superfluous zeros ("0.000050000" → "0.00005", "12.0" → "12"): still exact. */
+export function decimalText(v: string): string {
+  const m = DECIMAL.exec(v.trim());
+  if (!m || (!m[2] && !m[3])) return v;
+  const int = m[2]!.replace(/^0+(?=\d)/, '') || '0';
+  const frac = (m[3] ?? '').replace(/0+$/, '');
+  const sign = m[1] && (int !== '0' || frac) ? '-' : '';
+  return `${sign}${int}${frac ? `.${frac}` : ''}`;
+}
+
+/**
+ * "$12.34", "$1,234.50", "$0.0123", "$0.00005": whole dollars and more with cents; less than a
+ * dollar with three significant digits (at least two decimals, at most nine: nano-dollars). null is
+ * "—" (no known price), never $0 or NaN.
+ */
+export function usd(v: string | null | undefined): string {
+  if (v === null || v === undefined) return '—';
+  const m = DECIMAL.exec(v.trim());
+  if (!m || (!m[2] && !m[3])) return `$${v}`;
+  const int = m[2]!.replace(/^0+/, '');
+  const frac = m[3] ?? '';
+  const first = frac.search(/[1-9]/);
+  const decimals = int ? 2 : first < 0 ? 2 : Math.min(9, Math.max(2, first + 3));
+  // Round half up, in decimal.
+  let n = BigInt((int || '0') + frac.padEnd(decimals, '0').slice(0, decimals));
+  if ((frac[decimals] ?? '0') >= '5') n += 1n;
+  const digits = n.toString().padStart(decimals + 1, '0');
+  const whole = digits.slice(0, -decimals).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  // Below a dollar, zeros after the significant digits say nothing ("$0.00005", not "$0.0000500").
+  let cents = digits.slice(-decimals);
+  if (whole === '0') cents = cents.replace(/0+$/, '').padEnd(2, '0');
+  const sign = m[1] && n !== 0n ? '-' : '';
+  return `${sign}$${whole}.${cents}`;
+}
+
+/** A plotted amount (a float: axis ticks, stacked sums) in the same form. */
+export const usdOf = (n: number) => (Number.isFinite(n) ? usd(n.toFixed(9)) : '—');
+
+/** For plotting only: the dollars of a decimal string, 0 for null. */
+export const dollars = (v: string | null | undefined) => (v === null || v === undefined ? 0 : Number(v) || 0);

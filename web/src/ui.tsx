@@ -3,6 +3,7 @@
 import type { ComponentChildren, JSX } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from './api.ts';
+import { decimalText, usd } from './format.ts';
 
 /** Loads `fn` (again when `deps` change); `reload` fetches afresh. */
 export function useLoad<T>(fn: () => Promise<T>, deps: unknown[] = []) {
@@ -220,18 +221,27 @@ export function ModelId({ id }: { id: string }) {
   );
 }
 
-export function Meter({ label, used, limit, detail }: { label: string; used: number; limit: number; detail?: ComponentChildren }) {
+/** `shown`: the figures as text when they are not counts (amounts of money, from the API's decimals). */
+export function Meter({ label, used, limit, detail, shown, id }: { label: string; used: number; limit: number; detail?: ComponentChildren; shown?: { used: string; limit: string }; id?: string }) {
   const share = limit > 0 ? Math.min(1, used / limit) : 0;
   const level = share >= 0.9 ? 'high' : share >= 0.7 ? 'mid' : 'low';
   return (
-    <div class="meter">
+    <div class="meter" id={id}>
       <div class="meter-label">
         <span>{label}</span>
-        <span>
-          <strong>{used.toLocaleString('en-US')}</strong> / {limit.toLocaleString('en-US')}
+        <span class="nowrap">
+          <strong>{shown?.used ?? used.toLocaleString('en-US')}</strong> / {shown?.limit ?? limit.toLocaleString('en-US')}
         </span>
       </div>
-      <div class={`meter-bar ${level}`} role="meter" aria-label={label} aria-valuemin={0} aria-valuemax={limit} aria-valuenow={Math.min(used, limit)}>
+      <div
+        class={`meter-bar ${level}`}
+        role="meter"
+        aria-label={label}
+        aria-valuemin={0}
+        aria-valuemax={limit}
+        aria-valuenow={Math.min(used, limit)}
+        aria-valuetext={shown ? `${shown.used} of ${shown.limit}` : undefined}
+      >
         <div style={{ width: `${(share * 100).toFixed(1)}%` }} />
       </div>
       {detail && <div class="meter-detail">{detail}</div>}
@@ -266,6 +276,32 @@ export function Cell({ label, children, class: cls }: { label: string; children?
   return (
     <td data-label={label} class={cls}>
       <div>{children}</div>
+    </td>
+  );
+}
+
+/**
+ * A right-aligned amount of US dollars (the API's decimal string), labelled for the phone layout;
+ * null is "—" (no known price). `unpriced`: requests of the row whose cost is unknown (not in it).
+ */
+export function UsdCell({ label, value, unpriced = 0 }: { label: string; value: string | null; unpriced?: number }) {
+  return (
+    <td data-label={label} class="num" title={value === null ? 'No known price' : `$${decimalText(value)}`}>
+      <div>
+        {value === null ? (
+          <>
+            <span aria-hidden="true">—</span>
+            <span class="visually-hidden">no known price</span>
+          </>
+        ) : (
+          usd(value)
+        )}
+        {unpriced > 0 && (
+          <small class="cell-note">
+            {unpriced.toLocaleString('en-US')} request{unpriced === 1 ? '' : 's'} without a known price
+          </small>
+        )}
+      </div>
     </td>
   );
 }

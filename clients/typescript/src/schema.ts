@@ -1028,18 +1028,31 @@ export type components = {
         };
         /** @enum {string|null} */
         FinishReason: "stop" | "length" | "tool_calls" | "content_filter" | "function_call" | null;
-        /** @description Token counts. `prompt_tokens` includes cached tokens. */
+        /** @description Token counts. Each detail is a part of its total: `prompt_tokens` includes cached and written tokens. */
         ChatUsage: {
+            /** @description All input tokens: cache reads and writes, audio and images included. */
             prompt_tokens: number;
+            /** @description All output tokens, reasoning included. */
             completion_tokens: number;
             total_tokens: number;
             prompt_tokens_details?: ({
+                /** @description Read from the prompt cache. */
                 cached_tokens?: number;
+                /** @description Written to the prompt cache (when there were any). */
+                cache_write_tokens?: number;
+                /** @description Audio input, when the provider reports it. */
+                audio_tokens?: number;
+                /** @description Image (and video) input, when the provider reports it. */
+                image_tokens?: number;
             } & {
                 [key: string]: unknown;
             }) | null;
             completion_tokens_details?: ({
                 reasoning_tokens?: number;
+                /** @description Audio output, when the provider reports it. */
+                audio_tokens?: number;
+                /** @description Image output, when the provider reports it. */
+                image_tokens?: number;
             } & {
                 [key: string]: unknown;
             }) | null;
@@ -1127,7 +1140,7 @@ export type components = {
                 scope: "key" | "user";
             };
         };
-        /** @description Chat-completions request. Unknown fields are passed on to the upstream. Silently stripped before forwarding: n, service_tier, metadata, store, safety_identifier, prompt_cache_key, user, deferred, plugins, provider. The gateway always asks the upstream for usage (`stream_options.include_usage`); the client sees the usage chunk only when it asked. */
+        /** @description Chat-completions request. Unknown fields are passed on to the upstream. Silently stripped before forwarding: n, service_tier, metadata, store, safety_identifier, user, deferred, plugins, provider. The gateway always asks the upstream for usage (`stream_options.include_usage`); the client sees the usage chunk only when it asked. */
         ChatCompletionRequest: {
             model: string;
             messages: components["schemas"]["ChatMessage"][];
@@ -1513,12 +1526,33 @@ export type components = {
         });
         /** @enum {string|null} */
         MessagesStopReason: "end_turn" | "max_tokens" | "stop_sequence" | "tool_use" | "pause_turn" | "refusal" | "model_context_window_exceeded" | null;
-        /** @description `input_tokens` excludes cache reads and writes. */
+        /** @description `input_tokens` excludes cache reads and writes: the prompt is their sum. */
         MessagesUsage: {
+            /** @description Input tokens neither read from nor written to the cache. */
             input_tokens: number;
+            /** @description All output tokens, thinking included. */
             output_tokens: number;
             cache_creation_input_tokens?: number | null;
             cache_read_input_tokens?: number | null;
+            /** @description The cache writes by lifetime (when there were any). */
+            cache_creation?: ({
+                ephemeral_5m_input_tokens: number;
+                ephemeral_1h_input_tokens: number;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            /** @description Of the output, the thinking (when there was any). */
+            output_tokens_details?: ({
+                thinking_tokens: number;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            /** @description Web searches the provider ran (when there were any). */
+            server_tool_use?: ({
+                web_search_requests: number;
+            } & {
+                [key: string]: unknown;
+            }) | null;
         } & {
             [key: string]: unknown;
         };
@@ -2003,6 +2037,7 @@ export type components = {
             input_tokens: number;
             input_tokens_details?: {
                 cached_tokens: number;
+                cache_write_tokens?: number;
             } & {
                 [key: string]: unknown;
             };
@@ -2214,7 +2249,7 @@ export type components = {
         } & {
             [key: string]: unknown;
         });
-        /** @description Responses-format request. Unknown fields are passed on. Silently stripped: n, service_tier, background, user, safety_identifier, prompt_cache_key, prompt_cache_retention, metadata, context_management, plugins, provider. */
+        /** @description Responses-format request. Unknown fields are passed on. Silently stripped: n, service_tier, background, user, safety_identifier, metadata, context_management, plugins, provider. */
         ResponsesRequest: {
             model: string;
             input: string | components["schemas"]["ResponsesInputItem"][];
@@ -2823,6 +2858,17 @@ export type components = {
             cachedContentTokenCount?: number;
             thoughtsTokenCount?: number;
             toolUsePromptTokenCount?: number;
+            /** @description The prompt by modality, when the provider reported audio or image input. */
+            promptTokensDetails?: components["schemas"]["GeminiModalityTokenCount"][];
+            /** @description The candidates by modality, when the provider reported audio or image output. */
+            candidatesTokensDetails?: components["schemas"]["GeminiModalityTokenCount"][];
+        } & {
+            [key: string]: unknown;
+        };
+        GeminiModalityTokenCount: {
+            /** @description TEXT, IMAGE, VIDEO, AUDIO or DOCUMENT. */
+            modality: string;
+            tokenCount: number;
         } & {
             [key: string]: unknown;
         };
@@ -3043,13 +3089,52 @@ export type components = {
             unit: "token" | "image" | "video_second" | "character" | "audio_minute";
             /** @description Quota tokens one unit counts for, before `token_multiplier` (1 for tokens). When an upstream reports token usage for non-token work (gpt-image-1, gpt-4o-transcribe), the reported tokens are billed instead; the unit rule still sizes the reservation made at admission. */
             tokens_per_unit: number;
+            /** @description What one token of each usage bucket counts for in the quota, before `token_multiplier` (config `billing.weights`; 1 unless set). The buckets do not overlap: `input` is uncached text input, `output` text output without reasoning. */
+            weights: {
+                input: number;
+                cache_read: number;
+                cache_write: number;
+                cache_write_1h: number;
+                audio_input: number;
+                image_input: number;
+                output: number;
+                reasoning: number;
+                audio_output: number;
+                image_output: number;
+            };
         };
-        /** @description USD as decimal strings: per token (prompt, completion), per image, per request. null = unknown. */
+        /** @description US dollars as decimal strings, from the config, else from the catalog metadata (OpenRouter), field by field. null = unknown: a request that used a bucket without a price has no cost (null), never 0. */
         ModelPricing: {
+            /** @description Per input token (uncached text input; image input tokens too). */
             prompt: string | null;
+            /** @description Per output token. */
             completion: string | null;
+            /** @description Per generated image (images models). */
             image: string | null;
+            /** @description Per request, on top of its tokens; null: none. */
             request: string | null;
+            /** @description Per input token read from the prompt cache; null: charged at `prompt`. */
+            input_cache_read: string | null;
+            /** @description Per input token written to the prompt cache (Anthropic’s 5-minute cache). */
+            input_cache_write: string | null;
+            /** @description Per input token written to Anthropic’s 1-hour cache. */
+            input_cache_write_1h: string | null;
+            /** @description Per reasoning (thinking) token; null: charged at `completion`, as providers bill it. */
+            internal_reasoning: string | null;
+            /** @description Per web search the provider ran. */
+            web_search: string | null;
+            /** @description Per audio input token. */
+            input_audio: string | null;
+            /** @description Per audio output token. */
+            output_audio: string | null;
+            /** @description Per image output token (models that report image tokens). */
+            output_image: string | null;
+            /** @description Per second of generated video. */
+            video_second: string | null;
+            /** @description Per character of speech input. */
+            character: string | null;
+            /** @description Per minute of transcribed audio. */
+            audio_minute: string | null;
         } | null;
         /** @description Rolling availability and error-rate history per model, from the gateway’s own upstream attempts. No authentication needed. */
         ModelStatusList: {
@@ -3124,6 +3209,14 @@ export type components = {
                 user_max_concurrent_jobs: number | null;
                 /** @description API keys a user may hold at once (revoked ones do not count). */
                 max_keys: number;
+                /** @description US dollars a key may spend per UTC day; null: no budget. */
+                daily_budget_usd: string | null;
+                /** @description US dollars a key may spend per UTC calendar month; null: no budget. */
+                monthly_budget_usd: string | null;
+                /** @description US dollars a user may spend per UTC day over all keys and apps; null: no budget. */
+                user_daily_budget_usd: string | null;
+                /** @description US dollars a user may spend per UTC calendar month over all keys and apps; null: no budget. */
+                user_monthly_budget_usd: string | null;
                 id: string;
                 rank: number;
                 /** @description The premium models of the catalog, and whether this plan may use them (its rank is at least the required plan’s). */
@@ -3158,6 +3251,9 @@ export type components = {
                 };
                 user: components["schemas"]["UserLimits"];
             };
+            budgets: components["schemas"]["Budgets"];
+            /** @description Your latest budget alerts (at most 20, newest first): of your keys and of you. */
+            budget_alerts: components["schemas"]["BudgetAlert"][];
             period: {
                 start: string;
                 end: string;
@@ -3170,9 +3266,58 @@ export type components = {
                 completion_tokens: number;
                 cached_tokens: number;
                 reasoning_tokens: number;
-                /** @description After token_multiplier and surcharges: what counts against the quota. */
+                /** @description After bucket weights, token_multiplier and surcharges: what counts against the quota. */
                 billed_tokens: number;
+                /** @description Input tokens written to the prompt cache (all lifetimes), among `prompt_tokens`. */
+                cache_write_tokens: number;
+                /** @description Of `cache_write_tokens`, those written to a 1-hour cache. */
+                cache_write_1h_tokens: number;
+                /** @description Audio tokens among `prompt_tokens`. */
+                audio_input_tokens: number;
+                /** @description Image tokens among `prompt_tokens`. */
+                image_input_tokens: number;
+                /** @description Audio tokens among `completion_tokens`. */
+                audio_output_tokens: number;
+                /** @description Image tokens among `completion_tokens`. */
+                image_output_tokens: number;
+                /** @description Web searches run by the providers. */
+                web_search_calls: number;
+                /** @description US dollars, a decimal string: the sum of the requests whose cost is known. null when none of them has one (their model has no known price). */
+                cost: string | null;
+                /** @description Requests whose cost is unknown (a price they needed is not known): not in `cost`. */
+                unpriced_requests: number;
             };
+            /** @description The period per API key (keys with requests in it). */
+            by_key: {
+                requests: number;
+                /** @description Requests that ended in an error (status 400 or above) among `requests`. */
+                errors: number;
+                prompt_tokens: number;
+                completion_tokens: number;
+                cached_tokens: number;
+                reasoning_tokens: number;
+                /** @description After bucket weights, token_multiplier and surcharges: what counts against the quota. */
+                billed_tokens: number;
+                /** @description Input tokens written to the prompt cache (all lifetimes), among `prompt_tokens`. */
+                cache_write_tokens: number;
+                /** @description Of `cache_write_tokens`, those written to a 1-hour cache. */
+                cache_write_1h_tokens: number;
+                /** @description Audio tokens among `prompt_tokens`. */
+                audio_input_tokens: number;
+                /** @description Image tokens among `prompt_tokens`. */
+                image_input_tokens: number;
+                /** @description Audio tokens among `completion_tokens`. */
+                audio_output_tokens: number;
+                /** @description Image tokens among `completion_tokens`. */
+                image_output_tokens: number;
+                /** @description Web searches run by the providers. */
+                web_search_calls: number;
+                /** @description US dollars, a decimal string: the sum of the requests whose cost is known. null when none of them has one (their model has no known price). */
+                cost: string | null;
+                /** @description Requests whose cost is unknown (a price they needed is not known): not in `cost`. */
+                unpriced_requests: number;
+                key_id: string;
+            }[];
             by_model: {
                 requests: number;
                 /** @description Requests that ended in an error (status 400 or above) among `requests`. */
@@ -3181,8 +3326,26 @@ export type components = {
                 completion_tokens: number;
                 cached_tokens: number;
                 reasoning_tokens: number;
-                /** @description After token_multiplier and surcharges: what counts against the quota. */
+                /** @description After bucket weights, token_multiplier and surcharges: what counts against the quota. */
                 billed_tokens: number;
+                /** @description Input tokens written to the prompt cache (all lifetimes), among `prompt_tokens`. */
+                cache_write_tokens: number;
+                /** @description Of `cache_write_tokens`, those written to a 1-hour cache. */
+                cache_write_1h_tokens: number;
+                /** @description Audio tokens among `prompt_tokens`. */
+                audio_input_tokens: number;
+                /** @description Image tokens among `prompt_tokens`. */
+                image_input_tokens: number;
+                /** @description Audio tokens among `completion_tokens`. */
+                audio_output_tokens: number;
+                /** @description Image tokens among `completion_tokens`. */
+                image_output_tokens: number;
+                /** @description Web searches run by the providers. */
+                web_search_calls: number;
+                /** @description US dollars, a decimal string: the sum of the requests whose cost is known. null when none of them has one (their model has no known price). */
+                cost: string | null;
+                /** @description Requests whose cost is unknown (a price they needed is not known): not in `cost`. */
+                unpriced_requests: number;
                 model: string;
                 /** @description Non-token work of this model (see the catalog entry’s `billing`); null for token-billed models. */
                 metered: {
@@ -3200,14 +3363,33 @@ export type components = {
                 completion_tokens: number;
                 cached_tokens: number;
                 reasoning_tokens: number;
-                /** @description After token_multiplier and surcharges: what counts against the quota. */
+                /** @description After bucket weights, token_multiplier and surcharges: what counts against the quota. */
                 billed_tokens: number;
+                /** @description Input tokens written to the prompt cache (all lifetimes), among `prompt_tokens`. */
+                cache_write_tokens: number;
+                /** @description Of `cache_write_tokens`, those written to a 1-hour cache. */
+                cache_write_1h_tokens: number;
+                /** @description Audio tokens among `prompt_tokens`. */
+                audio_input_tokens: number;
+                /** @description Image tokens among `prompt_tokens`. */
+                image_input_tokens: number;
+                /** @description Audio tokens among `completion_tokens`. */
+                audio_output_tokens: number;
+                /** @description Image tokens among `completion_tokens`. */
+                image_output_tokens: number;
+                /** @description Web searches run by the providers. */
+                web_search_calls: number;
+                /** @description US dollars, a decimal string: the sum of the requests whose cost is known. null when none of them has one (their model has no known price). */
+                cost: string | null;
+                /** @description Requests whose cost is unknown (a price they needed is not known): not in `cost`. */
+                unpriced_requests: number;
                 date: string;
-                /** @description The day per model (models with requests that day). */
+                /** @description The day per model (models with requests that day); `cost` as in the totals. */
                 models: {
                     model: string;
                     requests: number;
                     billed_tokens: number;
+                    cost: string | null;
                 }[];
             }[];
         };
@@ -3241,6 +3423,71 @@ export type components = {
                 active: number;
                 remaining: number;
             };
+        };
+        /** @description Spend budgets in US dollars (plan `daily_budget_usd`, `monthly_budget_usd`, `user_daily_budget_usd`, `user_monthly_budget_usd`), per UTC day and calendar month. */
+        Budgets: {
+            /** @description The key’s budgets (with the dashboard session and no `key`: summed over your active keys); null where the plan sets none. */
+            key: {
+                daily: {
+                    limit_usd: string;
+                    /** @description Settled spend plus the most the requests in flight can cost. */
+                    spent_usd: string;
+                    remaining_usd: string;
+                    /** @description ISO 8601 UTC: the end of the day or month. */
+                    reset_at: string;
+                } | null;
+                monthly: {
+                    limit_usd: string;
+                    /** @description Settled spend plus the most the requests in flight can cost. */
+                    spent_usd: string;
+                    remaining_usd: string;
+                    /** @description ISO 8601 UTC: the end of the day or month. */
+                    reset_at: string;
+                } | null;
+            };
+            /** @description Your budgets over all your keys and apps; null where the plan sets none. */
+            user: {
+                daily: {
+                    limit_usd: string;
+                    /** @description Settled spend plus the most the requests in flight can cost. */
+                    spent_usd: string;
+                    remaining_usd: string;
+                    /** @description ISO 8601 UTC: the end of the day or month. */
+                    reset_at: string;
+                } | null;
+                monthly: {
+                    limit_usd: string;
+                    /** @description Settled spend plus the most the requests in flight can cost. */
+                    spent_usd: string;
+                    remaining_usd: string;
+                    /** @description ISO 8601 UTC: the end of the day or month. */
+                    reset_at: string;
+                } | null;
+            };
+        };
+        /** @description A spend budget crossed one of the operator’s alert thresholds (once per threshold per period). */
+        BudgetAlert: {
+            id: string;
+            /** @enum {string} */
+            scope: "key" | "user";
+            key_id: string | null;
+            user_id: string;
+            /** @enum {string} */
+            period: "daily" | "monthly";
+            /** @description YYYY-MM-DD (daily) or YYYY-MM (monthly), UTC. */
+            period_start: string;
+            threshold_percent: number;
+            limit_usd: string;
+            /** @description What had been spent when the threshold was crossed. */
+            spent_usd: string;
+            created_at: string;
+            /**
+             * @description Of the operator’s webhook; `disabled`: none is configured.
+             * @enum {string}
+             */
+            delivery: "pending" | "delivered" | "failed" | "disabled";
+            attempts: number;
+            delivered_at: string | null;
         };
         GeminiModelList: {
             models: components["schemas"]["GeminiModel"][];
@@ -3606,6 +3853,14 @@ export type components = {
             user_max_concurrent_jobs: number | null;
             /** @description API keys a user may hold at once (revoked ones do not count). */
             max_keys: number;
+            /** @description US dollars a key may spend per UTC day; null: no budget. */
+            daily_budget_usd: string | null;
+            /** @description US dollars a key may spend per UTC calendar month; null: no budget. */
+            monthly_budget_usd: string | null;
+            /** @description US dollars a user may spend per UTC day over all keys and apps; null: no budget. */
+            user_daily_budget_usd: string | null;
+            /** @description US dollars a user may spend per UTC calendar month over all keys and apps; null: no budget. */
+            user_monthly_budget_usd: string | null;
             id: string;
             rank: number;
             /** @description The plan of new users. */
@@ -3627,14 +3882,36 @@ export type components = {
                 completion_tokens: number;
                 cached_tokens: number;
                 reasoning_tokens: number;
-                /** @description After token_multiplier and surcharges: what counts against the quota. */
+                /** @description After bucket weights, token_multiplier and surcharges: what counts against the quota. */
                 billed_tokens: number;
+                /** @description Input tokens written to the prompt cache (all lifetimes), among `prompt_tokens`. */
+                cache_write_tokens: number;
+                /** @description Of `cache_write_tokens`, those written to a 1-hour cache. */
+                cache_write_1h_tokens: number;
+                /** @description Audio tokens among `prompt_tokens`. */
+                audio_input_tokens: number;
+                /** @description Image tokens among `prompt_tokens`. */
+                image_input_tokens: number;
+                /** @description Audio tokens among `completion_tokens`. */
+                audio_output_tokens: number;
+                /** @description Image tokens among `completion_tokens`. */
+                image_output_tokens: number;
+                /** @description Web searches run by the providers. */
+                web_search_calls: number;
+                /** @description US dollars, a decimal string: the sum of the requests whose cost is known. null when none of them has one (their model has no known price). */
+                cost: string | null;
+                /** @description Requests whose cost is unknown (a price they needed is not known): not in `cost`. */
+                unpriced_requests: number;
             };
             /** @description By billed tokens, most first. */
             top_users: {
                 requests: number;
                 errors: number;
                 billed_tokens: number;
+                /** @description US dollars, a decimal string: the sum of the requests whose cost is known. null when none of them has one (their model has no known price). */
+                cost: string | null;
+                /** @description Requests whose cost is unknown (a price they needed is not known): not in `cost`. */
+                unpriced_requests: number;
                 user_id: string;
                 email: string | null;
             }[];
@@ -3643,12 +3920,22 @@ export type components = {
                 requests: number;
                 errors: number;
                 billed_tokens: number;
+                /** @description US dollars, a decimal string: the sum of the requests whose cost is known. null when none of them has one (their model has no known price). */
+                cost: string | null;
+                /** @description Requests whose cost is unknown (a price they needed is not known): not in `cost`. */
+                unpriced_requests: number;
                 model: string;
             }[];
+            /** @description The latest budget alerts of everyone (at most 50, newest first). */
+            budget_alerts: components["schemas"]["BudgetAlert"][];
             by_day: {
                 requests: number;
                 errors: number;
                 billed_tokens: number;
+                /** @description US dollars, a decimal string: the sum of the requests whose cost is known. null when none of them has one (their model has no known price). */
+                cost: string | null;
+                /** @description Requests whose cost is unknown (a price they needed is not known): not in `cost`. */
+                unpriced_requests: number;
                 date: string;
                 /** @description Distinct users with requests that day. */
                 users: number;

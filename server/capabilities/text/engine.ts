@@ -1,7 +1,7 @@
 // The text-generation request path shared by the chat-completions and Messages endpoints:
 // model → targets → (pass through | translate) → failover → JSON or SSE, then settle usage.
 import { Readable } from 'node:stream';
-import { estimateOutputTokens, estimatePromptTokens, textReservation } from '../../billing/estimate.ts';
+import { estimateOutputTokens, estimatePromptTokens, textEstimate } from '../../billing/estimate.ts';
 import { beginMetered } from '../../billing/metered.ts';
 import { GatewayError, errors } from '../../runtime/errors.ts';
 import type { EventSourceMessage } from 'eventsource-parser';
@@ -18,7 +18,7 @@ import { withClientModel } from '../../translate/model-id.ts';
 import { gatewayHeaders } from '../shared/gateway-headers.ts';
 import { surfaceOf } from '../../config/capabilities.ts';
 import { inlineImages } from './inline-images.ts';
-import { fitToModel } from './model-fit.ts';
+import { fitToModel, type Fitted } from './model-fit.ts';
 import { gatewaySearchLoop } from './web-search-loop.ts';
 import type { CapabilityDeps } from '../deps.ts';
 import type { CallInfo, Caller, StreamedAnswer } from '../descriptor.ts';
@@ -112,12 +112,14 @@ export async function runText(services: CapabilityDeps, call: TextCall): Promise
     targets = targets.filter((t) => isNative(call, t));
     if (!targets.length) throw call.nativeOnly;
   }
+  const most = textEstimate(fitted.request, model);
   const meter = await beginMetered(services, {
     requestId: call.requestId,
     principal: call.principal,
     model: modelId,
     endpoint: surfaceOf(call.format.endpoint),
-    reserveTokens: textReservation(fitted.request, model),
+    reserveTokens: most.input + most.output,
+    reserveCost: most,
   });
   // Settlement is not awaited: the ledger record is written and the counter updated now (with
   // Redis, sent at the end of this event-loop turn with the turn's others), ahead of any request
@@ -175,7 +177,7 @@ export async function runText(services: CapabilityDeps, call: TextCall): Promise
 
   try {
     const { value, candidate, blame } = await withFailover(targets, attempt, opts);
-    const warnings = answerWarnings(call, candidate, fitted.warnings);
+    const warnings = answerWarnings(call, candidate, fitted);
     if (value.kind === 'stream') {
       const body = streamToClient(services, call, value.opened, blame, settle);
       const streamType = call.codec.streamContentType ? { 'content-type': call.codec.streamContentType } : {};
@@ -204,8 +206,8 @@ export async function runText(services: CapabilityDeps, call: TextCall): Promise
 
 const STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
 
-/** What translating changed or dropped: none when the request was passed through as the client wrote it. */
-const answerWarnings = (call: TextCall, target: Target, warnings: string[]) => (isNative(call, target) ? [] : warnings);
+/** What translating for this target changed or dropped: none when the request was passed through as the client wrote it. */
+const answerWarnings = (call: TextCall, target: Target, fitted: Fitted) => (isNative(call, target) ? [] : fitted.warnings(target.adapter.format));
 
 function targetHeaders(call: TextCall, target: Target, services: CapabilityDeps, warnings: string[]): Record<string, string> {
   const headers = gatewayHeaders(target.provider.id, warnings);

@@ -7,20 +7,10 @@ import { buildCall, type CallContext } from '../../providers/types.ts';
 import type { TextTarget as Target } from '../../routing/targets.ts';
 import { SearchError, type SearchResult } from '../../search/backends.ts';
 import type * as C from '../../translate/canonical.ts';
+import { addUsage } from '../../translate/usage.ts';
 
 export const SEARCH_TOOL = 'web_search';
 const INSTRUCTION = 'You can search the web with the web_search tool. Cite the numbered search results you rely on as [n] right after the statement they support.';
-
-function addUsage(a: C.Usage | null, b: C.Usage | null): C.Usage | null {
-  if (!a || !b) return a ?? b;
-  return {
-    inputTokens: a.inputTokens + b.inputTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-    cachedTokens: a.cachedTokens + b.cachedTokens,
-    cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
-    reasoningTokens: a.reasoningTokens + b.reasoningTokens,
-  };
-}
 
 function cite(content: C.Response['content'], sources: SearchResult[]): C.Response['content'] {
   return content.map((p) => {

@@ -8,6 +8,7 @@ import { budgetToEffort, parseJsonArgs, reasoningBudget } from '../../translate/
 import { vendorTarget } from '../vendor-client.ts';
 import { anthropicClient } from './client.ts';
 import { asWire } from '../../upstream/json.ts';
+import { clampUsage, reported, whole, withReported } from '../../translate/usage.ts';
 import type * as W from './wire.ts';
 
 /** Used when neither the client nor the model's config gives max_tokens (Anthropic requires it). */
@@ -19,28 +20,44 @@ const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp
 /** Anthropic tool ids must match ^[a-zA-Z0-9_-]+$; other providers' ids are mapped onto that set. */
 export const toolId = (id: string) => (/^[a-zA-Z0-9_-]+$/.test(id) ? id : id.replace(/[^a-zA-Z0-9_-]/g, '_'));
 
-function imageBlock(s: C.ImageSource): W.ImageBlock {
-  if (s.kind === 'url') return { type: 'image', source: { type: 'url', url: s.url } };
+/** A client's cache breakpoint on the block, tool or request it was set on (only Anthropic has a place for it). */
+const cacheMark = (mark: C.CacheControl | undefined): { cache_control?: W.CacheControl } => (mark ? { cache_control: mark } : {});
+
+function imageBlock(s: C.ImageSource, mark?: C.CacheControl): W.ImageBlock {
+  if (s.kind === 'url') return { type: 'image', source: { type: 'url', url: s.url }, ...cacheMark(mark) };
   if (!IMAGE_TYPES.has(s.mediaType)) {
     throw new UnsupportedContentError(`Anthropic models accept images as JPEG, PNG, GIF or WebP, not ${s.mediaType}.`);
   }
-  return { type: 'image', source: { type: 'base64', media_type: s.mediaType, data: s.data } };
+  return { type: 'image', source: { type: 'base64', media_type: s.mediaType, data: s.data }, ...cacheMark(mark) };
+}
+
+const textBlock = (p: C.TextPart): W.TextBlock => ({ type: 'text', text: p.text, ...cacheMark(p.cacheControl) });
+
+/**
+ * The system prompt: one string, or one text block per entry when the client marked some of them
+ * as cache breakpoints (the mark stays where it was set; empty entries are left out, Anthropic refuses empty blocks).
+ */
+function encodeSystem(req: C.Request): W.Request['system'] {
+  const marks = req.systemCacheControl;
+  if (!marks?.some(Boolean)) return req.system.join('\n\n');
+  return req.system.flatMap((text, i) => (text ? [{ type: 'text' as const, text, ...cacheMark(marks[i]) }] : []));
 }
 
 function encodePart(p: C.Part): W.RequestBlock | null {
   switch (p.type) {
     case 'text':
-      return p.text ? { type: 'text', text: p.text } : null;
+      return p.text ? textBlock(p) : null;
     case 'image':
-      return imageBlock(p.source);
+      return imageBlock(p.source, p.cacheControl);
     case 'tool_call':
       return { type: 'tool_use', id: toolId(p.id), name: p.name, input: parseJsonArgs(p.arguments) };
     case 'tool_result':
       return {
         type: 'tool_result',
         tool_use_id: toolId(p.toolCallId),
-        content: p.content.map((c) => (c.type === 'text' ? { type: 'text' as const, text: c.text } : imageBlock(c.source))).filter((c) => c.type !== 'text' || c.text),
+        content: p.content.map((c) => (c.type === 'text' ? textBlock(c) : imageBlock(c.source, c.cacheControl))).filter((c) => c.type !== 'text' || c.text),
         ...(p.isError ? { is_error: true } : {}),
+        ...cacheMark(p.cacheControl),
       };
     case 'reasoning':
       // Thinking goes back only as Anthropic produced it: signed, or redacted.
@@ -89,9 +106,10 @@ function anthropicEffort(r: NonNullable<C.Request['reasoning']>, budget: number)
 
 export function encodeMessagesBody(req: C.Request, ctx: CallContext): W.Request {
   const body: W.Request = { model: req.model, messages: encodeMessages(req) };
-  if (req.system.length) body.system = req.system.join('\n\n');
+  if (req.system.length) body.system = encodeSystem(req);
+  if (req.cacheControl) body.cache_control = req.cacheControl;
   let maxTokens = req.maxTokens ?? ctx.defaultMaxTokens ?? DEFAULT_MAX_TOKENS;
-  const tools: W.Tool[] = (req.tools ?? []).map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters ?? { type: 'object' } }));
+  const tools: W.Tool[] = (req.tools ?? []).map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters ?? { type: 'object' }, ...cacheMark(t.cacheControl) }));
   let toolChoice: W.ToolChoice | undefined;
   if (req.toolChoice !== undefined && tools.length) {
     const tc = req.toolChoice;
@@ -106,7 +124,8 @@ export function encodeMessagesBody(req: C.Request, ctx: CallContext): W.Request 
       tools.push({ name: JSON_TOOL, description: 'Respond with the JSON output.', input_schema: schema });
       toolChoice = { type: 'tool', name: JSON_TOOL };
     } else {
-      body.system = [body.system, `Answer with a single JSON value only, matching this JSON Schema:\n${JSON.stringify(schema)}`].filter(Boolean).join('\n\n');
+      const instruction = `Answer with a single JSON value only, matching this JSON Schema:\n${JSON.stringify(schema)}`;
+      body.system = Array.isArray(body.system) ? [...body.system, { type: 'text', text: instruction }] : [body.system, instruction].filter(Boolean).join('\n\n');
     }
   }
   // Web search runs on Anthropic's side as its server tool.
@@ -153,11 +172,50 @@ export function mapStop(reason: string | null | undefined): C.FinishReason {
   }
 }
 
+/** One step's counts: its whole prompt (uncached input + cache reads + cache writes) and output. */
+function stepCounts(u: W.Usage | W.UsageIteration) {
+  const read = whole(u.cache_read_input_tokens);
+  const written = whole(u.cache_creation_input_tokens);
+  return { input: whole(u.input_tokens) + read + written, output: whole(u.output_tokens), read, written, written1h: u.cache_creation ? reported(u.cache_creation.ephemeral_1h_input_tokens) : undefined };
+}
+
+/**
+ * Anthropic's usage. `input_tokens` is only the uncached part: the canonical input adds the cache
+ * reads and writes. Thinking is inside `output_tokens`; newer answers name it in
+ * `output_tokens_details.thinking_tokens`, older ones do not (reasoning 0 there: not a separate
+ * price). Searches are `server_tool_use.web_search_requests`. With compaction the top-level counts
+ * are the answering step's alone: the compaction step ran on the same model and is billed too, so
+ * its iteration is added. An advisor's iteration ran on another model at that model's prices and is
+ * not this model's usage: it is left out.
+ */
 export function decodeUsage(u: W.Usage | null | undefined): C.Usage | null {
   if (!u) return null;
-  const cached = u.cache_read_input_tokens ?? 0;
-  const written = u.cache_creation_input_tokens ?? 0;
-  return { inputTokens: (u.input_tokens ?? 0) + cached + written, outputTokens: u.output_tokens ?? 0, cachedTokens: cached, cacheWriteTokens: written, reasoningTokens: 0 };
+  const steps = [stepCounts(u), ...(u.iterations ?? []).filter((it) => it.type === 'compaction').map(stepCounts)];
+  const sum = (of: (s: ReturnType<typeof stepCounts>) => number) => steps.reduce((n, s) => n + of(s), 0);
+  const usage: C.Usage = {
+    inputTokens: sum((s) => s.input),
+    outputTokens: sum((s) => s.output),
+    cachedTokens: sum((s) => s.read),
+    cacheWriteTokens: sum((s) => s.written),
+    reasoningTokens: whole(u.output_tokens_details?.thinking_tokens),
+  };
+  return clampUsage(
+    withReported(usage, {
+      cacheWrite1hTokens: steps.some((s) => s.written1h !== undefined) ? sum((s) => s.written1h ?? 0) : undefined,
+      webSearchCalls: reported(u.server_tool_use?.web_search_requests),
+    }),
+  );
+}
+
+/**
+ * A stream's usage so far: message_delta's counts are cumulative and replace message_start's; a
+ * field it leaves out (or sends as null) keeps message_start's value (the 5-minute/1-hour split
+ * comes only there).
+ */
+function mergeUsage(start: W.Usage, delta: W.Usage | undefined): W.Usage {
+  // The entries of a W.Usage with a value are a W.Usage.
+  const given = Object.fromEntries(Object.entries(delta ?? {}).filter(([, v]) => v !== null && v !== undefined)) as W.Usage;
+  return { ...start, ...given };
 }
 
 export function decodeMessagesResponse(b: W.Message): C.Response {
@@ -191,7 +249,8 @@ export function decodeMessagesResponse(b: W.Message): C.Response {
 }
 
 export class MessagesStreamDecoder implements StreamDecoder {
-  private usage: C.Usage | null = null;
+  /** The usage as Anthropic reported it so far (message_start, then merged with message_delta). */
+  private usage: W.Usage | null = null;
   private stopped = false;
   private jsonBlock = -1;
   private finish?: C.StreamEvent;
@@ -207,7 +266,7 @@ export class MessagesStreamDecoder implements StreamDecoder {
     const ev = asWire<W.StreamEvent>(data);
     switch (ev.type) {
       case 'message_start':
-        this.usage = decodeUsage(ev.message?.usage);
+        this.usage = ev.message?.usage ?? null;
         return [{ type: 'start', id: ev.message?.id ?? `msg_${randomToken(24)}`, model: ev.message?.model ?? '' }];
       case 'content_block_start': {
         const b = ev.content_block;
@@ -247,15 +306,7 @@ export class MessagesStreamDecoder implements StreamDecoder {
         return [];
       }
       case 'message_delta': {
-        // Usage here is cumulative; input counts may be repeated (or only appear here).
-        const u: W.Usage = ev.usage ?? {};
-        const prev = this.usage ?? decodeUsage({})!;
-        this.usage = decodeUsage({
-          input_tokens: u.input_tokens ?? prev.inputTokens - prev.cachedTokens - prev.cacheWriteTokens,
-          cache_read_input_tokens: u.cache_read_input_tokens ?? prev.cachedTokens,
-          cache_creation_input_tokens: u.cache_creation_input_tokens ?? prev.cacheWriteTokens,
-          output_tokens: u.output_tokens ?? prev.outputTokens,
-        });
+        this.usage = mergeUsage(this.usage ?? {}, ev.usage);
         let reason = mapStop(ev.delta?.stop_reason);
         if (reason === 'tool_calls' && this.jsonBlock >= 0) reason = 'stop';
         this.finish = { type: 'finish', reason, stopSequence: ev.delta?.stop_sequence ?? null };
@@ -263,7 +314,8 @@ export class MessagesStreamDecoder implements StreamDecoder {
       }
       case 'message_stop':
         this.stopped = true;
-        return this.usage ? [{ type: 'usage', usage: this.usage }] : [];
+        const usage = decodeUsage(this.usage);
+        return usage ? [{ type: 'usage', usage }] : [];
       case 'error':
         throw new UpstreamStreamError(ev.error?.message ?? 'upstream stream error', ev.error?.type, ev.error);
       default:

@@ -8,6 +8,7 @@ import { parseJsonArgs, reasoningBudget } from '../../translate/arguments-and-ef
 import { vendorTarget } from '../vendor-client.ts';
 import { geminiClient, modelPath } from './client.ts';
 import { asWire } from '../../upstream/json.ts';
+import { clampUsage, whole, withReported } from '../../translate/usage.ts';
 import type * as W from './wire.ts';
 
 function encodeParts(m: C.Message, namesById: Map<string, string>): W.RequestPart[] {
@@ -110,16 +111,39 @@ export function mapFinish(reason: string | undefined, hasCalls: boolean): C.Fini
   }
 }
 
+/** The tokens of the given modalities in a details list, or undefined when the list names none of them. */
+function modalityTokens(details: W.ModalityTokenCount[], modalities: readonly string[]): number | undefined {
+  const entries = details.filter((d) => modalities.includes(d.modality ?? ''));
+  return entries.length ? entries.reduce((n, d) => n + whole(d.tokenCount), 0) : undefined;
+}
+
+/**
+ * Gemini's usageMetadata. Input is the prompt (cached tokens included) plus the tool-use prompt;
+ * output is the candidates plus the thoughts, which Gemini counts beside them. Modalities come
+ * from the details lists: AUDIO apart, IMAGE and VIDEO as image input (video reaches the model as
+ * frames, billed at the image rate); DOCUMENT stays text. Gemini reports no cache writes (implicit
+ * caching has none; an explicit cache's storage is billed by the hour, outside any answer).
+ */
 export function decodeUsage(u: W.UsageMetadata | undefined): C.Usage | null {
   if (!u) return null;
-  const thoughts = u.thoughtsTokenCount ?? 0;
-  return {
-    inputTokens: (u.promptTokenCount ?? 0) + (u.toolUsePromptTokenCount ?? 0),
-    outputTokens: (u.candidatesTokenCount ?? 0) + thoughts,
-    cachedTokens: u.cachedContentTokenCount ?? 0,
+  const thoughts = whole(u.thoughtsTokenCount);
+  const usage: C.Usage = {
+    inputTokens: whole(u.promptTokenCount) + whole(u.toolUsePromptTokenCount),
+    outputTokens: whole(u.candidatesTokenCount) + thoughts,
+    cachedTokens: whole(u.cachedContentTokenCount),
     cacheWriteTokens: 0,
     reasoningTokens: thoughts,
   };
+  const input = [...(u.promptTokensDetails ?? []), ...(u.toolUsePromptTokensDetails ?? [])];
+  const output = u.candidatesTokensDetails ?? [];
+  return clampUsage(
+    withReported(usage, {
+      audioInputTokens: modalityTokens(input, ['AUDIO']),
+      imageInputTokens: modalityTokens(input, ['IMAGE', 'VIDEO']),
+      audioOutputTokens: modalityTokens(output, ['AUDIO']),
+      imageOutputTokens: modalityTokens(output, ['IMAGE']),
+    }),
+  );
 }
 
 function partEvents(part: W.Part, nextIndex: () => number): C.StreamEvent[] {

@@ -4,6 +4,14 @@
 // Types only; test/mappings/wire-schemas.ts holds the same shapes as zod schemas, checked against
 // the recorded answers in test/fixtures/recorded/upstreams/.
 
+/** A count for one modality: TEXT, IMAGE, VIDEO, AUDIO or DOCUMENT. */
+export type ModalityTokenCount = { modality?: string; tokenCount?: number };
+
+/**
+ * `promptTokenCount` includes the cached tokens; the tool-use prompt (what a built-in tool such as
+ * Search or Maps added) and the thoughts are counted beside the prompt and the candidates:
+ * total = prompt + toolUsePrompt + candidates + thoughts. Each `…Details` list splits its count by modality.
+ */
 export type UsageMetadata = {
   promptTokenCount?: number;
   candidatesTokenCount?: number;
@@ -11,6 +19,10 @@ export type UsageMetadata = {
   toolUsePromptTokenCount?: number;
   cachedContentTokenCount?: number;
   totalTokenCount?: number;
+  promptTokensDetails?: ModalityTokenCount[];
+  toolUsePromptTokensDetails?: ModalityTokenCount[];
+  cacheTokensDetails?: ModalityTokenCount[];
+  candidatesTokensDetails?: ModalityTokenCount[];
 };
 
 export type InlineData = { mimeType?: string; data?: string };

@@ -7,6 +7,7 @@ import { budgetToEffort } from '../../translate/arguments-and-effort.ts';
 import { vendorTarget } from '../vendor-client.ts';
 import { openaiClient } from './client.ts';
 import { asWire } from '../../upstream/json.ts';
+import { clampUsage, reported, whole, withReported } from '../../translate/usage.ts';
 import type * as W from './wire.ts';
 
 const imageUrl = (s: C.ImageSource) => (s.kind === 'url' ? s.url : `data:${s.mediaType};base64,${s.data}`);
@@ -105,15 +106,38 @@ export function mapFinish(reason: string | null | undefined): C.FinishReason {
   }
 }
 
+/** The sum of the fields the upstream reported, or undefined when it reported none of them. */
+const sumReported = (...values: unknown[]): number | undefined => {
+  const known = values.map(reported).filter((v): v is number => v !== undefined);
+  return known.length ? known.reduce((a, b) => a + b, 0) : undefined;
+};
+
+/**
+ * OpenAI's usage, and every OpenAI-compatible server's (OpenRouter's extras included). The details
+ * are parts of their totals; predicted-output tokens (accepted and rejected) are inside
+ * `completion_tokens` and billed as output, so they have no part of their own. Video input
+ * (OpenRouter's `video_tokens`) counts as image input: frames are images to the model.
+ */
 export function decodeUsage(u: W.ChatUsage | null | undefined): C.Usage | null {
   if (!u) return null;
-  return {
-    inputTokens: u.prompt_tokens ?? 0,
-    outputTokens: u.completion_tokens ?? 0,
-    cachedTokens: u.prompt_tokens_details?.cached_tokens ?? 0,
-    cacheWriteTokens: 0,
-    reasoningTokens: u.completion_tokens_details?.reasoning_tokens ?? 0,
-  };
+  const p = u.prompt_tokens_details ?? {};
+  const c = u.completion_tokens_details ?? {};
+  const input = whole(u.prompt_tokens);
+  const reasoning = whole(c.reasoning_tokens);
+  let output = whole(u.completion_tokens);
+  // xAI leaves reasoning out of completion_tokens yet bills it as output; its total_tokens says so
+  // (prompt + completion + reasoning). OpenAI's total is prompt + completion, reasoning inside.
+  if (reasoning > 0 && u.total_tokens === input + output + reasoning) output += reasoning;
+  const usage: C.Usage = { inputTokens: input, outputTokens: output, cachedTokens: whole(p.cached_tokens), cacheWriteTokens: whole(p.cache_write_tokens), reasoningTokens: reasoning };
+  return clampUsage(
+    withReported(usage, {
+      audioInputTokens: reported(p.audio_tokens),
+      imageInputTokens: sumReported(p.image_tokens, p.video_tokens),
+      audioOutputTokens: reported(c.audio_tokens),
+      imageOutputTokens: reported(c.image_tokens),
+      webSearchCalls: reported(u.server_tool_use_details?.web_search_requests),
+    }),
+  );
 }
 
 /** Reasoning text as OpenAI-compatible servers return it (DeepSeek, vLLM, OpenRouter). */

@@ -7,18 +7,27 @@ import { UpstreamStreamError } from '../../upstream/errors.ts';
 import { vendorTarget } from '../vendor-client.ts';
 import { openaiClient } from './client.ts';
 import { asWire } from '../../upstream/json.ts';
+import { clampUsage, whole } from '../../translate/usage.ts';
 import type * as W from './wire.ts';
 
-export function decodeResponsesUsage(u: W.ResponsesUsage | null | undefined): C.Usage | null {
+/**
+ * The Responses API's usage: cached and written tokens are parts of `input_tokens`, reasoning of
+ * `output_tokens`. Web searches are not in it: OpenAI bills each `web_search_call` output item,
+ * so the caller counts them (set only when there was one).
+ */
+export function decodeResponsesUsage(u: W.ResponsesUsage | null | undefined, webSearchCalls = 0): C.Usage | null {
   if (!u) return null;
-  return {
-    inputTokens: u.input_tokens ?? 0,
-    outputTokens: u.output_tokens ?? 0,
-    cachedTokens: u.input_tokens_details?.cached_tokens ?? 0,
-    cacheWriteTokens: 0,
-    reasoningTokens: u.output_tokens_details?.reasoning_tokens ?? 0,
-  };
+  return clampUsage({
+    inputTokens: whole(u.input_tokens),
+    outputTokens: whole(u.output_tokens),
+    cachedTokens: whole(u.input_tokens_details?.cached_tokens),
+    cacheWriteTokens: whole(u.input_tokens_details?.cache_write_tokens),
+    reasoningTokens: whole(u.output_tokens_details?.reasoning_tokens),
+    ...(webSearchCalls > 0 ? { webSearchCalls } : {}),
+  });
 }
+
+const searchCallsIn = (output: W.ResponsesOutputItem[] | undefined) => (output ?? []).filter((item) => item.type === 'web_search_call').length;
 
 function finishOf(r: W.ResponseObject, hasCalls: boolean): C.FinishReason {
   const reason = r.incomplete_details?.reason;
@@ -42,7 +51,7 @@ export function decodeResponseObject(r: W.ResponseObject): C.Response {
     model: r.model ?? '',
     content,
     finishReason: finishOf(r, content.some((p) => p.type === 'tool_call')),
-    usage: decodeResponsesUsage(r.usage),
+    usage: decodeResponsesUsage(r.usage, searchCallsIn(r.output)),
     webSearch,
   };
 }
@@ -50,6 +59,8 @@ export function decodeResponseObject(r: W.ResponseObject): C.Response {
 export class ResponsesStreamDecoder implements StreamDecoder {
   private finished = false;
   private sawCalls = false;
+  /** web_search_call items streamed, for a final response that does not repeat its output. */
+  private searches = 0;
 
   push(e: { data: string }): C.StreamEvent[] {
     return this.pushParsed(JSON.parse(e.data));
@@ -65,7 +76,9 @@ export class ResponsesStreamDecoder implements StreamDecoder {
           this.sawCalls = true;
           return [{ type: 'tool_call_start', index: ev.output_index, id: ev.item.call_id, name: ev.item.name }];
         }
-        return ev.item?.type === 'web_search_call' ? [{ type: 'web_search' }] : [];
+        if (ev.item?.type !== 'web_search_call') return [];
+        this.searches++;
+        return [{ type: 'web_search' }];
       case 'response.function_call_arguments.delta':
         return [{ type: 'tool_call_delta', index: ev.output_index, arguments: ev.delta }];
       case 'response.output_text.delta':
@@ -75,14 +88,14 @@ export class ResponsesStreamDecoder implements StreamDecoder {
       case 'response.completed':
       case 'response.incomplete': {
         this.finished = true;
-        const usage = decodeResponsesUsage(ev.response?.usage);
+        const usage = decodeResponsesUsage(ev.response?.usage, this.searchCalls(ev.response));
         const out: C.StreamEvent[] = [{ type: 'finish', reason: finishOf(ev.response ?? {}, this.sawCalls) }];
         if (usage) out.push({ type: 'usage', usage });
         return out;
       }
       case 'response.failed': {
         this.finished = true;
-        const usage = decodeResponsesUsage(ev.response?.usage);
+        const usage = decodeResponsesUsage(ev.response?.usage, this.searchCalls(ev.response));
         const err = ev.response?.error ?? {};
         const out: C.StreamEvent[] = [{ type: 'failed', message: err.message ?? 'the response failed', code: err.code }];
         if (usage) out.push({ type: 'usage', usage });
@@ -93,6 +106,11 @@ export class ResponsesStreamDecoder implements StreamDecoder {
       default:
         return [];
     }
+  }
+
+  /** The final response's web_search_call items, else the ones the stream announced. */
+  private searchCalls(r: W.ResponseObject | undefined): number {
+    return r?.output?.length ? searchCallsIn(r.output) : this.searches;
   }
 
   end(): C.StreamEvent[] {

@@ -9,12 +9,31 @@ type Maybe<T> = T | null | undefined;
 
 // ---- chat completions (providers/openai/chat.ts) ------------------------------------------------
 
+/**
+ * Every detail is a part of its total (`prompt_tokens` includes cached, written, audio and image
+ * tokens; `completion_tokens` includes reasoning, audio and predicted tokens). OpenRouter adds
+ * `video_tokens`, output `image_tokens` and `server_tool_use_details`, and sends null for details it lacks.
+ */
 export type ChatUsage = {
   prompt_tokens?: number;
   completion_tokens?: number;
   total_tokens?: number;
-  prompt_tokens_details?: Maybe<{ cached_tokens?: number }>;
-  completion_tokens_details?: Maybe<{ reasoning_tokens?: number }>;
+  prompt_tokens_details?: Maybe<{
+    cached_tokens?: Maybe<number>;
+    cache_write_tokens?: Maybe<number>;
+    audio_tokens?: Maybe<number>;
+    image_tokens?: Maybe<number>;
+    video_tokens?: Maybe<number>;
+  }>;
+  completion_tokens_details?: Maybe<{
+    reasoning_tokens?: Maybe<number>;
+    audio_tokens?: Maybe<number>;
+    image_tokens?: Maybe<number>;
+    accepted_prediction_tokens?: Maybe<number>;
+    rejected_prediction_tokens?: Maybe<number>;
+  }>;
+  /** OpenRouter: its server tools' calls (web search among them). */
+  server_tool_use_details?: Maybe<{ web_search_requests?: Maybe<number> }>;
 };
 
 /** A message or a stream delta: OpenAI-compatible servers add their reasoning text. */
@@ -86,7 +105,7 @@ export type ChatRequest = {
 
 export type ResponsesUsage = {
   input_tokens?: number;
-  input_tokens_details?: Maybe<{ cached_tokens?: number }>;
+  input_tokens_details?: Maybe<{ cached_tokens?: number; cache_write_tokens?: number }>;
   output_tokens?: number;
   output_tokens_details?: Maybe<{ reasoning_tokens?: number }>;
   total_tokens?: number;

@@ -3,8 +3,9 @@
 import { useMemo, useState } from 'preact/hooks';
 import { api, call, type Schemas, type Session } from '../api.ts';
 import { StackedBars } from '../chart.tsx';
-import { DAY, num, pct, utcDay, when } from '../format.ts';
-import { Badge, Cell, ConfirmButton, EmptyState, Loaded, ModelId, NumCell, Page, SearchForm, Table, useLoad } from '../ui.tsx';
+import { DAY, dollars, num, pct, usd, usdOf, utcDay, when } from '../format.ts';
+import { BudgetAlerts, csv, csvUsd, download, unpricedText } from '../money.tsx';
+import { Badge, Cell, ConfirmButton, EmptyState, Loaded, ModelId, NumCell, Page, SearchForm, Table, UsdCell, useLoad } from '../ui.tsx';
 
 type User = Schemas['AdminUser'];
 
@@ -151,6 +152,16 @@ export function AdminKeys(_: { session: Session }) {
   );
 }
 
+type AdminReport = Schemas['AdminUsageReport'];
+
+/** One line per day: users, requests, errors, billed tokens, cost (exact, empty when unknown), unpriced requests. */
+export function adminUsageCsv(r: AdminReport): string {
+  return csv(
+    ['date', 'users', 'requests', 'errors', 'billed_tokens', 'cost', 'unpriced_requests'],
+    r.by_day.map((d) => [d.date, d.users, d.requests, d.errors, d.billed_tokens, csvUsd(d.cost), d.unpriced_requests]),
+  );
+}
+
 export function AdminUsage(_: { session: Session }) {
   const [days, setDays] = useState(30);
   const state = useLoad(() => call(api.GET('/admin/v1/usage', { params: { query: { start: utcDay(Date.now() - (days - 1) * DAY), end: utcDay(Date.now()), limit: 10 } } })), [days]);
@@ -160,6 +171,8 @@ export function AdminUsage(_: { session: Session }) {
     return {
       labels: r.by_day.map((d) => d.date.slice(5)),
       billed: [{ label: 'billed tokens', values: r.by_day.map((d) => d.billed_tokens) }],
+      // Parsed for plotting only; the figures shown are the API's decimals.
+      cost: [{ label: 'cost', values: r.by_day.map((d) => dollars(d.cost)), colour: '#009E73' }],
       requests: [
         { label: 'successful', values: r.by_day.map((d) => d.requests - d.errors) },
         { label: 'errors', values: r.by_day.map((d) => d.errors), colour: '#C0392B' },
@@ -167,7 +180,7 @@ export function AdminUsage(_: { session: Session }) {
     };
   }, [state.data]);
   return (
-    <Page title="All usage" intro="The ledger across every user.">
+    <Page title="All usage" intro="The ledger across every user. Cost is in US dollars, at the models’ prices; days are UTC.">
       <div class="segmented" role="group" aria-label="Last days">
         {[7, 30, 90].map((d) => (
           <button type="button" class={days === d ? '' : 'secondary'} aria-pressed={days === d} onClick={() => setDays(d)}>
@@ -176,50 +189,105 @@ export function AdminUsage(_: { session: Session }) {
         ))}
       </div>
       <Loaded state={state} what="usage">
-        {(r) => (
-          <>
-            <div class="totals">
-              <div>
-                <span class="big">{num(r.totals.billed_tokens)}</span>billed tokens
+        {(r) => {
+          const emails = new Map(r.top_users.map((u) => [u.user_id, u.email]));
+          return (
+            <>
+              <div class="totals">
+                <div>
+                  <span class="big" id="admin-total-billed">
+                    {num(r.totals.billed_tokens)}
+                  </span>
+                  billed tokens
+                </div>
+                <div>
+                  <span class="big" id="admin-total-cost" title={r.totals.cost === null ? 'No known price' : `$${r.totals.cost}`}>
+                    {usd(r.totals.cost)}
+                  </span>
+                  cost
+                  {r.totals.unpriced_requests > 0 && <span class="totals-note">{unpricedText(r.totals.unpriced_requests)}</span>}
+                </div>
+                <div>
+                  <span class="big">{num(r.totals.requests)}</span>requests
+                </div>
+                <div>
+                  <span class="big">{num(r.totals.errors)}</span>errors
+                </div>
               </div>
-              <div>
-                <span class="big">{num(r.totals.requests)}</span>requests
+              {chart && (
+                <div class="charts">
+                  <StackedBars id="admin-billed" title="Billed tokens per day" unit="billed tokens" labels={chart.labels} series={chart.billed} />
+                  <StackedBars
+                    id="admin-cost"
+                    title="Cost per day"
+                    unit="US dollars"
+                    labels={chart.labels}
+                    series={chart.cost}
+                    format={usdOf}
+                    total={usd(r.totals.cost)}
+                    note={r.totals.unpriced_requests > 0 && <>Not counted: {unpricedText(r.totals.unpriced_requests)}.</>}
+                  />
+                  <StackedBars id="admin-requests" title="Requests per day" unit="requests" labels={chart.labels} series={chart.requests} />
+                </div>
+              )}
+              <div class="section-head">
+                <h2>Per day</h2>
+                <button type="button" class="secondary small" id="admin-csv" onClick={() => download(`all-usage-${r.period.start}-${r.period.end}.csv`, adminUsageCsv(r))}>
+                  Download CSV
+                </button>
               </div>
-              <div>
-                <span class="big">{num(r.totals.errors)}</span>errors
+              {r.by_day.length === 0 ? (
+                <p class="muted">No requests in these days.</p>
+              ) : (
+                <Table caption="Usage per day" columns={['Day', 'Users', 'Requests', 'Errors', 'Billed tokens', 'Cost']} numeric={['Users', 'Requests', 'Errors', 'Billed tokens', 'Cost']}>
+                  {r.by_day.map((d) => (
+                    <tr id={`admin-day-${d.date}`}>
+                      <Cell label="Day">{d.date}</Cell>
+                      <NumCell label="Users" value={d.users} />
+                      <NumCell label="Requests" value={d.requests} />
+                      <NumCell label="Errors" value={d.errors} />
+                      <NumCell label="Billed tokens" value={d.billed_tokens} />
+                      <UsdCell label="Cost" value={d.cost} unpriced={d.unpriced_requests} />
+                    </tr>
+                  ))}
+                </Table>
+              )}
+              <div class="two">
+                <TopTable title="Top users" first="User" rows={r.top_users.map((u) => ({ name: u.email ?? u.user_id, ...u }))} />
+                <TopTable title="Top models" first="Model" rows={r.top_models.map((m) => ({ name: m.model, ...m }))} code />
               </div>
-            </div>
-            {chart && (
-              <div class="charts">
-                <StackedBars id="admin-billed" title="Billed tokens per day" unit="billed tokens" labels={chart.labels} series={chart.billed} />
-                <StackedBars id="admin-requests" title="Requests per day" unit="requests" labels={chart.labels} series={chart.requests} />
-              </div>
-            )}
-            <div class="two">
-              <TopTable title="Top users" first="User" rows={r.top_users.map((u) => ({ name: u.email ?? u.user_id, ...u }))} />
-              <TopTable title="Top models" first="Model" rows={r.top_models.map((m) => ({ name: m.model, ...m }))} code />
-            </div>
-          </>
-        )}
+              <section aria-labelledby="admin-alerts-h" id="admin-budget-alerts">
+                <h2 id="admin-alerts-h">Budget alerts</h2>
+                <BudgetAlerts
+                  alerts={r.budget_alerts}
+                  keyName={(id) => id}
+                  who={(id) => emails.get(id) ?? <small>{id}</small>}
+                  empty={<p>No spend budget has crossed an alert threshold yet (plans’ budgets, `budget_alerts` in the configuration).</p>}
+                />
+              </section>
+            </>
+          );
+        }}
       </Loaded>
     </Page>
   );
 }
 
-type Counted = { name: string; requests: number; errors: number; billed_tokens: number };
+type Counted = { name: string; requests: number; errors: number; billed_tokens: number; cost: string | null; unpriced_requests: number };
 
 /** Users or models by billed tokens. */
 function TopTable({ title, first, rows, code }: { title: string; first: string; rows: Counted[]; code?: boolean }) {
   return (
     <section>
       <h2>{title}</h2>
-      <Table caption={`${title} by billed tokens`} columns={[first, 'Requests', 'Errors', 'Billed tokens']} numeric={['Requests', 'Errors', 'Billed tokens']}>
+      <Table caption={`${title} by billed tokens`} columns={[first, 'Requests', 'Errors', 'Billed tokens', 'Cost']} numeric={['Requests', 'Errors', 'Billed tokens', 'Cost']}>
         {rows.map((r) => (
           <tr>
             <Cell label={first} class={code ? 'wide' : undefined}>{code ? <ModelId id={r.name} /> : r.name}</Cell>
             <NumCell label="Requests" value={r.requests} />
             <NumCell label="Errors" value={r.errors} />
             <NumCell label="Billed tokens" value={r.billed_tokens} />
+            <UsdCell label="Cost" value={r.cost} unpriced={r.unpriced_requests} />
           </tr>
         ))}
       </Table>

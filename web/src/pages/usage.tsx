@@ -1,37 +1,49 @@
 import { useMemo, useState } from 'preact/hooks';
 import { api, call, type Schemas, type Session } from '../api.ts';
-import { StackedBars, type Series } from '../chart.tsx';
-import { DAY, num, utcDay } from '../format.ts';
-import { Cell, EmptyState, Field, Loaded, ModelId, NumCell, Page, Table, useLoad } from '../ui.tsx';
+import { StackedBars, colourOf, type Series } from '../chart.tsx';
+import { DAY, dollars, num, usd, usdOf, utcDay } from '../format.ts';
+import { BudgetAlerts, Budgets, csv, csvUsd, download, unpricedText } from '../money.tsx';
+import { Cell, EmptyState, Field, Loaded, ModelId, NumCell, Page, Table, UsdCell, useLoad } from '../ui.tsx';
 
 type Report = Schemas['UsageReport'];
+type Key = Schemas['ApiKey'];
 
 /**
- * Per-model series over the report's days. Models are in one order on both plots (most billed
- * first), so a model has the same colour on each.
+ * The report's models, most billed first: the order of every plot, so a model has the same colour
+ * on each.
  */
+const modelOrder = (report: Report) =>
+  [...report.by_model].sort((a, b) => b.billed_tokens - a.billed_tokens || b.requests - a.requests || (a.model < b.model ? -1 : 1)).map((m) => m.model);
+
+/** Per-model series over the report's days. */
 function seriesOf(report: Report, pick: 'billed_tokens' | 'requests'): Series[] {
-  const models = [...report.by_model].sort((a, b) => b.billed_tokens - a.billed_tokens || b.requests - a.requests || (a.model < b.model ? -1 : 1)).map((m) => m.model);
-  return models.map((model) => ({ label: model, values: report.by_day.map((d) => d.models.find((m) => m.model === model)?.[pick] ?? 0) }));
+  return modelOrder(report).map((model) => ({ label: model, values: report.by_day.map((d) => d.models.find((m) => m.model === model)?.[pick] ?? 0) }));
 }
 
-const csvCell = (v: string | number) => (typeof v === 'number' ? String(v) : /[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
+/**
+ * Cost per day of the models with a known price (parsed for plotting only), each in its colour on
+ * the other plots; models without one are left out (the note under the plot names them).
+ */
+function costSeries(report: Report): Series[] {
+  const priced = new Set(report.by_model.filter((m) => m.cost !== null).map((m) => m.model));
+  return modelOrder(report).flatMap((model, i) =>
+    priced.has(model) ? [{ label: model, colour: colourOf(i), values: report.by_day.map((d) => dollars(d.models.find((m) => m.model === model)?.cost)) }] : [],
+  );
+}
 
-/** One line per day and model: the figures the plots show. */
+/** One line per day and model: the figures the plots show; `cost` exact, empty when unknown. */
 export function usageCsv(report: Report): string {
-  const lines = ['date,model,requests,billed_tokens'];
-  for (const d of report.by_day) for (const m of d.models) lines.push([d.date, m.model, m.requests, m.billed_tokens].map(csvCell).join(','));
-  return lines.join('\n') + '\n';
+  return csv(
+    ['date', 'model', 'requests', 'billed_tokens', 'cost'],
+    report.by_day.flatMap((d) => d.models.map((m) => [d.date, m.model, m.requests, m.billed_tokens, csvUsd(m.cost)])),
+  );
 }
 
-function download(name: string, text: string) {
-  const url = URL.createObjectURL(new Blob([text], { type: 'text/csv' }));
-  const a = Object.assign(document.createElement('a'), { href: url, download: name });
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 1000);
-}
+/** A key's name and prefix, or its id when it is not among the user's keys (an app's grant). */
+const keyLabel = (keys: Key[] | undefined) => (id: string) => {
+  const k = keys?.find((x) => x.id === id);
+  return k ? `${k.name ?? 'unnamed'} (${k.prefix}…)` : id;
+};
 
 const PRESETS = [7, 30, 90];
 
@@ -39,10 +51,12 @@ export function Usage(_: { session: Session }) {
   const todayT = Date.now();
   const [range, setRange] = useState({ start: utcDay(todayT - 6 * DAY), end: utcDay(todayT) });
   const state = useLoad(() => call(api.GET('/v1/usage', { params: { query: range } })), [range.start, range.end]);
+  // For the keys' names (per-key table, alerts); the report shows without them.
+  const keys = useLoad(async () => (await call(api.GET('/v1/keys'))).data);
   const preset = (days: number) => setRange({ start: utcDay(todayT - (days - 1) * DAY), end: utcDay(todayT) });
   const active = PRESETS.find((d) => range.end === utcDay(todayT) && range.start === utcDay(todayT - (d - 1) * DAY));
   return (
-    <Page title="Usage" intro="Billed tokens count against your daily quota: the model’s tokens × its multiplier. Days are UTC.">
+    <Page title="Usage" intro="Billed tokens count against your daily quota: the model’s tokens × its multiplier. Cost is in US dollars, at the models’ prices. Days are UTC.">
       <form class="range" onSubmit={(e) => e.preventDefault()} aria-label="Period">
         <div class="segmented" role="group" aria-label="Last days">
           {PRESETS.map((d) => (
@@ -59,38 +73,55 @@ export function Usage(_: { session: Session }) {
         </Field>
       </form>
       <Loaded state={state} what="usage">
-        {(report) => <UsageReport report={report} />}
+        {(report) => <UsageReport report={report} keys={keys.data} />}
       </Loaded>
     </Page>
   );
 }
 
-function UsageReport({ report }: { report: Report }) {
+function UsageReport({ report, keys }: { report: Report; keys: Key[] | undefined }) {
   const labels = useMemo(() => report.by_day.map((d) => d.date.slice(5)), [report]);
   const billed = useMemo(() => seriesOf(report, 'billed_tokens'), [report]);
   const requests = useMemo(() => seriesOf(report, 'requests'), [report]);
+  const cost = useMemo(() => costSeries(report), [report]);
   const { start, end } = report.period;
+  const { totals } = report;
+  const unpricedModels = report.by_model.filter((m) => m.unpriced_requests > 0).map((m) => m.model);
+  const nameOf = keyLabel(keys);
+  const hasBudget = [report.plan.daily_budget_usd, report.plan.monthly_budget_usd, report.plan.user_daily_budget_usd, report.plan.user_monthly_budget_usd].some((b) => b !== null);
   return (
     <>
       <div class="totals" aria-label="Totals for the period">
         <div>
           <span class="big" id="total-billed">
-            {num(report.totals.billed_tokens)}
+            {num(totals.billed_tokens)}
           </span>
           billed tokens
         </div>
         <div>
+          <span class="big" id="total-cost" title={totals.cost === null ? 'No known price' : `$${totals.cost}`}>
+            {usd(totals.cost)}
+          </span>
+          cost
+          {totals.unpriced_requests > 0 && (
+            <span class="totals-note" id="total-unpriced">
+              {unpricedText(totals.unpriced_requests)}
+            </span>
+          )}
+        </div>
+        <div>
           <span class="big" id="total-requests">
-            {num(report.totals.requests)}
+            {num(totals.requests)}
           </span>
           requests
         </div>
         <div>
-          <span class="big">{num(report.totals.errors)}</span>
+          <span class="big">{num(totals.errors)}</span>
           errors
         </div>
       </div>
-      {report.totals.requests === 0 ? (
+      <Budgets budgets={report.budgets} keys={keys ? keys.filter((k) => !k.revoked_at).length : null} />
+      {totals.requests === 0 ? (
         <EmptyState title="No requests in this period">
           <p>
             Requests made with your keys appear here within seconds. No key yet? <a href="/keys">Create one</a>.
@@ -100,6 +131,29 @@ function UsageReport({ report }: { report: Report }) {
         <>
           <div class="charts">
             <StackedBars id="billed-chart" title="Billed tokens per day, by model" unit="billed tokens" labels={labels} series={billed} />
+            {cost.length > 0 ? (
+              <StackedBars
+                id="cost-chart"
+                title="Cost per day, by model"
+                unit="US dollars"
+                labels={labels}
+                series={cost}
+                format={usdOf}
+                total={usd(totals.cost)}
+                note={
+                  totals.unpriced_requests > 0 && (
+                    <>
+                      Not counted: {unpricedText(totals.unpriced_requests)} ({unpricedModels.join(', ')}).
+                    </>
+                  )
+                }
+              />
+            ) : (
+              <figure class="chart" id="cost-chart-none">
+                <figcaption>Cost per day, by model</figcaption>
+                <p class="muted">No cost to plot: none of these requests’ models has a known price ({unpricedText(totals.unpriced_requests)}).</p>
+              </figure>
+            )}
             <StackedBars id="requests-chart" title="Requests per day, by model" unit="requests" labels={labels} series={requests} />
           </div>
           <div class="section-head">
@@ -108,7 +162,11 @@ function UsageReport({ report }: { report: Report }) {
               Download CSV
             </button>
           </div>
-          <Table caption={`Usage per model, ${start} to ${end}`} columns={['Model', 'Requests', 'Errors', 'Prompt tokens', 'Completion tokens', 'Billed tokens']} numeric={['Requests', 'Errors', 'Prompt tokens', 'Completion tokens', 'Billed tokens']}>
+          <Table
+            caption={`Usage per model, ${start} to ${end}`}
+            columns={['Model', 'Requests', 'Errors', 'Prompt tokens', 'Completion tokens', 'Billed tokens', 'Cost']}
+            numeric={['Requests', 'Errors', 'Prompt tokens', 'Completion tokens', 'Billed tokens', 'Cost']}
+          >
             {report.by_model.map((m) => (
               <tr>
                 <Cell label="Model" class="wide">
@@ -125,10 +183,38 @@ function UsageReport({ report }: { report: Report }) {
                 <NumCell label="Prompt tokens" value={m.prompt_tokens} />
                 <NumCell label="Completion tokens" value={m.completion_tokens} />
                 <NumCell label="Billed tokens" value={m.billed_tokens} />
+                <UsdCell label="Cost" value={m.cost} unpriced={m.unpriced_requests} />
               </tr>
             ))}
           </Table>
+          {totals.unpriced_requests > 0 && <p class="note">— : no known price. Requests without a known price are not in the costs.</p>}
+          {report.by_key.length > 0 && (
+            <section aria-labelledby="per-key-h">
+              <h2 id="per-key-h">Per key</h2>
+              <Table caption={`Usage per key, ${start} to ${end}`} columns={['Key', 'Requests', 'Errors', 'Billed tokens', 'Cost']} numeric={['Requests', 'Errors', 'Billed tokens', 'Cost']}>
+                {report.by_key.map((k) => (
+                  <tr id={`usage-key-${k.key_id}`}>
+                    <Cell label="Key">{nameOf(k.key_id)}</Cell>
+                    <NumCell label="Requests" value={k.requests} />
+                    <NumCell label="Errors" value={k.errors} />
+                    <NumCell label="Billed tokens" value={k.billed_tokens} />
+                    <UsdCell label="Cost" value={k.cost} unpriced={k.unpriced_requests} />
+                  </tr>
+                ))}
+              </Table>
+            </section>
+          )}
         </>
+      )}
+      {(hasBudget || report.budget_alerts.length > 0) && (
+        <section aria-labelledby="alerts-h" id="budget-alerts">
+          <h2 id="alerts-h">Budget alerts</h2>
+          <BudgetAlerts
+            alerts={report.budget_alerts}
+            keyName={nameOf}
+            empty={<p>An alert is recorded here when your spend crosses one of the operator’s thresholds of a budget (once per threshold, day or month).</p>}
+          />
+        </section>
       )}
     </>
   );
