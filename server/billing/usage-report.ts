@@ -49,36 +49,36 @@ type Report = z.infer<typeof UsageReport>;
 type Totals = Report['totals'];
 const DAY = 86_400_000;
 
-/** A report's counts and what usage_daily's column each sums (the SQL and the JSON agree by this list). */
+/** A report's counts: each sums the usage_daily column of its name. */
 const COUNTS = [
-  ['requests', 'requests'],
-  ['errors', 'errors'],
-  ['prompt_tokens', 'prompt_tokens'],
-  ['completion_tokens', 'completion_tokens'],
-  ['cached_tokens', 'cached_tokens'],
-  ['reasoning_tokens', 'reasoning_tokens'],
-  ['billed_tokens', 'billed_tokens'],
-  ['cache_write_tokens', 'cache_write_tokens'],
-  ['cache_write_1h_tokens', 'cache_write_1h_tokens'],
-  ['audio_input_tokens', 'audio_input_tokens'],
-  ['image_input_tokens', 'image_input_tokens'],
-  ['audio_output_tokens', 'audio_output_tokens'],
-  ['image_output_tokens', 'image_output_tokens'],
-  ['web_search_calls', 'web_search_calls'],
-  ['unpriced_requests', 'unpriced_requests'],
-] as const satisfies readonly (readonly [Exclude<keyof Totals, 'cost'>, string])[];
+  'requests',
+  'errors',
+  'prompt_tokens',
+  'completion_tokens',
+  'cached_tokens',
+  'reasoning_tokens',
+  'billed_tokens',
+  'cache_write_tokens',
+  'cache_write_1h_tokens',
+  'audio_input_tokens',
+  'image_input_tokens',
+  'audio_output_tokens',
+  'image_output_tokens',
+  'web_search_calls',
+  'unpriced_requests',
+] as const satisfies readonly Exclude<keyof Totals, 'cost'>[];
 
 /**
- * The select list of the sums over `usage_daily` rows (or over `inner`'s columns of the same
+ * The select list of the sums over `usage_daily` rows (or over a subquery's columns of the same
  * names): each count as a float8 (exact below 2^53, and a number, not a BigInt, for the JSON) and
  * the cost as text (exact: a numeric sum).
  */
-export const SUMS = [...COUNTS.map(([name, column]) => `sum(${column})::float8 AS ${name}`), 'sum(cost)::text AS cost'].join(', ');
+export const SUMS = [...COUNTS.map((name) => `sum(${name})::float8 AS ${name}`), 'sum(cost)::text AS cost'].join(', ');
 
 /** One summed row: the counts and the cost. */
-export type SummedRow = { [K in (typeof COUNTS)[number][0]]: number } & { cost: string | null };
+export type SummedRow = { [K in (typeof COUNTS)[number]]: number } & { cost: string | null };
 
-export const zeroTotals = (): Totals => ({ ...(Object.fromEntries(COUNTS.map(([name]) => [name, 0])) as unknown as SummedRow), cost: '0' });
+export const zeroTotals = (): Totals => ({ ...(Object.fromEntries(COUNTS.map((name) => [name, 0])) as unknown as SummedRow), cost: '0' });
 export const totalsOf = (r: SummedRow): Totals => {
   const t = zeroTotals();
   addTotals(t, { ...r, cost: r.cost ?? '0' });
@@ -86,7 +86,7 @@ export const totalsOf = (r: SummedRow): Totals => {
 };
 /** Adds `t` into `into`: the counts, and the costs in decimal. */
 export const addTotals = (into: Totals, t: Totals) => {
-  for (const [k] of COUNTS) into[k] += t[k];
+  for (const k of COUNTS) into[k] += t[k];
   into.cost = usdText(money(into.cost ?? '0').plus(t.cost ?? '0'));
 };
 /** The totals as reported: no cost at all when every request of them lacks one. */

@@ -75,10 +75,7 @@ describe('on one instance', () => {
     const res = await chat(gw, key);
     expect(res.status).toBe(200);
     await gw.services.ledger.flush();
-    const [row] = await gw.services.db.sql.query<{ cost: string; prompt_tokens: number; completion_tokens: number }>(
-      `SELECT cost::text AS cost, prompt_tokens, completion_tokens FROM usage_records WHERE request_id = $1`,
-      [res.headers.get('x-request-id')],
-    );
+    const [row] = await gw.services.db.sql.query(`SELECT cost::text AS cost, prompt_tokens, completion_tokens FROM usage_records WHERE request_id = $1`, [res.headers.get('x-request-id')]);
     expect(row).toEqual({ cost: REQUEST_USD, prompt_tokens: 10, completion_tokens: 20 });
   });
 

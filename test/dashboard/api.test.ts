@@ -5,6 +5,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser } from '../helpers/browser.ts';
 import { clearOfMinuteEdge } from '../helpers/time.ts';
+import { NO_BUCKETS } from '../helpers/usage.ts';
 import { errorBody } from '../helpers/gateway.ts';
 import { PASSWORD, startDashboardWorld, type DashboardWorld } from './setup.ts';
 
@@ -47,7 +48,7 @@ describe('the session', () => {
       csrf_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
       expires_at: expect.any(String),
       // The catalog has models: nothing to set up (test/dashboard/first-run.test.ts has the empty one).
-      catalog: { models: 7, setup: null },
+      catalog: { models: 9, setup: null },
     });
   });
 
@@ -178,10 +179,11 @@ describe('usage with the session', () => {
       ['gpt-4o-mini', 2, 0, mini + mini2],
     ]);
     const day = all.by_day.find((d: any) => d.date === utcDay(Date.now()));
+    // These models have no price: no cost; the refused request cost nothing (known: $0).
     expect(day.models).toEqual([
-      { model: 'claude-sonnet-4-5', requests: 1, billed_tokens: claude },
-      { model: 'gpt-4o-broken', requests: 1, billed_tokens: 0 },
-      { model: 'gpt-4o-mini', requests: 2, billed_tokens: mini + mini2 },
+      { model: 'claude-sonnet-4-5', requests: 1, billed_tokens: claude, cost: null },
+      { model: 'gpt-4o-broken', requests: 1, billed_tokens: 0, cost: '0' },
+      { model: 'gpt-4o-mini', requests: 2, billed_tokens: mini + mini2, cost: null },
     ]);
     expect(all.by_day).toHaveLength(7);
     // Two active keys: two allowances.
@@ -204,7 +206,9 @@ describe('usage with the session', () => {
     const r = (await (await b.api('GET', `/v1/usage?start=${today}&end=${today}`)).json()) as any;
     expect(r.limits.daily_tokens).toMatchObject({ limit: 0, used: 0, remaining: 0 });
     expect(r.totals.requests).toBe(0);
-    expect(r.by_day).toEqual([{ date: today, requests: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, billed_tokens: 0, models: [] }]);
+    expect(r.by_day).toEqual([
+      { date: today, requests: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, billed_tokens: 0, ...NO_BUCKETS, cost: '0', unpriced_requests: 0, models: [] },
+    ]);
   });
 });
 
@@ -297,7 +301,17 @@ describe('the operator (admin role) through the admin API with the session', () 
     expect(r.by_day).toEqual(
       days.map((date) => {
         const of = rows.filter((x) => utcDay(x.createdAt) === date);
-        return { date, requests: of.length, errors: of.filter((x) => x.status >= 400).length, billed_tokens: of.reduce((s, x) => s + Number(x.billedTokens), 0), users: new Set(of.map((x) => x.userId)).size };
+        // The sum of the known costs (exact decimals); null when no request of the day has one.
+        const priced = of.flatMap((x) => (x.cost === null ? [] : [x.cost]));
+        return {
+          date,
+          requests: of.length,
+          errors: of.filter((x) => x.status >= 400).length,
+          billed_tokens: of.reduce((s, x) => s + Number(x.billedTokens), 0),
+          cost: priced.length ? priced.reduce((a, b) => a.plus(b)).toFixed() : null,
+          unpriced_requests: of.length - priced.length,
+          users: new Set(of.map((x) => x.userId)).size,
+        };
       }),
     );
   });

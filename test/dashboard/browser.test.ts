@@ -91,8 +91,9 @@ async function review(p: Page, name: string) {
     await p.waitForTimeout(150);
     const serious = await axe(p);
     expect(serious.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`), `${name} at ${label}`).toEqual([]);
+    // Nothing wider than the window, at either width (a wide table once pushed the desktop page sideways).
+    expect(await p.evaluate(() => document.documentElement.scrollWidth), `${name} fits ${size.width} px`).toBeLessThanOrEqual(size.width);
     if (label === 'phone') {
-      expect(await p.evaluate(() => document.documentElement.scrollWidth), `${name} fits ${PHONE.width} px`).toBeLessThanOrEqual(PHONE.width);
       // docs/dashboard.md: below 760 px the navigation is one row (that scrolls sideways).
       expect(await p.evaluate(() => new Set([...document.querySelectorAll('nav[aria-label="Dashboard"] a')].map((a) => a.offsetTop)).size), `${name}: navigation in one row`).toBeLessThanOrEqual(1);
       // The current page's link is scrolled into the row's view.
@@ -226,9 +227,18 @@ describe('a user', () => {
     const chat = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hi' }] });
     const anthropic = new Anthropic({ apiKey: key, baseURL: w.gw.url });
     const msg = await anthropic.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 200, messages: [{ role: 'user', content: 'Say hi' }] });
+    // Two priced models (test/dashboard/setup.ts): 10 prompt and 20 completion tokens each, at
+    // $0.000001 + $0.000002 and $0.000002 + $0.000006 a token: $0.00005 and $0.00014, $0.00019 of the
+    // key's $0.0003 daily budget: past its 50 % alert threshold.
+    for (const model of ['mistral-small', 'mistral-large']) {
+      const priced = await openai.chat.completions.create({ model, max_tokens: 20, messages: [{ role: 'user', content: 'x'.repeat(40) }] });
+      expect(priced.usage).toMatchObject({ prompt_tokens: 10, completion_tokens: 20 });
+    }
     const mini = chat.usage!.prompt_tokens + chat.usage!.completion_tokens;
     const claude = Math.ceil((msg.usage.input_tokens + msg.usage.output_tokens) * 3);
-    billed = mini + claude;
+    billed = mini + claude + 30 + 30;
+    // The alert is recorded after the answer, off the request path.
+    await expect.poll(async () => ((await (await w.gw.fetch('/v1/usage', { key })).json()) as { budget_alerts: unknown[] }).budget_alerts.length, { timeout: 5_000 }).toBe(1);
 
     await go(page, '/dashboard');
     const today = await page.locator('section[aria-labelledby="today-h"]').innerText();
@@ -236,25 +246,33 @@ describe('a user', () => {
     // "5 h 03 min 12 s", "59 min 32 s" in the day's last hour, "45 s" in its last minute.
     const midnight = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
     expect(today).toMatch(new RegExp(`Resets in (\\d+ h \\d\\d min \\d\\d s|\\d+ min \\d\\d s|\\d+ s) \\(at ${midnight} 00:00 UTC\\)`));
-    expect(today).toContain(`2 / ${fmt(20)}`); // requests in the current minute window
+    expect(today).toContain(`4 / ${fmt(20)}`); // requests in the current minute window
+    expect(today).toContain('4 requests today, 0 with errors; cost $0.00019.');
     // The user's own limits over all keys and apps: the day, the minute, the keys; no per-user job limit on this plan.
     const account = await page.locator('#account-limits').innerText();
     expect(account).toContain(`${fmt(billed)} / ${fmt(150000)}`);
-    expect(account).toContain(`2 / ${fmt(30)}`);
+    expect(account).toContain(`4 / ${fmt(30)}`);
     expect(account).toMatch(/API keys\s+1 \/ 5/);
     expect(account).not.toContain('Your active jobs');
     const countdown = await page.locator('section[aria-labelledby="today-h"] .countdown').innerText();
     await page.waitForTimeout(1100);
     expect(await page.locator('section[aria-labelledby="today-h"] .countdown').innerText()).not.toBe(countdown);
     expect(await page.locator('#premium').innerText()).toContain('gpt-5-pro needs pro');
+    // The plan's spend budgets, in dollars.
+    const plan = await page.locator('section[aria-labelledby="plan-h"]').innerText();
+    expect(plan).toMatch(/Daily budget per key\s+\$0\.0003\b/);
+    expect(plan).toMatch(/Monthly budget, all keys and apps\s+\$5\.00/);
     await review(page, 'overview');
 
     await go(page, '/usage');
     expect(await page.locator('#total-billed').innerText()).toBe(fmt(billed));
-    expect(await page.locator('#total-requests').innerText()).toBe('2');
-    // Both plots are drawn (a blank canvas has no coloured pixel). Chart.js clears and redraws a
+    expect(await page.locator('#total-requests').innerText()).toBe('4');
+    // Cost beside tokens: the priced requests' sum; the two others have no known price.
+    expect(await page.locator('#total-cost').innerText()).toBe('$0.00019');
+    expect(await page.locator('#total-unpriced').innerText()).toBe('2 requests without a known price');
+    // The three plots are drawn (a blank canvas has no coloured pixel). Chart.js clears and redraws a
     // canvas when its box is resized after the first layout, so the pixels are awaited, not sampled once.
-    for (const id of ['billed-chart', 'requests-chart']) {
+    for (const id of ['billed-chart', 'cost-chart', 'requests-chart']) {
       const coloured = () =>
         page.evaluate((id) => {
           const c = document.getElementById(id) as HTMLCanvasElement;
@@ -265,14 +283,43 @@ describe('a user', () => {
         }, id);
       await expect.poll(coloured, { message: id, timeout: 5_000 }).toBeGreaterThan(100);
     }
-    const rows = await page.locator('table tbody tr').allInnerTexts();
-    expect(rows.map((r) => r.split(/\s+/)[0])).toEqual(['claude-sonnet-4-5', 'gpt-4o-mini']);
+    // The cost plot is beside the tokens plot (the same row at 1280 px), its models in the tokens plot's colours.
+    const [tokensBox, costBox] = [await page.locator('#billed-chart').boundingBox(), await page.locator('#cost-chart').boundingBox()];
+    expect(costBox!.y).toBe(tokensBox!.y);
+    expect(costBox!.x).toBeGreaterThan(tokensBox!.x + tokensBox!.width);
+    expect(await page.locator('#cost-chart-summary').innerText()).toMatch(/^\$0\.00019 in total from/);
+    expect(await page.locator('figure:has(#cost-chart) .chart-note').innerText()).toBe('Not counted: 2 requests without a known price (claude-sonnet-4-5, gpt-4o-mini).');
+    const rows = await page.locator('#main table').first().locator('tbody tr').allInnerTexts();
+    expect(rows.map((r) => r.split(/\s+/)[0])).toEqual(['claude-sonnet-4-5', 'gpt-4o-mini', 'mistral-large', 'mistral-small']);
     expect(rows[1]).toContain(fmt(mini));
+    const costs = await page.locator('#main table').first().locator('tbody td[data-label="Cost"]').allInnerTexts();
+    expect(costs.map((c) => c.replace(/\s+/g, ' ').trim())).toEqual(['— no known price 1 unpriced', '— no known price 1 unpriced', '$0.00014', '$0.00005']);
+    // Per key: the one key, with its cost.
+    const perKey = await page.locator('section[aria-labelledby="per-key-h"] tbody tr').allInnerTexts();
+    expect(perKey).toHaveLength(1);
+    expect(perKey[0]).toContain(`laptop (${key.slice(0, 9)}…)`);
+    expect(perKey[0]).toContain('$0.00019');
+    expect(perKey[0]).toContain('2 unpriced');
+    // The budgets as bars: the key's today ($0.00019 of $0.0003, reset at 00:00 UTC), the user's this month.
+    const midnightUtc = `${new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)} 00:00 UTC`;
+    const keyDaily = await page.locator('#budget-key-daily').innerText();
+    expect(keyDaily).toContain('$0.00019 / $0.0003');
+    expect(keyDaily).toContain(`$0.00011 left · resets ${midnightUtc}`);
+    expect(await page.locator('#budget-key-daily [role="meter"]').getAttribute('aria-valuetext')).toBe('$0.00019 of $0.0003');
+    expect(await page.locator('#budget-user-monthly').innerText()).toContain('$0.00019 / $5.00');
+    expect(await page.locator('#budget-key-monthly').count()).toBe(0);
+    // The alert of the crossed 50 % threshold: recorded, not sent (no webhook).
+    const alerts = await page.locator('#budget-alerts tbody tr').allInnerTexts();
+    expect(alerts).toHaveLength(1);
+    const day = new Date().toISOString().slice(0, 10);
+    for (const part of [`Daily (${day}), key laptop (${key.slice(0, 9)}…)`, '50%', '$0.00019 / $0.0003', 'not sent', 'no webhook']) expect(alerts[0]).toContain(part);
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#csv')]);
     const csv = readFileSync((await download.path())!, 'utf8');
-    const day = new Date().toISOString().slice(0, 10);
     expect(download.suggestedFilename()).toMatch(/^usage-\d{4}-\d\d-\d\d-\d{4}-\d\d-\d\d\.csv$/);
-    expect(csv).toBe(`date,model,requests,billed_tokens\n${day},claude-sonnet-4-5,1,${claude}\n${day},gpt-4o-mini,1,${mini}\n`);
+    // The exact decimals of the API; empty where no price is known.
+    expect(csv).toBe(
+      `date,model,requests,billed_tokens,cost\n${day},claude-sonnet-4-5,1,${claude},\n${day},gpt-4o-mini,1,${mini},\n${day},mistral-large,1,30,0.00014\n${day},mistral-small,1,30,0.00005\n`,
+    );
     await review(page, 'usage');
     // The 30-day view keeps the figures.
     await page.getByRole('button', { name: '30 days' }).click();
@@ -449,6 +496,43 @@ describe('an operator', () => {
     await review(adminPage, 'admin-keys');
     await go(adminPage, '/admin/usage');
     expect(await adminPage.locator('main').innerText()).toContain('dana@example.com');
+    // Cost beside tokens: Dana's two priced requests; every other has no known price, but for the
+    // one that failed before reaching an upstream (it cost nothing).
+    type Counted = { requests: number; errors: number; billed_tokens: number; cost: string | null; unpriced_requests: number };
+    const report = (await adminPage.evaluate(() => fetch('/admin/v1/usage?limit=10').then((r) => r.json()))) as { totals: Counted; by_day: (Counted & { date: string; users: number })[] };
+    const unpriced = report.totals.requests - report.totals.errors - 2;
+    expect(report.totals).toMatchObject({ errors: 1, cost: '0.00019', unpriced_requests: unpriced });
+    expect(await adminPage.locator('#admin-total-cost').innerText()).toBe('$0.00019');
+    expect(await adminPage.locator('#admin-total-cost + .totals-note').innerText()).toBe(`${unpriced} requests without a known price`);
+    const coloured = () =>
+      adminPage.evaluate(() => {
+        const c = document.getElementById('admin-cost') as HTMLCanvasElement;
+        const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+        let n = 0;
+        for (let i = 0; i < d.length; i += 4) if (d[i + 3]! > 0 && !(d[i] === d[i + 1] && d[i + 1] === d[i + 2])) n++;
+        return n;
+      });
+    await expect.poll(coloured, { message: 'admin-cost', timeout: 5_000 }).toBeGreaterThan(100);
+    const day = new Date().toISOString().slice(0, 10);
+    expect(await adminPage.locator(`#admin-day-${day} td[data-label="Cost"]`).innerText()).toContain('$0.00019');
+    const dana = await adminPage.locator('section:has(> h2:text-is("Top users")) tbody tr', { hasText: 'dana@example.com' }).innerText();
+    expect(dana).toContain('$0.00019');
+    const models = await adminPage.locator('section:has(> h2:text-is("Top models")) tbody tr').allInnerTexts();
+    expect(models.find((m) => m.startsWith('mistral-small'))).toContain('$0.00005');
+    expect(models.find((m) => m.startsWith('mistral-large'))).toContain('$0.00014');
+    // Everyone's budget alerts: Dana's key crossed 50 % of its daily budget.
+    const alerts = await adminPage.locator('#admin-budget-alerts tbody tr').allInnerTexts();
+    expect(alerts).toHaveLength(1);
+    for (const part of ['dana@example.com', `Daily (${day}), key key_`, '50%', '$0.00019 / $0.0003', 'not sent']) expect(alerts[0]).toContain(part);
+    const [download] = await Promise.all([adminPage.waitForEvent('download'), adminPage.click('#admin-csv')]);
+    const csv = readFileSync((await download.path())!, 'utf8').trimEnd().split('\n');
+    expect(csv[0]).toBe('date,users,requests,errors,billed_tokens,cost,unpriced_requests');
+    // One line per day of the 30, today's with the exact cost; a day without requests has no cost.
+    expect(csv).toHaveLength(31);
+    const t = report.by_day.find((d) => d.date === day)!;
+    expect(csv.at(-1)).toBe(`${day},1,${t.requests},${t.errors},${t.billed_tokens},0.00019,${unpriced}`);
+    const before = report.by_day.find((d) => d.requests === 0)!;
+    expect(csv).toContain(`${before.date},0,0,0,0,${before.cost ?? ''},0`);
     await review(adminPage, 'admin-usage');
     await go(adminPage, '/admin/health');
     expect(await adminPage.locator('tbody').innerText()).toContain('gpt-4o-mini');

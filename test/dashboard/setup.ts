@@ -1,6 +1,7 @@
 // A gateway for the dashboard's tests: text models on the fake text upstreams (OpenAI and
 // Anthropic formats), an image and a video model on the fake media upstreams, a model none of
-// whose upstreams can work (no api_key), two plans.
+// whose upstreams can work (no api_key), two priced models, two plans (the free one with spend
+// budgets; budget alerts recorded, no webhook).
 import type { Logger } from 'pino';
 import { startFakeUpstreams, type FakeUpstreams } from '../helpers/fake-upstreams.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
@@ -24,10 +25,15 @@ models:
   - { id: veo, endpoint: video, billing: { tokens_per_video_second: 1000 }, upstreams: [{ provider: gemini, model: veo-3.1-generate-preview }] }
   # No upstream can work (its provider has no api_key): misconfigured. A long id with a '/', as OpenRouter's are.
   - { id: meta-llama/llama-3.3-70b-instruct-turbo, endpoint: chat, upstreams: [{ provider: keyless, model: text-model }] }
+  # Priced (US dollars per token); their upstream answers 10 prompt tokens for a 40-character prompt and max_tokens completion tokens.
+  - { id: mistral-small, endpoint: chat, pricing: { prompt: "0.000001", completion: "0.000002" }, upstreams: [{ provider: openai, model: exact-model }] }
+  - { id: mistral-large, endpoint: chat, pricing: { prompt: "0.000002", completion: "0.000006" }, upstreams: [{ provider: openai, model: exact-model }] }
 plans:
-  - { id: free, rank: 0, daily_tokens: 100000, requests_per_minute: 20, max_concurrent_jobs: 2, user_daily_tokens: 150000, user_requests_per_minute: 30, max_keys: 5 }
+  # Spend budgets: $0.0003 a day per key, $5 a month over all of a user's keys. The other models have no price: allowed, at no cost.
+  - { id: free, rank: 0, daily_tokens: 100000, requests_per_minute: 20, max_concurrent_jobs: 2, user_daily_tokens: 150000, user_requests_per_minute: 30, max_keys: 5, daily_budget_usd: "0.0003", user_monthly_budget_usd: "5" }
   - { id: pro, rank: 1, daily_tokens: 5000000, requests_per_minute: 300, max_concurrent_jobs: 10 }
 default_plan: free
+budget_unpriced_models: allow
 allow_private_image_urls: true
 jobs: { retention_hours: 24, poll_seconds: 0.05, sync_timeout_seconds: 30 }
 auth:

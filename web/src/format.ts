@@ -53,16 +53,22 @@ export function usd(v: string | null | undefined): string {
   const int = m[2]!.replace(/^0+/, '');
   const frac = m[3] ?? '';
   const first = frac.search(/[1-9]/);
-  const decimals = int ? 2 : first < 0 ? 2 : Math.min(9, Math.max(2, first + 3));
-  // Round half up, in decimal.
-  let n = BigInt((int || '0') + frac.padEnd(decimals, '0').slice(0, decimals));
-  if ((frac[decimals] ?? '0') >= '5') n += 1n;
-  const digits = n.toString().padStart(decimals + 1, '0');
-  const whole = digits.slice(0, -decimals).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  /** Rounded half up to `decimals`, in decimal: the digits without the point. */
+  const rounded = (decimals: number) => {
+    const n = BigInt((int || '0') + frac.padEnd(decimals, '0').slice(0, decimals));
+    return ((frac[decimals] ?? '0') >= '5' ? n + 1n : n).toString().padStart(decimals + 1, '0');
+  };
+  let decimals = int ? 2 : first < 0 ? 2 : Math.min(9, Math.max(2, first + 3));
+  let digits = rounded(decimals);
+  // 0.999999 rounds to a whole dollar: then it is shown with cents.
+  if (decimals > 2 && !/^0+$/.test(digits.slice(0, -decimals))) digits = rounded((decimals = 2));
+  const sign = m[1] && /[1-9]/.test(int + frac) ? '-' : '';
+  // Less than the smallest amount shown, but not nothing.
+  if (/^0+$/.test(digits) && first >= 0) return `${sign ? '>-' : '<'}$0.000000001`;
+  const whole = (digits.slice(0, -decimals).replace(/^0+(?=\d)/, '') || '0').replace(/\B(?=(\d{3})+(?!\d))/g, ',');
   // Below a dollar, zeros after the significant digits say nothing ("$0.00005", not "$0.0000500").
   let cents = digits.slice(-decimals);
   if (whole === '0') cents = cents.replace(/0+$/, '').padEnd(2, '0');
-  const sign = m[1] && n !== 0n ? '-' : '';
   return `${sign}$${whole}.${cents}`;
 }
 

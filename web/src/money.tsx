@@ -84,7 +84,7 @@ function Delivery({ alert }: { alert: Alert }) {
     default:
       return (
         <>
-          <Badge kind="neutral">not sent</Badge> <small class="muted">no webhook</small>
+          <Badge kind="neutral">not sent</Badge> <small class="muted nowrap">no webhook</small>
         </>
       );
   }
@@ -111,7 +111,9 @@ export function BudgetAlerts({ alerts, keyName, who, empty }: { alerts: Alert[];
             {a.threshold_percent}%
           </td>
           <td data-label="Spent / limit" class="num">
-            <span class="nowrap">{usd(a.spent_usd)}</span> / <span class="nowrap">{usd(a.limit_usd)}</span>
+            <div>
+              <span class="nowrap">{usd(a.spent_usd)}</span> / <span class="nowrap">{usd(a.limit_usd)}</span>
+            </div>
           </td>
           <Cell label="Delivery">
             <Delivery alert={a} />

@@ -282,7 +282,8 @@ export function Cell({ label, children, class: cls }: { label: string; children?
 
 /**
  * A right-aligned amount of US dollars (the API's decimal string), labelled for the phone layout;
- * null is "—" (no known price). `unpriced`: requests of the row whose cost is unknown (not in it).
+ * null is "—" (no known price). `unpriced`: requests of the row whose cost is unknown (not in it),
+ * noted as "2 unpriced" (short, for narrow columns: `UnpricedNote` under the table says what it means).
  */
 export function UsdCell({ label, value, unpriced = 0 }: { label: string; value: string | null; unpriced?: number }) {
   return (
@@ -297,13 +298,18 @@ export function UsdCell({ label, value, unpriced = 0 }: { label: string; value: 
           usd(value)
         )}
         {unpriced > 0 && (
-          <small class="cell-note">
-            {unpriced.toLocaleString('en-US')} request{unpriced === 1 ? '' : 's'} without a known price
+          <small class="cell-note" title={`${unpriced.toLocaleString('en-US')} request${unpriced === 1 ? '' : 's'} without a known price: not in the cost`}>
+            {unpriced.toLocaleString('en-US')} unpriced
           </small>
         )}
       </div>
     </td>
   );
+}
+
+/** Under a table with costs: what "—" and "unpriced" mean. */
+export function UnpricedNote() {
+  return <p class="note">— : no known price. Unpriced: requests without a known price, not in the cost.</p>;
 }
 
 /** A right-aligned count, labelled for the phone layout. */

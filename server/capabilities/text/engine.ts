@@ -303,10 +303,12 @@ async function* nativeFrames(call: TextCall, t: Target, events: AsyncIterable<Ev
     if (searchesByDefinition(call)) acc.webSearch = true;
     // The output is complete at the finish event: check it before that frame goes out.
     if (events.some((ev) => ev.type === 'finish')) checkStructuredOutput(call.request.responseFormat, acc.content, acc.finishReason);
-    if (json === null) decoder.end();
+    if (json === null) for (const ev of decoder.end()) acc.push(ev);
     yield call.codec.passthroughFrame(e, json, call.request.model);
   }
-  decoder.end();
+  // A decoder may give its last events only at the end: Gemini's usage (running on every chunk)
+  // is final once the stream is, so billing it needs them.
+  for (const ev of decoder.end()) acc.push(ev);
   const closing = call.codec.passthroughEnd?.();
   if (closing) yield closing;
 }

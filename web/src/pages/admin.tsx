@@ -5,7 +5,7 @@ import { api, call, type Schemas, type Session } from '../api.ts';
 import { StackedBars } from '../chart.tsx';
 import { DAY, dollars, num, pct, usd, usdOf, utcDay, when } from '../format.ts';
 import { BudgetAlerts, csv, csvUsd, download, unpricedText } from '../money.tsx';
-import { Badge, Cell, ConfirmButton, EmptyState, Loaded, ModelId, NumCell, Page, SearchForm, Table, UsdCell, useLoad } from '../ui.tsx';
+import { Badge, Cell, ConfirmButton, EmptyState, Loaded, ModelId, NumCell, Page, SearchForm, Table, UnpricedNote, UsdCell, useLoad } from '../ui.tsx';
 
 type User = Schemas['AdminUser'];
 
@@ -191,6 +191,8 @@ export function AdminUsage(_: { session: Session }) {
       <Loaded state={state} what="usage">
         {(r) => {
           const emails = new Map(r.top_users.map((u) => [u.user_id, u.email]));
+          // The table shows the days with requests, newest first; the CSV has every day.
+          const active = r.by_day.filter((d) => d.requests > 0).reverse();
           return (
             <>
               <div class="totals">
@@ -236,11 +238,11 @@ export function AdminUsage(_: { session: Session }) {
                   Download CSV
                 </button>
               </div>
-              {r.by_day.length === 0 ? (
+              {active.length === 0 ? (
                 <p class="muted">No requests in these days.</p>
               ) : (
-                <Table caption="Usage per day" columns={['Day', 'Users', 'Requests', 'Errors', 'Billed tokens', 'Cost']} numeric={['Users', 'Requests', 'Errors', 'Billed tokens', 'Cost']}>
-                  {r.by_day.map((d) => (
+                <Table caption="Usage per day with requests, newest first" columns={['Day', 'Users', 'Requests', 'Errors', 'Billed tokens', 'Cost']} numeric={['Users', 'Requests', 'Errors', 'Billed tokens', 'Cost']}>
+                  {active.map((d) => (
                     <tr id={`admin-day-${d.date}`}>
                       <Cell label="Day">{d.date}</Cell>
                       <NumCell label="Users" value={d.users} />
@@ -252,10 +254,12 @@ export function AdminUsage(_: { session: Session }) {
                   ))}
                 </Table>
               )}
-              <div class="two">
+              {/* Side by side only where both tables fit (their cost columns make them wide). */}
+              <div class="two wide">
                 <TopTable title="Top users" first="User" rows={r.top_users.map((u) => ({ name: u.email ?? u.user_id, ...u }))} />
                 <TopTable title="Top models" first="Model" rows={r.top_models.map((m) => ({ name: m.model, ...m }))} code />
               </div>
+              {r.totals.unpriced_requests > 0 && <UnpricedNote />}
               <section aria-labelledby="admin-alerts-h" id="admin-budget-alerts">
                 <h2 id="admin-alerts-h">Budget alerts</h2>
                 <BudgetAlerts

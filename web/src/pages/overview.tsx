@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, call, type Schemas, type Session } from '../api.ts';
-import { duration, num, utcDay, when } from '../format.ts';
+import { duration, num, usd, utcDay, when } from '../format.ts';
 import { Badge, Cell, EmptyState, Loaded, Meter, ModelId, Page, Table, useLoad } from '../ui.tsx';
 import { CurlExample } from './keys.tsx';
 import { CatalogSetupNotice } from './setup.tsx';
@@ -116,6 +116,21 @@ export function Overview({ session }: { session: Session }) {
                         <dd>{num(plan.user_max_concurrent_jobs)}</dd>
                       </>
                     )}
+                    {(
+                      [
+                        ['Daily budget per key', plan.daily_budget_usd],
+                        ['Monthly budget per key', plan.monthly_budget_usd],
+                        ['Daily budget, all keys and apps', plan.user_daily_budget_usd],
+                        ['Monthly budget, all keys and apps', plan.user_monthly_budget_usd],
+                      ] as const
+                    ).map(([label, budget]) =>
+                      budget === null ? null : (
+                        <>
+                          <dt>{label}</dt>
+                          <dd>{usd(budget)}</dd>
+                        </>
+                      ),
+                    )}
                     <dt>API keys at once</dt>
                     <dd>{num(plan.max_keys)}</dd>
                   </dl>
@@ -160,7 +175,8 @@ export function Overview({ session }: { session: Session }) {
                   </>
                   )}
                   <p class="muted">
-                    {num(usage.totals.requests)} requests today, {num(usage.totals.errors)} with errors. <a href="/usage">See usage</a>.
+                    {num(usage.totals.requests)} requests today, {num(usage.totals.errors)} with errors
+                    {usage.totals.requests > 0 && usage.totals.cost !== null && <>; cost {usd(usage.totals.cost)}</>}. <a href="/usage">See usage</a>.
                   </p>
                 </section>
                 <AccountLimits user={limits.user} />

@@ -3,7 +3,7 @@ import { api, call, type Schemas, type Session } from '../api.ts';
 import { StackedBars, colourOf, type Series } from '../chart.tsx';
 import { DAY, dollars, num, usd, usdOf, utcDay } from '../format.ts';
 import { BudgetAlerts, Budgets, csv, csvUsd, download, unpricedText } from '../money.tsx';
-import { Cell, EmptyState, Field, Loaded, ModelId, NumCell, Page, Table, UsdCell, useLoad } from '../ui.tsx';
+import { Cell, EmptyState, Field, Loaded, ModelId, NumCell, Page, Table, UnpricedNote, UsdCell, useLoad } from '../ui.tsx';
 
 type Report = Schemas['UsageReport'];
 type Key = Schemas['ApiKey'];
@@ -187,7 +187,7 @@ function UsageReport({ report, keys }: { report: Report; keys: Key[] | undefined
               </tr>
             ))}
           </Table>
-          {totals.unpriced_requests > 0 && <p class="note">— : no known price. Requests without a known price are not in the costs.</p>}
+          {totals.unpriced_requests > 0 && <UnpricedNote />}
           {report.by_key.length > 0 && (
             <section aria-labelledby="per-key-h">
               <h2 id="per-key-h">Per key</h2>
