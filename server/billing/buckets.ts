@@ -2,6 +2,7 @@
 // token is weighted (quota) and priced (cost) exactly once (decision 0027). Upstreams report
 // totals with parts inside them (canonical.ts `Usage`); this is the one place that subtracts.
 import type * as C from '../translate/canonical.ts';
+import { whole } from '../translate/usage.ts';
 
 /** Input buckets first, then output buckets; together they hold every token of a usage once. */
 export const BUCKETS = [
@@ -19,7 +20,20 @@ export const BUCKETS = [
 export type Bucket = (typeof BUCKETS)[number];
 export type Buckets = Record<Bucket, number>;
 
-const whole = (n: number | undefined) => (n !== undefined && Number.isFinite(n) && n > 0 ? Math.floor(n) : 0);
+/** Takes parts out of a total in order, each cut to what is left of it; `rest` is what remains. */
+function parts(total: number) {
+  let left = whole(total);
+  return {
+    take(n: number | undefined) {
+      const part = Math.min(whole(n), left);
+      left -= part;
+      return part;
+    },
+    get rest() {
+      return left;
+    },
+  };
+}
 
 /**
  * Splits a usage into buckets. `input` is the uncached text input and `output` the text output:
@@ -28,34 +42,24 @@ const whole = (n: number | undefined) => (n !== undefined && Number.isFinite(n) 
  * is ever negative and the buckets always add up to the totals.
  */
 export function bucketsOf(u: C.Usage): Buckets {
-  let input = whole(u.inputTokens);
-  const take = (n: number | undefined) => {
-    const part = Math.min(whole(n), input);
-    input -= part;
-    return part;
-  };
-  const cacheRead = take(u.cachedTokens);
-  const writes = take(u.cacheWriteTokens);
+  const input = parts(u.inputTokens);
+  const cacheRead = input.take(u.cachedTokens);
+  const writes = input.take(u.cacheWriteTokens);
   const write1h = Math.min(whole(u.cacheWrite1hTokens), writes);
-  const audioIn = take(u.audioInputTokens);
-  const imageIn = take(u.imageInputTokens);
-  let output = whole(u.outputTokens);
-  const takeOut = (n: number | undefined) => {
-    const part = Math.min(whole(n), output);
-    output -= part;
-    return part;
-  };
-  const reasoning = takeOut(u.reasoningTokens);
-  const audioOut = takeOut(u.audioOutputTokens);
-  const imageOut = takeOut(u.imageOutputTokens);
+  const audioIn = input.take(u.audioInputTokens);
+  const imageIn = input.take(u.imageInputTokens);
+  const output = parts(u.outputTokens);
+  const reasoning = output.take(u.reasoningTokens);
+  const audioOut = output.take(u.audioOutputTokens);
+  const imageOut = output.take(u.imageOutputTokens);
   return {
-    input,
+    input: input.rest,
     cache_read: cacheRead,
     cache_write: writes - write1h,
     cache_write_1h: write1h,
     audio_input: audioIn,
     image_input: imageIn,
-    output,
+    output: output.rest,
     reasoning,
     audio_output: audioOut,
     image_output: imageOut,

@@ -12,45 +12,19 @@ import path from 'node:path';
 import type { SqlQueryable } from '../db/migrate.ts';
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { isAlive } from '../runtime/data-dir.ts';
-import { addRecordsToDaily, addToDaily, aggregatedColumns } from './usage-aggregates.ts';
+import { addRecordsToDaily, addToDaily, aggregatedColumns, type AggregatedRecord } from './usage-aggregates.ts';
 
-export type LedgerRecord = {
+/** One request's record: what the daily sums read (usage-aggregates.ts), and the rest of the row. */
+export type LedgerRecord = AggregatedRecord & {
   requestId: string;
-  apiKeyId: string;
-  userId: string;
   oauthAppId: string | null;
-  model: string;
   provider: string | null;
   upstreamModel: string | null;
   endpoint: string;
-  promptTokens: number;
-  completionTokens: number;
-  cachedTokens: number;
-  reasoningTokens: number;
-  surchargeTokens: number;
-  /**
-   * The other buckets (server/billing/buckets.ts), parts of the prompt and completion tokens, and
-   * the cost in US dollars (a decimal string; null: a price it needed is unknown). Absent in
-   * records of segments written before they existed (replayed after an upgrade): 0, and no cost.
-   */
-  cacheWriteTokens?: number;
-  cacheWrite1hTokens?: number;
-  audioInputTokens?: number;
-  imageInputTokens?: number;
-  audioOutputTokens?: number;
-  imageOutputTokens?: number;
-  webSearchCalls?: number;
-  cost?: string | null;
-  /** Non-token work and its amount (server/config/billing-rules.ts); absent on token-billed records. */
-  meteredUnit?: string | null;
-  meteredQuantity?: number | null;
   multiplier: number;
-  billedTokens: number;
   usageSource: 'reported' | 'estimated';
-  status: number;
   errorCode: string | null;
   latencyMs: number | null;
-  createdAt: string;
 };
 
 /** Column, value, SQL type: the order of the INSERT. */

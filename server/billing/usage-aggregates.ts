@@ -6,7 +6,12 @@
 import type { SqlStatement } from '../db/migrate.ts';
 import { ZERO, usdText, type Money } from './prices.ts';
 
-/** What a ledger record must carry to be summed (LedgerRecord has it). */
+/**
+ * What a ledger record must carry to be summed (LedgerRecord is this and more). The bucket fields
+ * beside the totals, and the cost (US dollars, a decimal string; null: a price it needed is
+ * unknown), are absent in records of segments written before they existed (replayed after an
+ * upgrade): 0, and no cost.
+ */
 export type AggregatedRecord = {
   apiKeyId: string;
   userId: string;
@@ -29,7 +34,6 @@ export type AggregatedRecord = {
   audioOutputTokens?: number;
   imageOutputTokens?: number;
   webSearchCalls?: number;
-  /** US dollars, a decimal string; null or absent: unknown. */
   cost?: string | null;
 };
 
