@@ -10,6 +10,8 @@ export const AdminUser = z
     created_at: z.string(),
     disabled: z.boolean(),
     role: z.enum(['user', 'admin']),
+    daily_budget_usd: z.string().nullable().describe('The user’s own daily spend budget in US dollars, instead of the plan’s `user_daily_budget_usd`; null: the plan’s.'),
+    monthly_budget_usd: z.string().nullable().describe('The user’s own monthly spend budget in US dollars, instead of the plan’s `user_monthly_budget_usd`; null: the plan’s.'),
   })
   .meta({ id: 'AdminUser' });
 
@@ -23,6 +25,8 @@ export const AdminApiKey = z
     created_at: z.string(),
     last_used_at: z.string().nullable(),
     revoked_at: z.string().nullable(),
+    daily_budget_usd: z.string().nullable().describe('The key’s own daily spend cap in US dollars (beside the plan’s per-key budget); null: none.'),
+    monthly_budget_usd: z.string().nullable().describe('The key’s own monthly spend cap in US dollars; null: none.'),
   })
   .meta({ id: 'AdminApiKey' });
 

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { prefixedId, storedText } from './common.ts';
 import { Job } from './jobs.ts';
-import { BudgetAlert, KeyLimits, PlanLimits, Totals, isoDate } from './usage.ts';
+import { BudgetAlert, BudgetSettings, KeyLimits, PlanLimits, Totals, isoDate } from './usage.ts';
 
 export const Role = z.enum(['user', 'admin']).meta({ id: 'Role', description: '`admin`: the operator view of the dashboard, and the admin API with the session. Granted with the CLI (`users set-role`).' });
 
@@ -61,6 +61,8 @@ export const ApiKey = z
     last_used_at: z.string().nullable().describe('Updated at most every 30 s.'),
     revoked_at: z.string().nullable(),
     limits: KeyLimits.nullable().describe('The key’s live counters (each key has the plan’s limits); null once revoked.'),
+    daily_budget_usd: z.string().nullable().describe('This key’s own daily spend cap in US dollars (beside the plan’s per-key budget: the lower binds); null: none.'),
+    monthly_budget_usd: z.string().nullable().describe('This key’s own monthly spend cap in US dollars; null: none.'),
   })
   .meta({ id: 'ApiKey', description: 'One of your API keys. Keys an app received through OAuth are listed under connected apps instead.' });
 
@@ -68,6 +70,10 @@ export const CreatedApiKey = ApiKey.extend({ key: z.string().describe('The plain
 
 export const CreateApiKeyBody = z.object({ name: storedText(100).trim().min(1).describe('A label, e.g. where the key is used.') }).meta({ id: 'CreateApiKeyBody' });
 export const ApiKeyIdParams = z.object({ id: prefixedId('key', 'an API key') });
+
+export const UpdateApiKeyBody = BudgetSettings.refine((b) => b.daily_budget_usd !== undefined || b.monthly_budget_usd !== undefined, {
+  message: 'set daily_budget_usd or monthly_budget_usd (null removes one)',
+}).meta({ id: 'UpdateApiKeyBody', description: 'Spend caps of one key: they hold beside the plan’s per-key budgets (the lower binds), so they can tighten, not loosen, the plan.' });
 
 export const JobListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50).describe('How many, newest first.'),
@@ -85,8 +91,11 @@ export const UpdateUserBody = z
     plan: storedText(64).min(1).optional(),
     disabled: z.boolean().optional().describe('true: the user can no longer sign in, and every key of theirs is refused (within the key-cache TTL).'),
     role: Role.optional(),
+    ...BudgetSettings.shape,
   })
-  .refine((b) => b.plan !== undefined || b.disabled !== undefined || b.role !== undefined, { message: 'set at least one of plan, disabled, role' })
+  .refine((b) => b.plan !== undefined || b.disabled !== undefined || b.role !== undefined || b.daily_budget_usd !== undefined || b.monthly_budget_usd !== undefined, {
+    message: 'set at least one of plan, disabled, role, daily_budget_usd, monthly_budget_usd',
+  })
   .meta({ id: 'UpdateUserBody' });
 
 const Counted = z.object({

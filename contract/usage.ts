@@ -41,6 +41,18 @@ export const Totals = z.object({
   unpriced_requests: z.number().int().describe('Requests whose cost is unknown (a price they needed is not known): not in `cost`.'),
 });
 
+/** A spend budget in US dollars: a decimal string, more than 0 and at most 1,000,000. */
+export const UsdBudget = z
+  .string()
+  .regex(/^\d{1,7}(\.\d{1,9})?$/, { message: 'US dollars as a decimal string such as "25" or "12.50"' })
+  .refine((v) => Number(v) > 0 && Number(v) <= 1e6, { message: 'a budget between 0 and 1,000,000 US dollars' });
+
+/** Budgets set on one key or one user: a decimal string sets it, null removes it, absent leaves it. */
+export const BudgetSettings = z.object({
+  daily_budget_usd: UsdBudget.nullable().optional().describe('US dollars per UTC day; null: none of its own.'),
+  monthly_budget_usd: UsdBudget.nullable().optional().describe('US dollars per UTC calendar month; null: none of its own.'),
+});
+
 const Budget = z
   .object({
     limit_usd: z.string(),
@@ -146,9 +158,7 @@ export const UsageReport = z
     by_day: z.array(
       Totals.extend({
         date: isoDate,
-        models: z
-          .array(z.object({ model: z.string(), requests: z.number().int(), billed_tokens: z.number().int(), cost: z.string().nullable() }))
-          .describe('The day per model (models with requests that day); `cost` as in the totals.'),
+        models: z.array(Totals.extend({ model: z.string() })).describe('The day per model (models with requests that day).'),
       }),
     ),
   })

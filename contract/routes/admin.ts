@@ -30,8 +30,10 @@ export const adminRoutes = c.router({
     pathParams: admin.UserRef,
     body: dashboard.UpdateUserBody,
     responses: { 200: admin.AdminUser, ...adminErrors },
-    summary: "Change a user's plan or role, or disable or enable the user",
-    description: 'Running gateways apply a plan change or a disabling within the key-cache TTL (5 s by default). An admin cannot disable or demote themselves.',
+    summary: "Change a user's plan, role or spend budgets, or disable or enable the user",
+    description:
+      'Running gateways apply a change within the key-cache TTL (5 s by default). An admin cannot disable or demote themselves. ' +
+      '`daily_budget_usd`/`monthly_budget_usd` replace the plan’s user budgets for this user (null: the plan’s again).',
     ...meta({ session: true, auth: 'admin', tag: 'Admin', notFound: { code: 'user_not_found', what: 'user' } }),
   },
   setUserPassword: {
@@ -83,6 +85,16 @@ export const adminRoutes = c.router({
     responses: { 200: admin.AdminApiKey, ...adminErrors },
     summary: 'Revoke an API key',
     description: 'Running gateways stop accepting it within the key-cache TTL (5 s by default).',
+    ...meta({ session: true, auth: 'admin', tag: 'Admin', notFound: { code: 'key_not_found', what: 'API key' } }),
+  },
+  updateKey: {
+    method: 'PATCH',
+    path: '/admin/v1/keys/:id',
+    pathParams: admin.KeyRef,
+    body: dashboard.UpdateApiKeyBody,
+    responses: { 200: admin.AdminApiKey, ...adminErrors },
+    summary: 'Set or remove spend caps on an API key',
+    description: 'A cap holds beside the plan’s per-key budget (the lower binds). Running gateways apply it within the key-cache TTL (5 s by default).',
     ...meta({ session: true, auth: 'admin', tag: 'Admin', notFound: { code: 'key_not_found', what: 'API key' } }),
   },
   listPlans: {

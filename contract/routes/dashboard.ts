@@ -43,6 +43,18 @@ export const dashboardRoutes = c.router({
       'Revoking a revoked key answers it unchanged. Its usage today still counts toward your per-user limits.',
     ...meta({ auth: 'session', tag: 'Dashboard', notFound: { code: 'key_not_found', what: 'API key' } }),
   },
+  updateApiKey: {
+    method: 'PATCH',
+    path: '/v1/keys/:id',
+    pathParams: dashboard.ApiKeyIdParams,
+    body: dashboard.UpdateApiKeyBody,
+    responses: { 200: dashboard.ApiKey, ...errorResponses(400, 401, 403, 404, 500) },
+    summary: 'Set or remove spend caps on one of your API keys',
+    description:
+      'With the dashboard session only (and its `X-CSRF-Token`; an API key gets 403 session_required). A cap holds beside the plan’s per-key budget: the lower binds. ' +
+      'Every instance applies it within the key-cache TTL (5 s by default); this one at once.',
+    ...meta({ auth: 'session', tag: 'Dashboard', notFound: { code: 'key_not_found', what: 'API key' } }),
+  },
   listJobs: {
     method: 'GET',
     path: '/v1/jobs',

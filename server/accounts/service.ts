@@ -1,6 +1,7 @@
 // User and key administration, shared by the admin API and the CLI's direct-database mode.
 import type { z } from 'zod';
 import type { AdminApiKey, AdminCreatedApiKey, AdminUser, PasswordResetLink, PasswordSet } from '../../contract/admin.ts';
+import type { BudgetSettings } from '../../contract/usage.ts';
 import type { ResolvedConfig } from '../config/schema.ts';
 import type { PrismaClient } from '../db/client.ts';
 import { errors } from '../runtime/errors.ts';
@@ -13,7 +14,13 @@ import { Passwords } from './passwords.ts';
 type User = z.infer<typeof AdminUser>;
 type Key = z.infer<typeof AdminApiKey>;
 
-const userView = (u: { id: string; email: string | null; name: string | null; planId: string; createdAt: Date; disabledAt: Date | null; role: string }): User => ({
+/** A stored budget (a decimal, or null) as the API shows it. */
+export const budgetText = (v: { toFixed(): string } | null) => (v === null ? null : v.toFixed());
+type StoredBudgets = { dailyBudgetUsd: { toFixed(): string } | null; monthlyBudgetUsd: { toFixed(): string } | null };
+/** A change of budgets for the database: a string sets one, null removes it, absent leaves it. */
+const budgetChange = (c: z.infer<typeof BudgetSettings>) => ({ dailyBudgetUsd: c.daily_budget_usd, monthlyBudgetUsd: c.monthly_budget_usd });
+
+const userView = (u: { id: string; email: string | null; name: string | null; planId: string; createdAt: Date; disabledAt: Date | null; role: string } & StoredBudgets): User => ({
   id: u.id,
   email: u.email,
   name: u.name,
@@ -21,6 +28,8 @@ const userView = (u: { id: string; email: string | null; name: string | null; pl
   created_at: u.createdAt.toISOString(),
   disabled: u.disabledAt !== null,
   role: u.role === 'admin' ? 'admin' : 'user',
+  daily_budget_usd: budgetText(u.dailyBudgetUsd),
+  monthly_budget_usd: budgetText(u.monthlyBudgetUsd),
 });
 
 /** The user's API keys that count against `max_keys`: not revoked, not a connected app's. */
@@ -35,7 +44,7 @@ const keyView = (k: {
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
-}): Key => ({
+} & StoredBudgets): Key => ({
   id: k.id,
   user_id: k.userId,
   name: k.name,
@@ -44,6 +53,8 @@ const keyView = (k: {
   created_at: k.createdAt.toISOString(),
   last_used_at: k.lastUsedAt?.toISOString() ?? null,
   revoked_at: k.revokedAt?.toISOString() ?? null,
+  daily_budget_usd: budgetText(k.dailyBudgetUsd),
+  monthly_budget_usd: budgetText(k.monthlyBudgetUsd),
 });
 
 export class AccountService {
@@ -99,14 +110,14 @@ export class AccountService {
    * Plan, role and disabling in one change. `actor` (an admin user acting through the dashboard)
    * cannot disable or demote themselves: that would lock the last admin out of the operator view.
    */
-  async updateUser(ref: string, change: { plan?: string; disabled?: boolean; role?: 'user' | 'admin' }, actor?: string): Promise<User> {
+  async updateUser(ref: string, change: { plan?: string; disabled?: boolean; role?: 'user' | 'admin' } & z.infer<typeof BudgetSettings>, actor?: string): Promise<User> {
     if (change.plan !== undefined) this.checkPlan(change.plan);
     const user = await this.findUser(ref);
     if (actor === user.id && (change.disabled === true || change.role === 'user')) {
       throw errors.invalid('You cannot disable or demote yourself; ask another admin, or use the CLI.', change.disabled ? 'disabled' : 'role', 'cannot_change_self');
     }
     const disabledAt = change.disabled === undefined ? undefined : change.disabled ? (user.disabledAt ?? new Date()) : null;
-    const updated = await this.prisma.user.update({ where: { id: user.id }, data: { planId: change.plan, role: change.role, disabledAt } });
+    const updated = await this.prisma.user.update({ where: { id: user.id }, data: { planId: change.plan, role: change.role, disabledAt, ...budgetChange(change) } });
     // A disabled user's dashboard sessions end with it.
     if (change.disabled) await this.prisma.webSession.deleteMany({ where: { userId: user.id } });
     return userView(updated);
@@ -190,6 +201,17 @@ export class AccountService {
     if (!key || key.userId !== userId || key.kind === GRANT_KEY_KIND) throw errors.notFound(`No API key '${id}'.`, 'key_not_found', 'id');
     if (key.revokedAt) return key;
     return this.prisma.apiKey.update({ where: { id }, data: { revokedAt: new Date() } });
+  }
+
+  /** Sets or removes a key's own spend caps: the user's own key (`userId`), or any key (the operator). */
+  async setKeyBudgets(id: string, change: z.infer<typeof BudgetSettings>, userId?: string) {
+    const key = await this.prisma.apiKey.findUnique({ where: { id } });
+    if (!key || (userId !== undefined && (key.userId !== userId || key.kind === GRANT_KEY_KIND))) throw errors.notFound(`No API key '${id}'.`, 'key_not_found', 'id');
+    return this.prisma.apiKey.update({ where: { id }, data: budgetChange(change) });
+  }
+
+  async updateKey(id: string, change: z.infer<typeof BudgetSettings>): Promise<Key> {
+    return keyView(await this.setKeyBudgets(id, change));
   }
 
   async revokeKey(id: string): Promise<Key> {

@@ -1,6 +1,6 @@
 import type { PrismaClient } from '../db/client.ts';
 import { constantTimeEqualHex, hashSecret } from '../runtime/secrets.ts';
-import type { Principal } from './principal.ts';
+import { principalBudgets, type Principal } from './principal.ts';
 
 type Entry = { principal: Principal | null; expiresAt: number };
 
@@ -57,13 +57,18 @@ export class KeyAuthenticator {
         id: true,
         hash: true,
         revokedAt: true,
-        user: { select: { id: true, planId: true, disabledAt: true } },
+        dailyBudgetUsd: true,
+        monthlyBudgetUsd: true,
+        user: { select: { id: true, planId: true, disabledAt: true, dailyBudgetUsd: true, monthlyBudgetUsd: true } },
         grant: { select: { appId: true, revokedAt: true } },
       },
     });
     // A grant's key dies with its grant, even if a revocation raced the key's creation.
     const valid = row && !row.revokedAt && !row.grant?.revokedAt && !row.user.disabledAt && constantTimeEqualHex(row.hash, hash);
-    const principal: Principal | null = valid ? { kind: 'api_key', keyId: row.id, userId: row.user.id, planId: row.user.planId, ...(row.grant && { appId: row.grant.appId }) } : null;
+    const budgets = valid ? principalBudgets(row.user, row) : undefined;
+    const principal: Principal | null = valid
+      ? { kind: 'api_key', keyId: row.id, userId: row.user.id, planId: row.user.planId, ...(row.grant && { appId: row.grant.appId }), ...(budgets && { budgets }) }
+      : null;
     if (this.cache.size >= this.maxEntries) this.cache.delete(this.cache.keys().next().value!);
     this.cache.set(hash, { principal, expiresAt: this.now() + this.ttlMs });
     return principal;

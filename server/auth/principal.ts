@@ -10,7 +10,25 @@ export type Principal = {
    * the app acts for the user, for inference only.
    */
   appId?: string;
+  /**
+   * Spend budgets in US dollars set on this key (caps beside the plan's per-key budgets: the lower
+   * binds) and on its user (instead of the plan's user budgets); absent where none is set.
+   */
+  budgets?: PrincipalBudgets;
 };
+
+export type PrincipalBudgets = { keyDaily?: string; keyMonthly?: string; userDaily?: string; userMonthly?: string };
+
+type Money = { toFixed(): string } | null;
+/** The budgets stored on a key and its user (decimals, null where unset), or undefined when none is. */
+export function principalBudgets(user: { dailyBudgetUsd: Money; monthlyBudgetUsd: Money }, key?: { dailyBudgetUsd: Money; monthlyBudgetUsd: Money }): PrincipalBudgets | undefined {
+  const out: PrincipalBudgets = {};
+  if (key?.dailyBudgetUsd) out.keyDaily = key.dailyBudgetUsd.toFixed();
+  if (key?.monthlyBudgetUsd) out.keyMonthly = key.monthlyBudgetUsd.toFixed();
+  if (user.dailyBudgetUsd) out.userDaily = user.dailyBudgetUsd.toFixed();
+  if (user.monthlyBudgetUsd) out.userMonthly = user.monthlyBudgetUsd.toFixed();
+  return Object.keys(out).length ? out : undefined;
+}
 
 /** The dashboard's session acts for the user across all their keys. */
 export const isSession = (p: Principal) => p.kind === 'session';

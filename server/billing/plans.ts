@@ -1,4 +1,5 @@
 import type { PlanConfig, ResolvedConfig } from '../config/schema.ts';
+import type { PrincipalBudgets } from '../auth/principal.ts';
 
 const DAY = 86_400_000;
 
@@ -55,6 +56,23 @@ export function planOf(config: Pick<ResolvedConfig, 'plans' | 'defaultPlan'>, pl
 
 export function rankOf(config: Pick<ResolvedConfig, 'plans'>, planId: string): number {
   return config.plans.find((p) => p.id === planId)?.rank ?? -1;
+}
+
+/** Two budgets in US dollars as one: the lower; either may be unset. */
+const lower = (a: string | undefined, b: string | undefined) => (a === undefined ? b : b === undefined ? a : Number(a) <= Number(b) ? a : b);
+
+/**
+ * The spend budgets that hold for a key and its user (US dollars; unset: none): a budget set on
+ * the key caps it beside the plan's per-key budget (the lower binds: an owner can tighten, not
+ * loosen, their plan); one set on the user replaces the plan's user budget (an operator's choice).
+ */
+export function budgetsFor(plan: PlanConfig, own: PrincipalBudgets | undefined) {
+  return {
+    keyDaily: lower(plan.daily_budget_usd, own?.keyDaily),
+    keyMonthly: lower(plan.monthly_budget_usd, own?.keyMonthly),
+    userDaily: own?.userDaily ?? plan.user_daily_budget_usd,
+    userMonthly: own?.userMonthly ?? plan.user_monthly_budget_usd,
+  };
 }
 
 /** A plan's limits as the API shows them (usage report, admin plans): null where it sets none. */

@@ -11,7 +11,7 @@ import { bucketsOf, resolveWeights, webSearchCallsOf, BUCKETS, type Buckets } fr
 import { money, nanoToUsd, priceLists, toNano, usdText, usdToNano, type CostEstimate, type Pricing } from './prices.ts';
 import type { UsageLedger } from './ledger.ts';
 import { SettlementRetries } from './settle-retry.ts';
-import { keySpendKey, lastFormatted, nextUtcMidnight, nextUtcMonth, planOf, quotaKey, rankOf, rpmKey, userQuotaKey, userRpmKey, userSpendKey, utcDay, utcMonth } from './plans.ts';
+import { budgetsFor, keySpendKey, lastFormatted, nextUtcMidnight, nextUtcMonth, planOf, quotaKey, rankOf, rpmKey, userQuotaKey, userRpmKey, userSpendKey, utcDay, utcMonth } from './plans.ts';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -89,7 +89,7 @@ export class QuotaBilling implements Billing {
     return cost === null ? null : usdText(cost);
   }
 
-  /** The spend budgets of this principal's plan that hold now: the key's and the user's, daily and monthly. */
+  /** The spend budgets that hold now for this principal (its plan's, its key's and its user's own): daily and monthly. */
   private budgetHolds(principal: Principal, keyId: string, plan: ReturnType<typeof planOf>, now: number): BudgetHold[] {
     const holds: BudgetHold[] = [];
     const owner = { userId: principal.userId, keyId };
@@ -101,10 +101,11 @@ export class QuotaBilling implements Billing {
       const key = scope === 'key' ? keySpendKey(owner, start) : userSpendKey(principal.userId, start);
       holds.push({ key, scope, period, periodStart: start, until: period === 'daily' ? nextUtcMidnight(now) : nextUtcMonth(now), limit: usdToNano(usd) });
     };
-    add(plan.daily_budget_usd, 'key', 'daily');
-    add(plan.monthly_budget_usd, 'key', 'monthly');
-    add(plan.user_daily_budget_usd, 'user', 'daily');
-    add(plan.user_monthly_budget_usd, 'user', 'monthly');
+    const b = budgetsFor(plan, principal.budgets);
+    add(b.keyDaily, 'key', 'daily');
+    add(b.keyMonthly, 'key', 'monthly');
+    add(b.userDaily, 'user', 'daily');
+    add(b.userMonthly, 'user', 'monthly');
     return holds;
   }
 

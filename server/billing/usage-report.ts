@@ -1,7 +1,7 @@
 // GET /v1/usage: the key's plan, live counters with exact reset times, and a breakdown from the ledger.
 import type { z } from 'zod';
 import type { UsageQuery, UsageReport } from '../../contract/usage.ts';
-import { isSession, type Principal } from '../auth/principal.ts';
+import { isSession, principalBudgets, type Principal, type PrincipalBudgets } from '../auth/principal.ts';
 import { errors } from '../runtime/errors.ts';
 import type { AccountService } from '../accounts/service.ts';
 import type { Catalog } from '../catalog/catalog.ts';
@@ -13,6 +13,7 @@ import type { UsageLedger } from './ledger.ts';
 import type { BudgetAlerts } from './budget-alerts.ts';
 import type { MeteredUnit } from '../config/billing-rules.ts';
 import {
+  budgetsFor,
   isUtcDay,
   jobsKey,
   keySpendKey,
@@ -153,23 +154,30 @@ export async function userLimits(services: UsageReportDeps, userId: string, plan
 
 type Budget = Report['budgets']['user']['daily'];
 
-/** A spend budget's counters (nano-dollars) against its limit: spent and held, summed over `keys`. */
-async function budgetOf(services: UsageReportDeps, usd: string | undefined, keys: string[], until: number, now: number): Promise<Budget> {
-  if (usd === undefined) return null;
-  const limit = usdToNano(usd) * keys.length;
-  const used = (await Promise.all(keys.map((k) => services.counters.reserved(k, now)))).reduce((n, r) => n + r.settled + r.reserved, 0);
+/**
+ * Spend budgets' counters (nano-dollars) against their limits, summed: each key's own (a key
+ * without a budget adds nothing), or the user's. Null when none of them has a budget.
+ */
+async function budgetOf(services: UsageReportDeps, budgets: { key: string; usd: string | undefined }[], until: number, now: number): Promise<Budget> {
+  const held = budgets.filter((b): b is { key: string; usd: string } => b.usd !== undefined);
+  if (!held.length) return null;
+  const limit = held.reduce((n, b) => n + usdToNano(b.usd), 0);
+  const used = (await Promise.all(held.map((b) => services.counters.reserved(b.key, now)))).reduce((n, r) => n + r.settled + r.reserved, 0);
   return { limit_usd: nanoToUsd(limit), spent_usd: nanoToUsd(used), remaining_usd: nanoToUsd(Math.max(0, limit - used)), reset_at: new Date(until).toISOString() };
 }
 
-/** The plan's spend budgets: the keys' (summed, like their limits) and the user's. */
-async function budgetsOf(services: UsageReportDeps, userId: string, keyIds: string[], plan: ReturnType<typeof planOf>, now: number): Promise<Report['budgets']> {
+/** The budgets that hold: each key's (its plan's and its own, summed like their limits) and the user's. */
+async function budgetsOf(services: UsageReportDeps, principal: Principal, keys: { id: string; own?: PrincipalBudgets }[], plan: ReturnType<typeof planOf>, now: number): Promise<Report['budgets']> {
+  const { userId } = principal;
   const day = utcDay(now);
   const month = utcMonth(now);
+  const perKey = keys.map((k) => ({ id: k.id, b: budgetsFor(plan, { ...k.own, userDaily: undefined, userMonthly: undefined }) }));
+  const user = budgetsFor(plan, principal.budgets);
   const [keyDaily, keyMonthly, userDaily, userMonthly] = await Promise.all([
-    budgetOf(services, plan.daily_budget_usd, keyIds.map((keyId) => keySpendKey({ userId, keyId }, day)), nextUtcMidnight(now), now),
-    budgetOf(services, plan.monthly_budget_usd, keyIds.map((keyId) => keySpendKey({ userId, keyId }, month)), nextUtcMonth(now), now),
-    budgetOf(services, plan.user_daily_budget_usd, [userSpendKey(userId, day)], nextUtcMidnight(now), now),
-    budgetOf(services, plan.user_monthly_budget_usd, [userSpendKey(userId, month)], nextUtcMonth(now), now),
+    budgetOf(services, perKey.map((k) => ({ key: keySpendKey({ userId, keyId: k.id }, day), usd: k.b.keyDaily })), nextUtcMidnight(now), now),
+    budgetOf(services, perKey.map((k) => ({ key: keySpendKey({ userId, keyId: k.id }, month), usd: k.b.keyMonthly })), nextUtcMonth(now), now),
+    budgetOf(services, [{ key: userSpendKey(userId, day), usd: user.userDaily }], nextUtcMidnight(now), now),
+    budgetOf(services, [{ key: userSpendKey(userId, month), usd: user.userMonthly }], nextUtcMonth(now), now),
   ]);
   return { key: { daily: keyDaily, monthly: keyMonthly }, user: { daily: userDaily, monthly: userMonthly } };
 }
@@ -208,7 +216,7 @@ export async function usageReport(services: UsageReportDeps, principal: Principa
   const session = isSession(principal);
   if (query.key !== undefined && !session && query.key !== principal.keyId) throw errors.notFound(`No API key '${query.key}'.`, 'key_not_found', 'key');
   let keyIds: string[];
-  let activeKeys: string[] = [];
+  let activeKeys: { id: string; own?: PrincipalBudgets }[] = [];
   let limits: KeyLimits;
   if (!session) {
     keyIds = [principal.keyId];
@@ -219,7 +227,7 @@ export async function usageReport(services: UsageReportDeps, principal: Principa
     if (query.key !== undefined && !chosen.length) throw errors.notFound(`No API key '${query.key}'.`, 'key_not_found', 'key');
     keyIds = chosen.map((k) => k.id);
     const active = chosen.filter((k) => !k.revokedAt);
-    activeKeys = active.map((k) => k.id);
+    activeKeys = active.map((k) => ({ id: k.id, own: principalBudgets({ dailyBudgetUsd: null, monthlyBudgetUsd: null }, k) }));
     // No active key: no allowance at all.
     const zeroed: KeyLimits = {
       daily_tokens: { limit: 0, used: 0, remaining: 0, reset_at: new Date(nextUtcMidnight(now)).toISOString() },
@@ -276,9 +284,8 @@ export async function usageReport(services: UsageReportDeps, principal: Principa
   const modelsOfDay = new Map<string, Report['by_day'][number]['models']>();
   for (const [id, t] of sorted(perDayModel)) {
     const [day, model] = id.split('\n') as [string, string];
-    const r = reported(t);
     if (!modelsOfDay.has(day)) modelsOfDay.set(day, []);
-    modelsOfDay.get(day)!.push({ model, requests: r.requests, billed_tokens: r.billed_tokens, cost: r.cost });
+    modelsOfDay.get(day)!.push({ model, ...reported(t) });
   }
   const byDay: Report['by_day'] = [];
   for (let d = Date.parse(start); d <= Date.parse(end); d += DAY) {
@@ -296,7 +303,7 @@ export async function usageReport(services: UsageReportDeps, principal: Principa
         .map((e) => ({ model: e.id, required_plan: e.required_plan, allowed: plan.rank >= rankOf(services.config, e.required_plan) })),
     },
     limits: { ...limits, user: await userLimits(services, principal.userId, principal.planId, now) },
-    budgets: await budgetsOf(services, principal.userId, session ? activeKeys : [principal.keyId], plan, now),
+    budgets: await budgetsOf(services, principal, session ? activeKeys : [{ id: principal.keyId, own: principal.budgets }], plan, now),
     budget_alerts: await services.budgetAlerts.list({ userId: principal.userId, limit: 20 }),
     period: { start, end },
     totals: reported(totals),

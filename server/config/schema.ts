@@ -1,6 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { ModelEndpoint } from '../../contract/models.ts';
+import { UsdBudget } from '../../contract/usage.ts';
 import { ENDPOINT_UNITS, RULES, endpointsOfUnit, type RuleName } from './billing-rules.ts';
 
 /** A vendor's provider type; which ones exist is the vendors' manifests' to say (providers/registry.ts `vendorIssues` refuses others). */
@@ -47,10 +48,8 @@ export type ProviderConfig = z.infer<typeof ProviderConfig>;
 const price = z
   .union([z.string().regex(/^\d+(\.\d+)?(e-?\d+)?$/i, { message: 'a price in US dollars: a non-negative decimal such as "0.0000025"' }), z.number().nonnegative().transform(String)])
   .nullable();
-/** A spend budget in US dollars: more than 0, at most $1,000,000 (budget counters count nano-dollars, exact in a double up to 2^53). */
-const budget = z
-  .union([z.string().regex(/^\d+(\.\d+)?$/, { message: 'US dollars as a decimal such as "25" or "12.50"' }), z.number().transform(String)])
-  .refine((v) => Number(v) > 0 && Number(v) <= 1e6, { message: 'a budget between 0 and 1,000,000 US dollars' });
+/** A spend budget in US dollars (the API's rule): a decimal string, or a number written out as one. */
+const budget = z.union([UsdBudget, z.number().transform(String).pipe(UsdBudget)]);
 /** Per-bucket quota weights (server/billing/buckets.ts): what one token of the bucket counts for. */
 const weight = z.number().min(0).max(1000);
 

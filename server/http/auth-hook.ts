@@ -130,7 +130,7 @@ export function authHook(services: Services) {
       if (user.role !== 'admin') throw errors.forbidden('admin_role_required', 'This needs the admin role (granted with the CLI: users set-role <user> admin).');
       request.adminActor = user.id;
     }
-    request.principal = { kind: 'session', keyId: '', userId: user.id, planId: user.planId };
+    request.principal = { kind: 'session', keyId: '', userId: user.id, planId: user.planId, ...(user.budgets && { budgets: user.budgets }) };
   }
 
   async function slow(request: FastifyRequest, meta: RouteMeta, key: string | null): Promise<void> {

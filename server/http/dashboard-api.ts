@@ -4,13 +4,24 @@ import type { FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { ApiKey, DashboardSession } from '../../contract/dashboard.ts';
 import type { Principal } from '../auth/principal.ts';
+import type { BudgetSettings } from '../../contract/usage.ts';
+import { budgetText } from '../accounts/service.ts';
 import { keyLimits } from '../billing/usage-report.ts';
 import { catalogSetup } from '../boot/setup.ts';
 import { errors } from '../runtime/errors.ts';
 import { withOrigin } from '../capabilities/media/generate.ts';
 import type { Services } from './services.ts';
 
-type KeyRow = { id: string; name: string | null; prefix: string; createdAt: Date; lastUsedAt: Date | null; revokedAt: Date | null };
+type KeyRow = {
+  id: string;
+  name: string | null;
+  prefix: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+  dailyBudgetUsd: { toFixed(): string } | null;
+  monthlyBudgetUsd: { toFixed(): string } | null;
+};
 
 async function keyView(services: Services, owner: Pick<Principal, 'userId' | 'planId'>, k: KeyRow, now: number): Promise<z.infer<typeof ApiKey>> {
   return {
@@ -21,6 +32,8 @@ async function keyView(services: Services, owner: Pick<Principal, 'userId' | 'pl
     last_used_at: k.lastUsedAt?.toISOString() ?? null,
     revoked_at: k.revokedAt?.toISOString() ?? null,
     limits: k.revokedAt ? null : await keyLimits(services, { userId: owner.userId, keyId: k.id }, owner.planId, now),
+    daily_budget_usd: budgetText(k.dailyBudgetUsd),
+    monthly_budget_usd: budgetText(k.monthlyBudgetUsd),
   };
 }
 
@@ -50,6 +63,13 @@ export async function createKey(services: Services, principal: Principal, name: 
 export async function revokeKey(services: Services, principal: Principal, id: string) {
   const row = await services.accounts.revokeUserKey(principal.userId, id);
   // This instance refuses the key at once; the others within the key-cache TTL.
+  services.keys.invalidateAll();
+  return keyView(services, principal, row, services.clock.now());
+}
+
+export async function updateKey(services: Services, principal: Principal, id: string, change: z.infer<typeof BudgetSettings>) {
+  const row = await services.accounts.setKeyBudgets(id, change, principal.userId);
+  // This instance applies the caps at once; the others within the key-cache TTL.
   services.keys.invalidateAll();
   return keyView(services, principal, row, services.clock.now());
 }

@@ -13,7 +13,7 @@ import { linkBase } from '../accounts/passwords.ts';
 import { surfaceOf } from '../config/capabilities.ts';
 import { CAPABILITY_DESCRIPTORS } from '../capabilities/index.ts';
 import type { AnswerMeta, CallInfo, Inference, InferenceRoute, RouteBinding } from '../capabilities/descriptor.ts';
-import { createKey, listJobs, listKeys, revokeKey, sessionInfo } from './dashboard-api.ts';
+import { createKey, listJobs, listKeys, revokeKey, sessionInfo, updateKey } from './dashboard-api.ts';
 import { hostedFile } from './hosted-file.ts';
 import { linkOrigin } from './link-origin.ts';
 
@@ -79,6 +79,11 @@ export function buildRouter(services: Services) {
         request.log.info({ audit: { actor: request.principal!.userId, action: 'key.revoke', target: params.id } }, 'key.revoke');
         return { status: 200, body: revoked };
       },
+      updateApiKey: async ({ request, params, body }) => {
+        const updated = await updateKey(services, request.principal!, params.id, body);
+        request.log.info({ audit: { actor: request.principal!.userId, action: 'key.update', target: params.id, change: body } }, 'key.update');
+        return { status: 200, body: updated };
+      },
       listJobs: async ({ request, query }) => ({ status: 200, body: { object: 'list', data: await listJobs(services, request.principal!, query.limit, linkOrigin(services, request)) } }),
     },
     // Every change through the admin API is logged with who made it (the admin token or an admin's session).
@@ -104,6 +109,7 @@ export function buildRouter(services: Services) {
         audited(request, 'key.create', body.user, { id: created.id });
         return { status: 201, body: created };
       },
+      updateKey: async ({ params, body, request }) => ({ status: 200, body: audited(request, 'key.update', params.id, changed(await accounts.updateKey(params.id, body)), body) }),
       revokeKey: async ({ params, request }) => ({ status: 200, body: audited(request, 'key.revoke', params.id, changed(await accounts.revokeKey(params.id))) }),
       listPlans: async () => ({
         status: 200,

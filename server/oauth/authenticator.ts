@@ -1,4 +1,4 @@
-import type { Principal } from '../auth/principal.ts';
+import { principalBudgets, type Principal } from '../auth/principal.ts';
 import { hashSecret } from '../runtime/secrets.ts';
 import type { OAuthService } from './service.ts';
 
@@ -31,7 +31,8 @@ export class OAuthAuthenticator {
     if (found && !found.scopes.includes('inference')) auth = 'no_inference';
     else if (found) {
       const key = await this.oauth.grantKey(found.grant);
-      if (!key.revoked) auth = { kind: 'oauth', keyId: key.id, userId: found.user.id, planId: found.user.planId, appId: found.app.id };
+      const budgets = principalBudgets(found.user);
+      if (!key.revoked) auth = { kind: 'oauth', keyId: key.id, userId: found.user.id, planId: found.user.planId, appId: found.app.id, ...(budgets && { budgets }) };
     }
     // Never cache a token past its own expiry.
     const until = Math.min(this.now() + this.ttlMs, found?.expiresAt?.getTime() ?? Infinity);

@@ -1,6 +1,7 @@
 // Sign-in sessions for the gateway's own pages: an HTTP-only, SameSite=Lax cookie holding a random
 // token whose hash is stored. CSRF tokens are an HMAC of the session (or pre-session) cookie, so
 // forms need no server-side state.
+import { principalBudgets, type PrincipalBudgets } from '../auth/principal.ts';
 import { createHmac } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CookieSerializeOptions } from '@fastify/cookie';
@@ -17,7 +18,18 @@ export type CookieReply = { setCookie(name: string, value: string, options?: Coo
 export const SESSION_COOKIE = 'mg_session';
 const PRE_COOKIE = 'mg_pre';
 
-export type SessionUser = { id: string; email: string | null; username: string | null; name: string | null; avatarUrl: string | null; planId: string; role: 'user' | 'admin'; expiresAt: Date };
+export type SessionUser = {
+  id: string;
+  email: string | null;
+  username: string | null;
+  name: string | null;
+  avatarUrl: string | null;
+  planId: string;
+  role: 'user' | 'admin';
+  expiresAt: Date;
+  /** The user's own spend budgets (set by an operator), for the usage report. */
+  budgets?: PrincipalBudgets;
+};
 
 export class Sessions {
   constructor(
@@ -47,7 +59,8 @@ export class Sessions {
     const s = await this.prisma.webSession.findUnique({ where: { tokenHash: hashSecret(token) }, include: { user: true } });
     if (!s || s.expiresAt.getTime() <= this.clock.now() || s.user.disabledAt) return null;
     const u = s.user;
-    return { id: u.id, email: u.email, username: u.username, name: u.name, avatarUrl: u.avatarUrl, planId: u.planId, role: u.role === 'admin' ? 'admin' : 'user', expiresAt: s.expiresAt };
+    const budgets = principalBudgets(u);
+    return { id: u.id, email: u.email, username: u.username, name: u.name, avatarUrl: u.avatarUrl, planId: u.planId, role: u.role === 'admin' ? 'admin' : 'user', expiresAt: s.expiresAt, ...(budgets && { budgets }) };
   }
 
   async end(request: FastifyRequest, reply: FastifyReply): Promise<void> {

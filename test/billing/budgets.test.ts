@@ -37,13 +37,16 @@ async function burst(gateways: TestGateway[], keys: string[], n: number) {
   return { ok: statuses.filter((s) => s === 200).length, refused: statuses.filter((s) => s === 429).length, others: statuses.filter((s) => s !== 200 && s !== 429), refusal: refused ? await errorBody(refused) : null };
 }
 
+const ADMIN = `mga-${randomToken(30)}`;
+
 describe('on one instance', () => {
   let fake: FakeUpstreams;
   let gw: TestGateway;
   beforeAll(async () => {
     fake = await startFakeUpstreams();
-    gw = await startTestGateway({ config: config(fake.url) });
+    gw = await startTestGateway({ config: config(fake.url), env: { GATEWAY_ADMIN_TOKEN: ADMIN } });
   });
+  const admin = (method: string, path: string, json: unknown) => gw.fetch(path, { method, key: ADMIN, json });
   afterAll(async () => {
     await gw?.close();
     await fake?.close();
@@ -66,7 +69,7 @@ describe('on one instance', () => {
     expect(usage.budgets.user).toEqual({ daily: null, monthly: null });
     expect(usage.totals).toMatchObject({ requests: BUDGET_REQUESTS, cost: '0.0005', unpriced_requests: 0 });
     expect(usage.by_model).toEqual([expect.objectContaining({ model: 'exact', cost: '0.0005' })]);
-    expect(usage.by_day.at(-1).models).toEqual([{ model: 'exact', requests: BUDGET_REQUESTS, billed_tokens: 30 * BUDGET_REQUESTS, cost: '0.0005' }]);
+    expect(usage.by_day.at(-1).models).toEqual([expect.objectContaining({ model: 'exact', requests: BUDGET_REQUESTS, billed_tokens: 30 * BUDGET_REQUESTS, cost: '0.0005', unpriced_requests: 0 })]);
     expect(usage.plan).toMatchObject({ daily_budget_usd: '0.0005', monthly_budget_usd: '0.0008', user_daily_budget_usd: null, user_monthly_budget_usd: null });
   });
 
@@ -85,6 +88,39 @@ describe('on one instance', () => {
     const body = await errorBody(res);
     expect(body).toMatchObject({ type: 'permission_error', code: 'model_price_unknown', param: 'model' });
     expect(body.message).toContain('budget_unpriced_models: allow');
+  });
+
+  it("a key's own cap holds beside the plan's budget (the lower binds), and is removed with null", async () => {
+    const key = await gw.newKey();
+    const keyId = (await gw.services.keys.authenticate(key))!.keyId;
+    const set = await admin('PATCH', `/admin/v1/keys/${keyId}`, { daily_budget_usd: '0.0001' });
+    expect(set.status).toBe(200);
+    expect(await set.json()).toMatchObject({ id: keyId, daily_budget_usd: '0.0001', monthly_budget_usd: null });
+    // Two requests' cost, then refused on the key's own cap.
+    expect(await burst([gw], [key], 5)).toMatchObject({ ok: 2, refused: 3, refusal: { code: 'budget_exceeded', limit_usd: '0.0001', scope: 'key' } });
+    const usage: any = await (await gw.fetch('/v1/usage', { key })).json();
+    expect(usage.budgets.key.daily).toMatchObject({ limit_usd: '0.0001', spent_usd: '0.0001', remaining_usd: '0' });
+    // A cap above the plan's budget does not loosen it: the plan's 0.0005 binds.
+    await admin('PATCH', `/admin/v1/keys/${keyId}`, { daily_budget_usd: '100' });
+    expect(((await (await gw.fetch('/v1/usage', { key })).json()) as any).budgets.key.daily.limit_usd).toBe('0.0005');
+    const cleared = await admin('PATCH', `/admin/v1/keys/${keyId}`, { daily_budget_usd: null });
+    expect(await cleared.json()).toMatchObject({ daily_budget_usd: null });
+    // Neither a budget below the smallest unit nor a negative one, nor an empty change.
+    for (const body of [{ daily_budget_usd: '-1' }, { daily_budget_usd: '0' }, { daily_budget_usd: '0.0000000001' }, {}]) {
+      const bad = await admin('PATCH', `/admin/v1/keys/${keyId}`, body);
+      expect(bad.status).toBe(400);
+      expect(await errorBody(bad)).toMatchObject({ type: 'invalid_request_error' });
+    }
+  });
+
+  it("a user's own budget replaces the plan's user budget", async () => {
+    const user = await gw.services.accounts.createUser({ email: `own-${randomToken(6)}@example.com`, plan: 'shared' });
+    const key = (await gw.services.accounts.createKey({ user: user.id })).key;
+    const set = await admin('PATCH', `/admin/v1/users/${user.id}`, { daily_budget_usd: '0.00015' });
+    expect(await set.json()).toMatchObject({ id: user.id, plan: 'shared', daily_budget_usd: '0.00015', monthly_budget_usd: null });
+    expect(await burst([gw], [key], 6)).toMatchObject({ ok: 3, refused: 3, refusal: { code: 'budget_exceeded', scope: 'user', limit_usd: '0.00015' } });
+    const usage: any = await (await gw.fetch('/v1/usage', { key })).json();
+    expect(usage.budgets.user.daily).toMatchObject({ limit_usd: '0.00015', spent_usd: '0.00015' });
   });
 
   it("with budget_unpriced_models: allow, an unpriced model passes at no cost against the budget, its cost unknown", async () => {

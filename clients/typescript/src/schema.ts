@@ -759,6 +759,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Set or remove spend caps on one of your API keys
+         * @description With the dashboard session only (and its `X-CSRF-Token`; an API key gets 403 session_required). A cap holds beside the plan’s per-key budget: the lower binds. Every instance applies it within the key-cache TTL (5 s by default); this one at once.
+         */
+        patch: operations["updateApiKey"];
+        trace?: never;
+    };
     "/v1/jobs": {
         parameters: {
             query?: never;
@@ -811,8 +831,8 @@ export type paths = {
         options?: never;
         head?: never;
         /**
-         * Change a user's plan or role, or disable or enable the user
-         * @description Running gateways apply a plan change or a disabling within the key-cache TTL (5 s by default). An admin cannot disable or demote themselves.
+         * Change a user's plan, role or spend budgets, or disable or enable the user
+         * @description Running gateways apply a change within the key-cache TTL (5 s by default). An admin cannot disable or demote themselves. `daily_budget_usd`/`monthly_budget_usd` replace the plan’s user budgets for this user (null: the plan’s again).
          */
         patch: operations["updateUser"];
         trace?: never;
@@ -893,6 +913,26 @@ export type paths = {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Set or remove spend caps on an API key
+         * @description A cap holds beside the plan’s per-key budget (the lower binds). Running gateways apply it within the key-cache TTL (5 s by default).
+         */
+        patch: operations["updateKey"];
         trace?: never;
     };
     "/admin/v1/plans": {
@@ -3384,12 +3424,36 @@ export type components = {
                 /** @description Requests whose cost is unknown (a price they needed is not known): not in `cost`. */
                 unpriced_requests: number;
                 date: string;
-                /** @description The day per model (models with requests that day); `cost` as in the totals. */
+                /** @description The day per model (models with requests that day). */
                 models: {
-                    model: string;
                     requests: number;
+                    /** @description Requests that ended in an error (status 400 or above) among `requests`. */
+                    errors: number;
+                    prompt_tokens: number;
+                    completion_tokens: number;
+                    cached_tokens: number;
+                    reasoning_tokens: number;
+                    /** @description After bucket weights, token_multiplier and surcharges: what counts against the quota. */
                     billed_tokens: number;
+                    /** @description Input tokens written to the prompt cache (all lifetimes), among `prompt_tokens`. */
+                    cache_write_tokens: number;
+                    /** @description Of `cache_write_tokens`, those written to a 1-hour cache. */
+                    cache_write_1h_tokens: number;
+                    /** @description Audio tokens among `prompt_tokens`. */
+                    audio_input_tokens: number;
+                    /** @description Image tokens among `prompt_tokens`. */
+                    image_input_tokens: number;
+                    /** @description Audio tokens among `completion_tokens`. */
+                    audio_output_tokens: number;
+                    /** @description Image tokens among `completion_tokens`. */
+                    image_output_tokens: number;
+                    /** @description Web searches run by the providers. */
+                    web_search_calls: number;
+                    /** @description US dollars, a decimal string: the sum of the requests whose cost is known. null when none of them has one (their model has no known price). */
                     cost: string | null;
+                    /** @description Requests whose cost is unknown (a price they needed is not known): not in `cost`. */
+                    unpriced_requests: number;
+                    model: string;
                 }[];
             }[];
         };
@@ -3732,6 +3796,10 @@ export type components = {
                     remaining: number;
                 };
             } | null;
+            /** @description This key’s own daily spend cap in US dollars (beside the plan’s per-key budget: the lower binds); null: none. */
+            daily_budget_usd: string | null;
+            /** @description This key’s own monthly spend cap in US dollars; null: none. */
+            monthly_budget_usd: string | null;
         };
         CreatedApiKey: {
             id: string;
@@ -3766,12 +3834,23 @@ export type components = {
                     remaining: number;
                 };
             } | null;
+            /** @description This key’s own daily spend cap in US dollars (beside the plan’s per-key budget: the lower binds); null: none. */
+            daily_budget_usd: string | null;
+            /** @description This key’s own monthly spend cap in US dollars; null: none. */
+            monthly_budget_usd: string | null;
             /** @description The plaintext key: in this response only; only its hash is stored. */
             key: string;
         };
         CreateApiKeyBody: {
             /** @description A label, e.g. where the key is used. */
             name: string;
+        };
+        /** @description Spend caps of one key: they hold beside the plan’s per-key budgets (the lower binds), so they can tighten, not loosen, the plan. */
+        UpdateApiKeyBody: {
+            /** @description US dollars per UTC day; null: none of its own. */
+            daily_budget_usd?: string | null;
+            /** @description US dollars per UTC calendar month; null: none of its own. */
+            monthly_budget_usd?: string | null;
         };
         JobList: {
             /** @enum {string} */
@@ -3787,12 +3866,20 @@ export type components = {
             disabled: boolean;
             /** @enum {string} */
             role: "user" | "admin";
+            /** @description The user’s own daily spend budget in US dollars, instead of the plan’s `user_daily_budget_usd`; null: the plan’s. */
+            daily_budget_usd: string | null;
+            /** @description The user’s own monthly spend budget in US dollars, instead of the plan’s `user_monthly_budget_usd`; null: the plan’s. */
+            monthly_budget_usd: string | null;
         };
         UpdateUserBody: {
             plan?: string;
             /** @description true: the user can no longer sign in, and every key of theirs is refused (within the key-cache TTL). */
             disabled?: boolean;
             role?: components["schemas"]["Role"];
+            /** @description US dollars per UTC day; null: none of its own. */
+            daily_budget_usd?: string | null;
+            /** @description US dollars per UTC calendar month; null: none of its own. */
+            monthly_budget_usd?: string | null;
         };
         PasswordSet: {
             user: components["schemas"]["AdminUser"];
@@ -3820,6 +3907,10 @@ export type components = {
             created_at: string;
             last_used_at: string | null;
             revoked_at: string | null;
+            /** @description The key’s own daily spend cap in US dollars (beside the plan’s per-key budget); null: none. */
+            daily_budget_usd: string | null;
+            /** @description The key’s own monthly spend cap in US dollars; null: none. */
+            monthly_budget_usd: string | null;
         };
         AdminCreatedApiKey: {
             id: string;
@@ -3835,6 +3926,10 @@ export type components = {
             created_at: string;
             last_used_at: string | null;
             revoked_at: string | null;
+            /** @description The key’s own daily spend cap in US dollars (beside the plan’s per-key budget); null: none. */
+            daily_budget_usd: string | null;
+            /** @description The key’s own monthly spend cap in US dollars; null: none. */
+            monthly_budget_usd: string | null;
             /** @description The plaintext key. Shown once; only its hash is stored. */
             key: string;
         };
@@ -7936,6 +8031,114 @@ export interface operations {
             };
         };
     };
+    updateApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description `key_` and letters and digits. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateApiKeyBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A path segment is longer than any id (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request headers too large (16 KiB in all) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Upstream providers unavailable, or a store the gateway needs (database, counter store) is unreachable: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     listJobs: {
         parameters: {
             query?: {
@@ -8811,6 +9014,114 @@ export interface operations {
             };
             /** @description A path segment is longer than any id (100 characters) */
             414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request headers too large (16 KiB in all) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Upstream providers unavailable, or a store the gateway needs (database, counter store) is unreachable: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    updateKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description `key_` and letters and digits. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateApiKeyBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminApiKey"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A path segment is longer than any id (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
