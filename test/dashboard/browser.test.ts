@@ -316,15 +316,32 @@ describe('a user', () => {
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#csv')]);
     const csv = readFileSync((await download.path())!, 'utf8');
     expect(download.suggestedFilename()).toMatch(/^usage-\d{4}-\d\d-\d\d-\d{4}-\d\d-\d\d\.csv$/);
-    // The exact decimals of the API; empty where no price is known.
+    // The exact decimals of the API; empty where no price is known; the requests without one; the
+    // buckets (none of these requests wrote to a cache, carried audio or images, or searched).
+    const header = 'date,model,requests,billed_tokens,cost,unpriced_requests,cache_write_tokens,cache_write_1h_tokens,audio_input_tokens,image_input_tokens,audio_output_tokens,image_output_tokens,web_search_calls';
     expect(csv).toBe(
-      `date,model,requests,billed_tokens,cost\n${day},claude-sonnet-4-5,1,${claude},\n${day},gpt-4o-mini,1,${mini},\n${day},mistral-large,1,30,0.00014\n${day},mistral-small,1,30,0.00005\n`,
+      `${header}\n${day},claude-sonnet-4-5,1,${claude},,1,0,0,0,0,0,0,0\n${day},gpt-4o-mini,1,${mini},,1,0,0,0,0,0,0,0\n${day},mistral-large,1,30,0.00014,0,0,0,0,0,0,0,0\n${day},mistral-small,1,30,0.00005,0,0,0,0,0,0,0,0\n`,
     );
     await review(page, 'usage');
     // The 30-day view keeps the figures.
     await page.getByRole('button', { name: '30 days' }).click();
     await page.waitForFunction(() => document.querySelectorAll('#billed-chart').length === 1 && !document.querySelector('.loading'));
     expect(await page.locator('#total-billed').innerText()).toBe(fmt(billed));
+    // Each bucket lands in its own column: the report's day of mistral-small given a distinct count
+    // per bucket (the fake upstreams report none), as the API would send them.
+    const buckets = { cache_write_tokens: 7, cache_write_1h_tokens: 3, audio_input_tokens: 11, image_input_tokens: 13, audio_output_tokens: 17, image_output_tokens: 19, web_search_calls: 2 };
+    const isUsage = (u: URL) => u.pathname === '/v1/usage';
+    await page.route(isUsage, async (route) => {
+      const res = await route.fetch();
+      const report = (await res.json()) as { by_day: { date: string; models: { model: string }[] }[] };
+      for (const d of report.by_day) for (const m of d.models) if (m.model === 'mistral-small') Object.assign(m, buckets);
+      await route.fulfill({ response: res, json: report });
+    });
+    await go(page, '/usage');
+    const [withBuckets] = await Promise.all([page.waitForEvent('download'), page.click('#csv')]);
+    const lines = readFileSync((await withBuckets.path())!, 'utf8').trimEnd().split('\n');
+    expect(lines.at(-1)).toBe(`${day},mistral-small,1,30,0.00005,0,7,3,11,13,17,19,2`);
+    await page.unroute(isUsage);
   }, 90_000);
 
   it('sees jobs with their warnings and outputs, and models with capability badges and availability bars', async () => {
@@ -442,6 +459,66 @@ describe('a user', () => {
     expect(status).toBe(401);
     expect(Date.now() - started).toBeLessThan(5000);
   }, 60_000);
+
+  it('sets a spend cap on a key (the plan’s per-key budget named beside it); an invalid amount shows the API’s message at its field', async () => {
+    // A new key: the cap set here must not refuse the requests the other steps make with theirs.
+    await go(page, '/keys');
+    await page.fill('#key-name', 'ci');
+    await page.click('#create-key');
+    await page.locator('#new-key').waitFor();
+    const ci = ((await page.evaluate(() => fetch('/v1/keys').then((r) => r.json()))) as { data: { id: string; name: string }[] }).data.find((k) => k.name === 'ci')!;
+    expect(await page.locator('#plan-key-budgets').innerText()).toBe(
+      'Your plan (free) lets each key spend $0.0003 a day. A key’s own spend cap holds beside the plan’s budget and the lower one binds: a cap can tighten the plan’s budget, not raise it. Spend is in US dollars at the models’ prices; days and months are UTC.',
+    );
+    const caps = page.locator(`#key-caps-${ci.id}`);
+    expect(await caps.innerText()).toBe('Daily: none\nMonthly: none');
+
+    await page.getByRole('button', { name: 'Edit caps of key ci' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Spend caps of “ci”' });
+    await dialog.waitFor();
+    expect(await dialog.locator(`#caps-${ci.id}-daily-hint`).innerText()).toBe('Empty: no daily cap of its own. Your plan’s: $0.0003 a day per key; the lower binds.');
+    expect(await dialog.locator(`#caps-${ci.id}-monthly-hint`).innerText()).toBe('Empty: no monthly cap of its own. Your plan sets no budget a month per key.');
+    await dialog.getByLabel('Daily cap (US dollars)').fill('0.0001');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    // The list is loaded again: the cap as the API keeps it.
+    await page.waitForFunction((id: string) => document.getElementById(`key-caps-${id}-daily`)?.textContent === 'Daily: $0.0001', ci.id);
+    expect(await caps.innerText()).toBe('Daily: $0.0001\nMonthly: none');
+    const listed = ((await page.evaluate(() => fetch('/v1/keys').then((r) => r.json()))) as { data: { id: string; daily_budget_usd: string | null; monthly_budget_usd: string | null }[] }).data.find((k) => k.id === ci.id)!;
+    expect(listed).toMatchObject({ daily_budget_usd: '0.0001', monthly_budget_usd: null });
+
+    // "-1" goes to the API as typed: its 400 names the field, and the message is shown under it.
+    await page.getByRole('button', { name: 'Edit caps of key ci' }).click();
+    await dialog.waitFor();
+    expect(await dialog.getByLabel('Daily cap (US dollars)').inputValue()).toBe('0.0001');
+    await dialog.getByLabel('Daily cap (US dollars)').fill('-1');
+    // The refused PATCH is the one console error this step causes.
+    expectedErrors.push(/\/keys: Failed to load resource: the server responded with a status of 400/);
+    const [answer] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'PATCH'), dialog.getByRole('button', { name: 'Save' }).click()]);
+    expect(answer.status()).toBe(400);
+    const refusal = ((await answer.json()) as { error: { message: string; param: string } }).error;
+    expect(refusal.param).toBe('daily_budget_usd');
+    const message = dialog.locator(`#caps-${ci.id}-daily-error`);
+    await message.waitFor();
+    expect(await message.innerText()).toBe(refusal.message);
+    expect(refusal.message).toBe('Invalid \'daily_budget_usd\': US dollars as a decimal string such as "25" or "12.50".');
+    const field = dialog.getByLabel('Daily cap (US dollars)');
+    expect(await field.getAttribute('aria-invalid')).toBe('true');
+    expect(await field.getAttribute('aria-describedby')).toBe(`caps-${ci.id}-daily-hint caps-${ci.id}-daily-error`);
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe(`caps-${ci.id}-daily`);
+    await review(page, 'keys-caps-invalid');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    // Nothing changed.
+    expect(await caps.innerText()).toBe('Daily: $0.0001\nMonthly: none');
+    await review(page, 'keys-caps');
+    // Revoked again, so that the later steps see the keys they expect; a revoked key has no caps to change.
+    await page.getByRole('button', { name: 'Revoke key ci' }).click();
+    await page.getByRole('dialog', { name: 'Revoke “ci”?' }).getByRole('button', { name: 'Revoke key' }).click();
+    await page.locator(`#key-${ci.id} .badge.bad`).waitFor();
+    expect(await page.locator(`#key-${ci.id} td[data-label="Spend caps"]`).innerText()).toBe('—');
+    expect(await page.getByRole('button', { name: 'Edit caps of key ci' }).count()).toBe(0);
+  }, 60_000);
 });
 
 describe('an operator', () => {
@@ -490,9 +567,51 @@ describe('an operator', () => {
     expect((await w.gw.fetch('/v1/chat/completions', { method: 'POST', key: second, json: { model: 'gpt-5-pro', messages: [{ role: 'user', content: 'hi' }] } })).status).toBe(200);
   }, 120_000);
 
+  it('sets the user’s own daily spend budget; it is listed, the plan’s monthly one named beside it, and the user’s budget bar follows', async () => {
+    const row = adminPage.locator('tbody tr', { hasText: 'dana@example.com' });
+    const id = (await row.getAttribute('id'))!.replace(/^user-/, '');
+    const budgets = adminPage.locator(`#user-budgets-${id}`);
+    // The pro plan sets no user budget.
+    expect(await budgets.innerText()).toBe('Daily: none (plan’s)\nMonthly: none (plan’s)');
+    await row.getByRole('button', { name: 'Edit budgets of dana@example.com' }).click();
+    const dialog = adminPage.getByRole('dialog', { name: 'Spend budgets of dana@example.com' });
+    await dialog.waitFor();
+    expect(await dialog.locator(`#budgets-${id}-daily-hint`).innerText()).toBe('Empty: the plan’s (pro sets none).');
+    await dialog.getByLabel('Daily budget (US dollars)').fill('2.5');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await adminPage.waitForFunction((id: string) => document.getElementById(`user-budgets-${id}-daily`)?.textContent === 'Daily: $2.50', id);
+    expect(await budgets.innerText()).toBe('Daily: $2.50\nMonthly: none (plan’s)');
+    const listed = ((await adminPage.evaluate(() => fetch('/admin/v1/users?q=dana%40').then((r) => r.json()))) as { data: { daily_budget_usd: string | null; monthly_budget_usd: string | null }[] }).data;
+    expect(listed).toMatchObject([{ daily_budget_usd: '2.5', monthly_budget_usd: null }]);
+    await review(adminPage, 'admin-users-budgets');
+    // Dana's usage page: her budget over all keys and apps today is her own now. (Its spend counts
+    // from when a budget first held: the pro plan has no user budget, so none was kept before.)
+    await go(page, '/usage');
+    expect(await page.locator('#budget-user-daily .meter-label').innerText()).toMatch(/^Today\s+\$[\d.]+ \/ \$2\.50$/);
+    const usage = (await page.evaluate(() => fetch('/v1/usage').then((r) => r.json()))) as { budgets: { user: { daily: { limit_usd: string } | null; monthly: unknown } } };
+    expect(usage.budgets.user.daily?.limit_usd).toBe('2.5');
+    expect(usage.budgets.user.monthly).toBeNull();
+  }, 60_000);
+
   it('sees every key, usage across users and upstream health', async () => {
     await go(adminPage, '/admin/keys');
     expect(await adminPage.locator('tbody').innerText()).toContain('laptop');
+    // Each active key's own spend caps, which the operator can change: a monthly cap on "second".
+    const all = ((await adminPage.evaluate(() => fetch('/admin/v1/keys').then((r) => r.json()))) as { data: { id: string; name: string | null; prefix: string }[] }).data;
+    const second = all.find((k) => k.name === 'second')!;
+    const caps = adminPage.locator(`#admin-key-caps-${second.id}`);
+    expect(await caps.innerText()).toBe('Daily: none\nMonthly: none');
+    expect(await adminPage.locator(`#admin-key-${all.find((k) => k.name === 'ci')!.id} td[data-label="Spend caps"]`).innerText()).toBe('—');
+    await adminPage.getByRole('button', { name: `Edit caps of key ${second.prefix}` }).click();
+    const dialog = adminPage.getByRole('dialog', { name: 'Spend caps of second' });
+    await dialog.getByLabel('Monthly cap (US dollars)').fill('10');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await adminPage.waitForFunction((id: string) => document.getElementById(`admin-key-caps-${id}-monthly`)?.textContent === 'Monthly: $10.00', second.id);
+    expect(await caps.innerText()).toBe('Daily: none\nMonthly: $10.00');
+    const after = ((await adminPage.evaluate(() => fetch('/admin/v1/keys').then((r) => r.json()))) as { data: { id: string; daily_budget_usd: string | null; monthly_budget_usd: string | null }[] }).data;
+    expect(after.find((k) => k.id === second.id)).toMatchObject({ daily_budget_usd: null, monthly_budget_usd: '10' });
     await review(adminPage, 'admin-keys');
     await go(adminPage, '/admin/usage');
     expect(await adminPage.locator('main').innerText()).toContain('dana@example.com');

@@ -8,12 +8,13 @@ export type Session = Schemas['DashboardSession'];
 let csrf: string | undefined;
 export const api: GatewayClient = createGatewayClient({ baseUrl: location.origin, csrfToken: () => csrf });
 
-/** Thrown for an error answer; `message` is the gateway's own. */
+/** Thrown for an error answer; `message` is the gateway's own, `param` the request field at fault (if one is). */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
     readonly code: string | null,
+    readonly param: string | null = null,
   ) {
     super(message);
   }
@@ -25,11 +26,11 @@ type Result<T> = { data?: T; error?: unknown; response: Response };
 export async function call<T>(p: Promise<Result<T>>): Promise<T> {
   const { data, error, response } = await p;
   if (response.ok) return data as T;
-  const body = (error ?? {}) as { error?: { message?: string; code?: string } };
+  const body = (error ?? {}) as { error?: { message?: string; code?: string; param?: string | null } };
   if (response.status === 401) {
     location.assign(`/signin?next=${encodeURIComponent(location.pathname + location.search)}`);
   }
-  throw new ApiError(response.status, body.error?.message ?? `The gateway answered ${response.status}.`, body.error?.code ?? null);
+  throw new ApiError(response.status, body.error?.message ?? `The gateway answered ${response.status}.`, body.error?.code ?? null, body.error?.param ?? null);
 }
 
 export async function loadSession(): Promise<Session> {

@@ -30,8 +30,9 @@ function BudgetMeter({ id, label, budget }: { id: string; label: string; budget:
 }
 
 /**
- * The plan's spend budgets now (whatever period the page shows): the keys' and the user's, per
- * UTC day and month. Nothing when the plan sets none.
+ * The spend budgets now (whatever period the page shows): the keys' (the plan's, or a key's own
+ * cap where lower) and the user's (the plan's, or their own), per UTC day and month. Nothing when
+ * none holds.
  */
 export function Budgets({ budgets, keys }: { budgets: Schemas['Budgets']; keys: number | null }) {
   const { key, user } = budgets;
@@ -42,7 +43,7 @@ export function Budgets({ budgets, keys }: { budgets: Schemas['Budgets']; keys: 
       <div class="cards">
         {(key.daily || key.monthly) && (
           <div class="card">
-            <h3>{keys !== null && keys > 1 ? `Your ${keys} keys (each has the plan’s budget)` : 'Per key'}</h3>
+            <h3>{keys !== null && keys > 1 ? `Your ${keys} keys together (each key’s budget, summed: the plan’s, or the key’s own cap where lower)` : 'Per key'}</h3>
             {key.daily && <BudgetMeter id="budget-key-daily" label="Today" budget={key.daily} />}
             {key.monthly && <BudgetMeter id="budget-key-monthly" label="This month" budget={key.monthly} />}
           </div>

@@ -2,6 +2,7 @@
 // gateway logs each change with who made it.
 import { useMemo, useState } from 'preact/hooks';
 import { api, call, type Schemas, type Session } from '../api.ts';
+import { BudgetEditor, BudgetLines, type BudgetField } from '../budgets.tsx';
 import { StackedBars } from '../chart.tsx';
 import { DAY, dollars, num, pct, usd, usdOf, utcDay, when } from '../format.ts';
 import { BudgetAlerts, csv, csvUsd, download, unpricedText } from '../money.tsx';
@@ -44,19 +45,55 @@ function PlanChange({ user, plans, onDone }: { user: User; plans: Schemas['Plan'
   );
 }
 
+/**
+ * A user's own spend budgets over all their keys and apps (instead of their plan's
+ * `user_daily_budget_usd` / `user_monthly_budget_usd`), and the button that changes them.
+ */
+function UserBudgets({ user, plan, onDone }: { user: User; plan: Schemas['Plan'] | undefined; onDone: () => void }) {
+  const who = user.email ?? user.id;
+  const planOf = (field: BudgetField) => (field === 'daily_budget_usd' ? plan?.user_daily_budget_usd : plan?.user_monthly_budget_usd);
+  const planText = (field: BudgetField) => {
+    const v = planOf(field);
+    return v === undefined ? 'the plan’s' : `${v === null ? 'none' : usd(v)} (plan’s)`;
+  };
+  const hint = (field: BudgetField, per: string) => {
+    const v = planOf(field);
+    return `Empty: the plan’s${v === undefined ? '' : v === null ? ` (${user.plan} sets none)` : ` (${user.plan}: ${usd(v)} ${per})`}.`;
+  };
+  return (
+    <div class="budget-cell">
+      <BudgetLines id={`user-budgets-${user.id}`} own={user} unset={planText} />
+      <BudgetEditor
+        id={`budgets-${user.id}`}
+        label="Edit budgets"
+        ariaLabel={`Edit budgets of ${who}`}
+        title={`Spend budgets of ${who}`}
+        intro={<p>Over all their keys and apps, instead of their plan’s. Each key’s own budget (the plan’s, or the key’s cap if lower) still holds.</p>}
+        own={user}
+        fieldLabel={(period) => `${period} budget (US dollars)`}
+        hints={{ daily_budget_usd: hint('daily_budget_usd', 'a day'), monthly_budget_usd: hint('monthly_budget_usd', 'a month') }}
+        save={async (change) => {
+          await call(api.PATCH('/admin/v1/users/{user}', { params: { path: { user: user.id } }, body: change }));
+        }}
+        onSaved={onDone}
+      />
+    </div>
+  );
+}
+
 export function AdminUsers({ session }: { session: Session }) {
   const [query, setQuery] = useState('');
   const users = useLoad(async () => (await call(api.GET('/admin/v1/users', { params: { query: { q: query || undefined, limit: 200 } } }))).data, [query]);
   const plans = useLoad(async () => (await call(api.GET('/admin/v1/plans'))).data);
   return (
-    <Page title="Users" intro="Search users, change their plan, or disable them. Each change is logged with your user id.">
+    <Page title="Users" intro="Search users, change their plan or their spend budgets, or disable them. Each change is logged with your user id.">
       <SearchForm id="user-search" label="Search by email, name or id" button="Search" onSearch={setQuery} />
       <Loaded state={users} what="users">
         {(list) =>
           list.length === 0 ? (
             <EmptyState title={query ? `No user matches “${query}”` : 'No users yet'} />
           ) : (
-            <Table caption="Users" columns={['User', 'Plan', 'Role', 'Status', '']}>
+            <Table caption="Users" columns={['User', 'Plan', 'Spend budgets', 'Role', 'Status', '']}>
               {list.map((u) => (
                 <tr id={`user-${u.id}`}>
                   <Cell label="User">
@@ -68,6 +105,9 @@ export function AdminUsers({ session }: { session: Session }) {
                     </small>
                   </Cell>
                   <Cell label="Plan">{plans.data ? <PlanChange user={u} plans={plans.data} onDone={users.reload} /> : u.plan}</Cell>
+                  <Cell label="Spend budgets">
+                    <UserBudgets user={u} plan={plans.data?.find((p) => p.id === u.plan)} onDone={users.reload} />
+                  </Cell>
                   <Cell label="Role">{u.role === 'admin' ? <Badge kind="info">admin</Badge> : 'user'}</Cell>
                   <Cell label="Status">{u.disabled ? <Badge kind="bad">disabled</Badge> : <Badge kind="ok">active</Badge>}</Cell>
                   <Cell label="Actions" class="actions">
@@ -106,18 +146,18 @@ export function AdminKeys(_: { session: Session }) {
   const [filter, setFilter] = useState('');
   const keys = useLoad(async () => (await call(api.GET('/admin/v1/keys', { params: { query: { user: filter || undefined } } }))).data, [filter]);
   return (
-    <Page title="All keys" intro="API keys of every user (never the keys themselves). Revoking one is refused by every gateway within seconds.">
+    <Page title="All keys" intro="API keys of every user (never the keys themselves), with their own spend caps (beside the plan’s per-key budget: the lower binds). Revoking one is refused by every gateway within seconds.">
       <SearchForm id="key-user" label="Only the keys of (user id or email)" button="Show" onSearch={setFilter} />
       <Loaded state={keys} what="keys">
         {(list) =>
           list.length === 0 ? (
             <EmptyState title="No keys" />
           ) : (
-            <Table caption="API keys" columns={['Key', 'User', 'Kind', 'Created', 'Last used', '']}>
+            <Table caption="API keys" columns={['Key', 'User', 'Kind', 'Created', 'Last used', 'Spend caps', '']}>
               {list.map((k) => (
                 <tr id={`admin-key-${k.id}`}>
                   <Cell label="Key">
-                    {k.name ?? 'unnamed'} <code>{k.prefix}…</code>
+                    {k.name ?? 'unnamed'} <code class="nowrap">{k.prefix}…</code>
                   </Cell>
                   <Cell label="User">
                     <small>{k.user_id}</small>
@@ -125,6 +165,29 @@ export function AdminKeys(_: { session: Session }) {
                   <Cell label="Kind">{k.kind.replace('_', ' ')}</Cell>
                   <Cell label="Created">{when(k.created_at)}</Cell>
                   <Cell label="Last used">{when(k.last_used_at)}</Cell>
+                  <Cell label="Spend caps">
+                    {k.revoked_at ? (
+                      <span class="muted">—</span>
+                    ) : (
+                      <div class="budget-cell">
+                        <BudgetLines id={`admin-key-caps-${k.id}`} own={k} unset={() => 'none'} />
+                        <BudgetEditor
+                          id={`admin-caps-${k.id}`}
+                          label="Edit caps"
+                          ariaLabel={`Edit caps of key ${k.prefix}`}
+                          title={`Spend caps of ${k.name ?? k.prefix}`}
+                          intro={<p>Beside the per-key budget of its owner’s plan: the lower binds. Its owner can change them too.</p>}
+                          own={k}
+                          fieldLabel={(period) => `${period} cap (US dollars)`}
+                          hints={{ daily_budget_usd: 'Empty: no daily cap of its own.', monthly_budget_usd: 'Empty: no monthly cap of its own.' }}
+                          save={async (change) => {
+                            await call(api.PATCH('/admin/v1/keys/{id}', { params: { path: { id: k.id } }, body: change }));
+                          }}
+                          onSaved={keys.reload}
+                        />
+                      </div>
+                    )}
+                  </Cell>
                   <Cell label="Actions" class="actions">
                     {k.revoked_at ? (
                       <Badge kind="bad">revoked</Badge>

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, call, type Schemas, type Session } from '../api.ts';
-import { num, utcDay, when } from '../format.ts';
+import { BudgetEditor, BudgetLines } from '../budgets.tsx';
+import { num, usd, utcDay, when } from '../format.ts';
 import { Alert, Badge, Cell, ConfirmButton, EmptyState, Field, Loaded, Loading, Page, Secret, Snippet, Table, useAction, useLoad } from '../ui.tsx';
 
 /** The endpoints whose models answer /v1/chat/completions (every text model does). */
@@ -60,8 +61,57 @@ export function CurlExample({ keyText }: { keyText: string }) {
   return <Snippet text={text} label="Example request" />;
 }
 
+type PlanBudgets = Pick<Schemas['UsageReport']['plan'], 'id' | 'daily_budget_usd' | 'monthly_budget_usd'>;
+
+/** The plan's per-key budgets, and that a key's own cap holds beside them (the lower binds). */
+function PlanKeyBudgets({ plan }: { plan: PlanBudgets }) {
+  const { daily_budget_usd: daily, monthly_budget_usd: monthly } = plan;
+  const parts = [daily !== null && `${usd(daily)} a day`, monthly !== null && `${usd(monthly)} a month`].filter(Boolean);
+  return (
+    <p class="muted" id="plan-key-budgets">
+      {parts.length ? (
+        <>
+          Your plan (<strong>{plan.id}</strong>) lets each key spend {parts.join(' and ')}. A key’s own spend cap holds beside the plan’s budget and the lower one binds: a cap can
+          tighten the plan’s budget, not raise it.
+        </>
+      ) : (
+        <>Your plan (<strong>{plan.id}</strong>) sets no spend budget per key: a key’s own spend cap is the only limit on what it spends.</>
+      )}{' '}
+      Spend is in US dollars at the models’ prices; days and months are UTC.
+    </p>
+  );
+}
+
+/** A key's spend caps, and (while it is active) the button that changes them. */
+function KeyCaps({ k, plan, onSaved }: { k: Schemas['ApiKey']; plan: PlanBudgets | undefined; onSaved: () => void }) {
+  const name = k.name ?? k.prefix;
+  const planHint = (v: string | null | undefined, per: string) => (v === undefined ? '' : v === null ? ` Your plan sets no budget ${per}.` : ` Your plan’s: ${usd(v)} ${per}; the lower binds.`);
+  return (
+    <BudgetEditor
+      id={`caps-${k.id}`}
+      label="Edit caps"
+      ariaLabel={`Edit caps of key ${name}`}
+      title={`Spend caps of “${name}”`}
+      intro={<p>Once this key’s spend would pass a cap, its requests are refused (429, <code>budget_exceeded</code>) until the day or month ends (UTC).</p>}
+      own={k}
+      fieldLabel={(period) => `${period} cap (US dollars)`}
+      hints={{
+        daily_budget_usd: `Empty: no daily cap of its own.${planHint(plan?.daily_budget_usd, 'a day per key')}`,
+        monthly_budget_usd: `Empty: no monthly cap of its own.${planHint(plan?.monthly_budget_usd, 'a month per key')}`,
+      }}
+      save={async (change) => {
+        await call(api.PATCH('/v1/keys/{id}', { params: { path: { id: k.id } }, body: change }));
+      }}
+      onSaved={onSaved}
+    />
+  );
+}
+
 export function Keys(_: { session: Session }) {
   const state = useLoad(async () => (await call(api.GET('/v1/keys'))).data);
+  // The plan's per-key budgets (a key's own cap holds beside them); the list shows without them.
+  const today = utcDay(Date.now());
+  const plan = useLoad(async () => (await call(api.GET('/v1/usage', { params: { query: { start: today, end: today } } }))).plan);
   const [name, setName] = useState('');
   const [created, setCreated] = useState<Schemas['CreatedApiKey'] | null>(null);
   const { busy, error, run } = useAction(async () => {
@@ -74,7 +124,7 @@ export function Keys(_: { session: Session }) {
     void run();
   };
   return (
-    <Page title="API keys" intro="Keys authenticate your requests to the API. Each key has your plan’s limits; revoke a key you no longer use.">
+    <Page title="API keys" intro="Keys authenticate your requests to the API. Each key has your plan’s limits, and may have spend caps of its own; revoke a key you no longer use.">
       {created && (
         <Alert kind="success">
           <p>
@@ -104,16 +154,28 @@ export function Keys(_: { session: Session }) {
               <p>Create your first key above; you will see it once, with a request to try it.</p>
             </EmptyState>
           ) : (
-            <Table caption="Your API keys" columns={['Name', 'Key', 'Created', 'Last used', 'Today', '']}>
+            <>
+            {plan.data && <PlanKeyBudgets plan={plan.data} />}
+            <Table caption="Your API keys" columns={['Name', 'Key', 'Created', 'Last used', 'Today', 'Spend caps', '']}>
               {keys.map((k) => (
                 <tr id={`key-${k.id}`}>
                   <Cell label="Name">{k.name ?? 'unnamed'}</Cell>
                   <Cell label="Key">
-                    <code>{k.prefix}…</code>
+                    <code class="nowrap">{k.prefix}…</code>
                   </Cell>
                   <Cell label="Created">{when(k.created_at)}</Cell>
                   <Cell label="Last used">{when(k.last_used_at)}</Cell>
                   <Cell label="Today">{k.limits ? `${num(k.limits.daily_tokens.used)} tokens` : <Badge kind="bad">revoked {when(k.revoked_at)}</Badge>}</Cell>
+                  <Cell label="Spend caps">
+                    {k.revoked_at ? (
+                      <span class="muted">—</span>
+                    ) : (
+                      <div class="budget-cell">
+                        <BudgetLines id={`key-caps-${k.id}`} own={k} unset={() => 'none'} />
+                        <KeyCaps k={k} plan={plan.data} onSaved={state.reload} />
+                      </div>
+                    )}
+                  </Cell>
                   <Cell label="Actions" class="actions">
                     {!k.revoked_at && (
                       <ConfirmButton
@@ -132,6 +194,7 @@ export function Keys(_: { session: Session }) {
                 </tr>
               ))}
             </Table>
+            </>
           )
         }
       </Loaded>

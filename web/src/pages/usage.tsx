@@ -31,11 +31,17 @@ function costSeries(report: Report): Series[] {
   );
 }
 
-/** One line per day and model: the figures the plots show; `cost` exact, empty when unknown. */
+/** Token buckets of a day and model, in the CSV's order (each among the prompt or completion tokens). */
+const BUCKET_COLUMNS = ['cache_write_tokens', 'cache_write_1h_tokens', 'audio_input_tokens', 'image_input_tokens', 'audio_output_tokens', 'image_output_tokens', 'web_search_calls'] as const;
+
+/**
+ * One line per day and model: the figures the plots show, `cost` exact (empty when unknown), the
+ * requests without a known price (not in `cost`), then the buckets.
+ */
 export function usageCsv(report: Report): string {
   return csv(
-    ['date', 'model', 'requests', 'billed_tokens', 'cost'],
-    report.by_day.flatMap((d) => d.models.map((m) => [d.date, m.model, m.requests, m.billed_tokens, csvUsd(m.cost)])),
+    ['date', 'model', 'requests', 'billed_tokens', 'cost', 'unpriced_requests', ...BUCKET_COLUMNS],
+    report.by_day.flatMap((d) => d.models.map((m) => [d.date, m.model, m.requests, m.billed_tokens, csvUsd(m.cost), m.unpriced_requests, ...BUCKET_COLUMNS.map((c) => m[c])])),
   );
 }
 
@@ -88,7 +94,9 @@ function UsageReport({ report, keys }: { report: Report; keys: Key[] | undefined
   const { totals } = report;
   const unpricedModels = report.by_model.filter((m) => m.unpriced_requests > 0).map((m) => m.model);
   const nameOf = keyLabel(keys);
-  const hasBudget = [report.plan.daily_budget_usd, report.plan.monthly_budget_usd, report.plan.user_daily_budget_usd, report.plan.user_monthly_budget_usd].some((b) => b !== null);
+  // The plan's budgets, a key's own cap or the user's own budget: whichever holds.
+  const { key: keyBudgets, user: userBudgets } = report.budgets;
+  const hasBudget = [keyBudgets.daily, keyBudgets.monthly, userBudgets.daily, userBudgets.monthly].some((b) => b !== null);
   return (
     <>
       <div class="totals" aria-label="Totals for the period">
