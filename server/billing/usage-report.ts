@@ -32,7 +32,7 @@ import {
   utcMonth,
   type CounterOwner,
 } from './plans.ts';
-import { money, nanoToUsd, usdText, usdToNano } from './prices.ts';
+import { ZERO, money, nanoToUsd, usdText, usdToNano, type Money } from './prices.ts';
 
 /** What the usage reads and the limits views read. */
 export type UsageReportDeps = {
@@ -79,19 +79,23 @@ export const SUMS = [...COUNTS.map((name) => `sum(${name})::float8 AS ${name}`),
 /** One summed row: the counts and the cost. */
 export type SummedRow = { [K in (typeof COUNTS)[number]]: number } & { cost: string | null };
 
-export const zeroTotals = (): Totals => ({ ...(Object.fromEntries(COUNTS.map((name) => [name, 0])) as unknown as SummedRow), cost: '0' });
-export const totalsOf = (r: SummedRow): Totals => {
-  const t = zeroTotals();
-  addTotals(t, { ...r, cost: r.cost ?? '0' });
-  return t;
-};
+/** Totals being summed: the counts, and the cost kept as a decimal until it is reported. */
+export type Sums = { [K in (typeof COUNTS)[number]]: number } & { cost: Money };
+
+export const zeroSums = (): Sums => ({ ...(Object.fromEntries(COUNTS.map((name) => [name, 0])) as { [K in (typeof COUNTS)[number]]: number }), cost: ZERO });
+export const sumsOf = (r: SummedRow): Sums => ({ ...r, cost: r.cost === null ? ZERO : money(r.cost) });
 /** Adds `t` into `into`: the counts, and the costs in decimal. */
-export const addTotals = (into: Totals, t: Totals) => {
+export const addSums = (into: Sums, t: Sums) => {
   for (const k of COUNTS) into[k] += t[k];
-  into.cost = usdText(money(into.cost ?? '0').plus(t.cost ?? '0'));
+  into.cost = into.cost.plus(t.cost);
 };
-/** The totals as reported: no cost at all when every request of them lacks one. */
-export const reported = <T extends Totals>(t: T): T => ({ ...t, cost: t.requests > 0 && t.unpriced_requests === t.requests ? null : t.cost });
+/** Sums as a report's totals: the cost a decimal string, or null when every request of them lacks one. */
+export function reported(s: Sums): Totals {
+  const out = {} as Totals;
+  for (const k of COUNTS) out[k] = s[k];
+  out.cost = s.requests > 0 && s.unpriced_requests === s.requests ? null : usdText(s.cost);
+  return out;
+}
 
 export function period(q: Pick<z.infer<typeof UsageQuery>, "start" | "end">, now: number): { start: string; end: string } {
   const calendarDate = (name: 'start' | 'end', v: string) => {
@@ -261,18 +265,18 @@ export async function usageReport(services: UsageReportDeps, principal: Principa
     else meteredOf.set(r.model, { unit: r.metered_unit as MeteredUnit, quantity: r.metered_quantity });
   }
 
-  const totals = zeroTotals();
-  const sumInto = <K>(map: Map<K, Totals>, k: K, t: Totals) => {
-    if (!map.has(k)) map.set(k, zeroTotals());
-    addTotals(map.get(k)!, t);
+  const totals = zeroSums();
+  const sumInto = <K>(map: Map<K, Sums>, k: K, t: Sums) => {
+    if (!map.has(k)) map.set(k, zeroSums());
+    addSums(map.get(k)!, t);
   };
-  const perModel = new Map<string, Totals>();
-  const perKey = new Map<string, Totals>();
-  const perDay = new Map<string, Totals>();
-  const perDayModel = new Map<string, Totals>();
+  const perModel = new Map<string, Sums>();
+  const perKey = new Map<string, Sums>();
+  const perDay = new Map<string, Sums>();
+  const perDayModel = new Map<string, Sums>();
   for (const r of rows) {
-    const t = totalsOf(r);
-    addTotals(totals, t);
+    const t = sumsOf(r);
+    addSums(totals, t);
     sumInto(perModel, r.model, t);
     sumInto(perKey, r.api_key_id, t);
     sumInto(perDay, r.day, t);
@@ -290,7 +294,7 @@ export async function usageReport(services: UsageReportDeps, principal: Principa
   const byDay: Report['by_day'] = [];
   for (let d = Date.parse(start); d <= Date.parse(end); d += DAY) {
     const date = utcDay(d);
-    byDay.push({ date, ...reported(perDay.get(date) ?? zeroTotals()), models: modelsOfDay.get(date) ?? [] });
+    byDay.push({ date, ...reported(perDay.get(date) ?? zeroSums()), models: modelsOfDay.get(date) ?? [] });
   }
   return {
     object: 'usage',

@@ -180,11 +180,14 @@ describe('usage with the session', () => {
     ]);
     const day = all.by_day.find((d: any) => d.date === utcDay(Date.now()));
     // These models have no price: no cost; the refused request cost nothing (known: $0).
-    expect(day.models).toEqual([
-      { model: 'claude-sonnet-4-5', requests: 1, billed_tokens: claude, cost: null },
-      { model: 'gpt-4o-broken', requests: 1, billed_tokens: 0, cost: '0' },
-      { model: 'gpt-4o-mini', requests: 2, billed_tokens: mini + mini2, cost: null },
+    expect(day.models.map((r: any) => [r.model, r.requests, r.errors, r.billed_tokens, r.cost, r.unpriced_requests])).toEqual([
+      ['claude-sonnet-4-5', 1, 0, claude, null, 1],
+      ['gpt-4o-broken', 1, 1, 0, '0', 0],
+      ['gpt-4o-mini', 2, 0, mini + mini2, null, 2],
     ]);
+    // A day's models carry the full totals (tokens and buckets too): the period has one day with requests, so they are the per-model rows.
+    expect(day.models).toEqual(all.by_model.map(({ metered: _, ...r }: any) => ({ ...r, ...NO_BUCKETS })));
+    expect(day.models).toEqual(all.by_model.map(({ metered: _, ...r }: any) => r));
     expect(all.by_day).toHaveLength(7);
     // Two active keys: two allowances.
     expect(all.limits.daily_tokens).toMatchObject({ limit: 200000, used: mini + mini2 + claude, remaining: 200000 - mini - mini2 - claude });

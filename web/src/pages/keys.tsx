@@ -82,7 +82,7 @@ function PlanKeyBudgets({ plan }: { plan: PlanBudgets }) {
   );
 }
 
-/** A key's spend caps, and (while it is active) the button that changes them. */
+/** The button (and dialog) that sets or removes an active key's spend caps, with the plan's per-key budgets as hints. */
 function KeyCaps({ k, plan, onSaved }: { k: Schemas['ApiKey']; plan: PlanBudgets | undefined; onSaved: () => void }) {
   const name = k.name ?? k.prefix;
   const planHint = (v: string | null | undefined, per: string) => (v === undefined ? '' : v === null ? ` Your plan sets no budget ${per}.` : ` Your plan’s: ${usd(v)} ${per}; the lower binds.`);
@@ -155,45 +155,45 @@ export function Keys(_: { session: Session }) {
             </EmptyState>
           ) : (
             <>
-            {plan.data && <PlanKeyBudgets plan={plan.data} />}
-            <Table caption="Your API keys" columns={['Name', 'Key', 'Created', 'Last used', 'Today', 'Spend caps', '']}>
-              {keys.map((k) => (
-                <tr id={`key-${k.id}`}>
-                  <Cell label="Name">{k.name ?? 'unnamed'}</Cell>
-                  <Cell label="Key">
-                    <code class="nowrap">{k.prefix}…</code>
-                  </Cell>
-                  <Cell label="Created">{when(k.created_at)}</Cell>
-                  <Cell label="Last used">{when(k.last_used_at)}</Cell>
-                  <Cell label="Today">{k.limits ? `${num(k.limits.daily_tokens.used)} tokens` : <Badge kind="bad">revoked {when(k.revoked_at)}</Badge>}</Cell>
-                  <Cell label="Spend caps">
-                    {k.revoked_at ? (
-                      <span class="muted">—</span>
-                    ) : (
-                      <div class="budget-cell">
-                        <BudgetLines id={`key-caps-${k.id}`} own={k} unset={() => 'none'} />
-                        <KeyCaps k={k} plan={plan.data} onSaved={state.reload} />
-                      </div>
-                    )}
-                  </Cell>
-                  <Cell label="Actions" class="actions">
-                    {!k.revoked_at && (
-                      <ConfirmButton
-                        label="Revoke"
-                        ariaLabel={`Revoke key ${k.name ?? k.prefix}`}
-                        title={`Revoke “${k.name ?? k.prefix}”?`}
-                        body={<p>Requests with this key will be refused within a few seconds. This cannot be undone.</p>}
-                        confirm="Revoke key"
-                        onConfirm={async () => {
-                          await call(api.POST('/v1/keys/{id}/revoke', { params: { path: { id: k.id } } }));
-                          state.reload();
-                        }}
-                      />
-                    )}
-                  </Cell>
-                </tr>
-              ))}
-            </Table>
+              {plan.data && <PlanKeyBudgets plan={plan.data} />}
+              <Table caption="Your API keys" columns={['Name', 'Key', 'Created', 'Last used', 'Today', 'Spend caps', '']}>
+                {keys.map((k) => (
+                  <tr id={`key-${k.id}`}>
+                    <Cell label="Name">{k.name ?? 'unnamed'}</Cell>
+                    <Cell label="Key">
+                      <code class="nowrap">{k.prefix}…</code>
+                    </Cell>
+                    <Cell label="Created">{when(k.created_at)}</Cell>
+                    <Cell label="Last used">{when(k.last_used_at)}</Cell>
+                    <Cell label="Today">{k.limits ? `${num(k.limits.daily_tokens.used)} tokens` : <Badge kind="bad">revoked {when(k.revoked_at)}</Badge>}</Cell>
+                    <Cell label="Spend caps">
+                      {k.revoked_at ? (
+                        <span class="muted">—</span>
+                      ) : (
+                        <div class="budget-cell">
+                          <BudgetLines id={`key-caps-${k.id}`} own={k} unset={() => 'none'} />
+                          <KeyCaps k={k} plan={plan.data} onSaved={state.reload} />
+                        </div>
+                      )}
+                    </Cell>
+                    <Cell label="Actions" class="actions">
+                      {!k.revoked_at && (
+                        <ConfirmButton
+                          label="Revoke"
+                          ariaLabel={`Revoke key ${k.name ?? k.prefix}`}
+                          title={`Revoke “${k.name ?? k.prefix}”?`}
+                          body={<p>Requests with this key will be refused within a few seconds. This cannot be undone.</p>}
+                          confirm="Revoke key"
+                          onConfirm={async () => {
+                            await call(api.POST('/v1/keys/{id}/revoke', { params: { path: { id: k.id } } }));
+                            state.reload();
+                          }}
+                        />
+                      )}
+                    </Cell>
+                  </tr>
+                ))}
+              </Table>
             </>
           )
         }
