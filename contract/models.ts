@@ -16,6 +16,7 @@ export const ModelPricing = z
     internal_reasoning: usd('Per reasoning (thinking) token; null: charged at `completion`, as providers bill it.'),
     web_search: usd('Per web search the provider ran.'),
     input_audio: usd('Per audio input token.'),
+    input_image: usd('Per image input token; null: charged at `prompt` (as chat models bill images).'),
     output_audio: usd('Per audio output token.'),
     output_image: usd('Per image output token (models that report image tokens).'),
     video_second: usd('Per second of generated video.'),

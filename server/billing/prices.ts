@@ -21,6 +21,7 @@ export type PriceField =
   | 'internal_reasoning'
   | 'web_search'
   | 'input_audio'
+  | 'input_image'
   | 'output_audio'
   | 'output_image'
   | 'video_second'
@@ -31,7 +32,9 @@ export type Pricing = Partial<Record<PriceField, string | null>>;
 /**
  * Where each bucket's price comes from, first known wins. A cache read without its own price is
  * charged as input (what a provider that lists no cache price charges: never less than the
- * invoice); reasoning without its own price as output (every provider bills thinking as output).
+ * invoice); reasoning without its own price as output (every provider bills thinking as output);
+ * image input without its own price as input (chat models bill image tokens as input; GPT image
+ * models price them apart: `input_image`).
  * Cache writes, audio and generated images have no stand-in: they cost more than text at every
  * provider that reports them, so without their price the cost is unknown.
  */
@@ -41,7 +44,7 @@ export const BUCKET_PRICES: Record<Bucket, readonly PriceField[]> = {
   cache_write: ['input_cache_write'],
   cache_write_1h: ['input_cache_write_1h'],
   audio_input: ['input_audio'],
-  image_input: ['prompt'],
+  image_input: ['input_image', 'prompt'],
   output: ['completion'],
   reasoning: ['internal_reasoning', 'completion'],
   audio_output: ['output_audio'],

@@ -112,6 +112,7 @@ export const ModelConfig = z.strictObject({
       internal_reasoning: price.optional(),
       web_search: price.optional(),
       input_audio: price.optional(),
+      input_image: price.optional(),
       output_audio: price.optional(),
       output_image: price.optional(),
       video_second: price.optional(),

@@ -2,6 +2,7 @@
 // (multipart, `image[]` for several). The GPT image models always answer base64 and reject
 // `response_format`; DALL·E is asked for base64 too, so the gateway hosts every copy itself and
 // never hands out the provider's 60-minute URL.
+import { whole } from '../../translate/usage.ts';
 import { mapToSize, stripUnsupported, type Field } from '../media-mapping.ts';
 import { extensionOf } from '../../media/references.ts';
 import type { AdapterCall } from '../adapter.ts';
@@ -92,7 +93,16 @@ export const openAiImages: ImageAdapter = {
     if (!first) throw new UpstreamError(`provider '${call.provider.id}': answered without an image`, 502, true, 'upstream_error');
     const format = json.output_format ?? 'png';
     const usage = json.usage && typeof json.usage.input_tokens === 'number' && typeof json.usage.output_tokens === 'number'
-      ? { inputTokens: json.usage.input_tokens, outputTokens: json.usage.output_tokens, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 }
+      ? {
+          inputTokens: json.usage.input_tokens,
+          outputTokens: json.usage.output_tokens,
+          cachedTokens: 0,
+          cacheWriteTokens: 0,
+          reasoningTokens: 0,
+          // Every output token is an image token; input images are priced apart from the prompt's text.
+          imageOutputTokens: json.usage.output_tokens,
+          imageInputTokens: whole(json.usage.input_tokens_details?.image_tokens),
+        }
       : null;
     return {
       image: { data: Buffer.from(first.b64_json!, 'base64'), contentType: `image/${format === 'jpg' ? 'jpeg' : format}`, ...(first.revised_prompt ? { revisedPrompt: first.revised_prompt } : {}) },

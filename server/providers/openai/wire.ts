@@ -157,7 +157,8 @@ export type Transcription = {
   usage?: TranscriptionUsage;
 };
 
-export type ImagesUsage = { input_tokens?: number; output_tokens?: number; [detail: string]: unknown };
+/** GPT image models' usage: `output_tokens` are all image tokens; the input's are split by kind. */
+export type ImagesUsage = { input_tokens?: number; output_tokens?: number; input_tokens_details?: { text_tokens?: number; image_tokens?: number }; [detail: string]: unknown };
 
 /** `/images/generations` and `/images/edits` with b64_json. */
 export type Images = {
