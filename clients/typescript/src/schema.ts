@@ -3165,6 +3165,8 @@ export type components = {
             web_search: string | null;
             /** @description Per audio input token. */
             input_audio: string | null;
+            /** @description Per image input token; null: charged at `prompt` (as chat models bill images). */
+            input_image: string | null;
             /** @description Per audio output token. */
             output_audio: string | null;
             /** @description Per image output token (models that report image tokens). */
