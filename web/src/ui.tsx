@@ -313,6 +313,18 @@ export function UnpricedNote() {
 }
 
 /** A right-aligned count, labelled for the phone layout. */
+/** A usage row's requests, errors, billed tokens and cost: the same four cells in every usage table. */
+export function CountedCells({ row }: { row: { requests: number; errors: number; billed_tokens: number; cost: string | null; unpriced_requests: number } }) {
+  return (
+    <>
+      <NumCell label="Requests" value={row.requests} />
+      <NumCell label="Errors" value={row.errors} />
+      <NumCell label="Billed tokens" value={row.billed_tokens} />
+      <UsdCell label="Cost" value={row.cost} unpriced={row.unpriced_requests} />
+    </>
+  );
+}
+
 export function NumCell({ label, value, unit }: { label: string; value: number | null; unit?: string }) {
   return (
     <td data-label={label} class="num">

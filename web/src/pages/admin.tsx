@@ -6,7 +6,7 @@ import { BudgetEditor, BudgetLines, type BudgetField } from '../budgets.tsx';
 import { StackedBars } from '../chart.tsx';
 import { DAY, dollars, num, pct, usd, usdOf, utcDay, when } from '../format.ts';
 import { BudgetAlerts, csv, csvUsd, download, unpricedText } from '../money.tsx';
-import { Badge, Cell, ConfirmButton, EmptyState, Loaded, ModelId, NumCell, Page, SearchForm, Table, UnpricedNote, UsdCell, useLoad } from '../ui.tsx';
+import { Badge, Cell, CountedCells, ConfirmButton, EmptyState, Loaded, ModelId, NumCell, Page, SearchForm, Table, UnpricedNote, UsdCell, useLoad } from '../ui.tsx';
 
 type User = Schemas['AdminUser'];
 
@@ -309,10 +309,7 @@ export function AdminUsage(_: { session: Session }) {
                     <tr id={`admin-day-${d.date}`}>
                       <Cell label="Day">{d.date}</Cell>
                       <NumCell label="Users" value={d.users} />
-                      <NumCell label="Requests" value={d.requests} />
-                      <NumCell label="Errors" value={d.errors} />
-                      <NumCell label="Billed tokens" value={d.billed_tokens} />
-                      <UsdCell label="Cost" value={d.cost} unpriced={d.unpriced_requests} />
+                      <CountedCells row={d} />
                     </tr>
                   ))}
                 </Table>
@@ -351,10 +348,7 @@ function TopTable({ title, first, rows, code }: { title: string; first: string; 
         {rows.map((r) => (
           <tr>
             <Cell label={first} class={code ? 'wide' : undefined}>{code ? <ModelId id={r.name} /> : r.name}</Cell>
-            <NumCell label="Requests" value={r.requests} />
-            <NumCell label="Errors" value={r.errors} />
-            <NumCell label="Billed tokens" value={r.billed_tokens} />
-            <UsdCell label="Cost" value={r.cost} unpriced={r.unpriced_requests} />
+            <CountedCells row={r} />
           </tr>
         ))}
       </Table>

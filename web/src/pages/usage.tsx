@@ -3,7 +3,7 @@ import { api, call, type Schemas, type Session } from '../api.ts';
 import { StackedBars, colourOf, type Series } from '../chart.tsx';
 import { DAY, dollars, num, usd, usdOf, utcDay } from '../format.ts';
 import { BudgetAlerts, Budgets, csv, csvUsd, download, unpricedText } from '../money.tsx';
-import { Cell, EmptyState, Field, Loaded, ModelId, NumCell, Page, Table, UnpricedNote, UsdCell, useLoad } from '../ui.tsx';
+import { Cell, CountedCells, EmptyState, Field, Loaded, ModelId, NumCell, Page, Table, UnpricedNote, UsdCell, useLoad } from '../ui.tsx';
 
 type Report = Schemas['UsageReport'];
 type Key = Schemas['ApiKey'];
@@ -203,10 +203,7 @@ function UsageReport({ report, keys }: { report: Report; keys: Key[] | undefined
                 {report.by_key.map((k) => (
                   <tr id={`usage-key-${k.key_id}`}>
                     <Cell label="Key">{nameOf(k.key_id)}</Cell>
-                    <NumCell label="Requests" value={k.requests} />
-                    <NumCell label="Errors" value={k.errors} />
-                    <NumCell label="Billed tokens" value={k.billed_tokens} />
-                    <UsdCell label="Cost" value={k.cost} unpriced={k.unpriced_requests} />
+                    <CountedCells row={k} />
                   </tr>
                 ))}
               </Table>
