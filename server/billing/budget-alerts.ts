@@ -10,14 +10,15 @@
 // receiver answered but before recording it sends it again): receivers dedupe on X-Gateway-Delivery.
 // Without a webhook, alerts are recorded all the same ('disabled') for the usage reports and the
 // dashboard. The webhook's address and secret never reach a log or a stored error: the host at most.
+import { nanoToUsd } from './prices.ts';
 import type { z } from 'zod';
 import type { BudgetAlert } from '../../contract/usage.ts';
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { Agent, request } from 'undici';
 import type { ResolvedConfig } from '../config/schema.ts';
 import type { SqlQueryable } from '../db/migrate.ts';
 import { systemClock, type Clock } from '../runtime/clock.ts';
-import { newId } from '../runtime/secrets.ts';
+import { constantTimeEqualHex, newId } from '../runtime/secrets.ts';
 import { isUtcDay } from './plans.ts';
 
 export type BudgetScope = 'key' | 'user';
@@ -98,17 +99,6 @@ export type BudgetAlertsOptions = {
   maxUnrecorded?: number;
 };
 
-const NANO = 1_000_000_000n;
-
-/** Nano-dollars as exact US dollars: 12_500_000_000 → "12.5". */
-export function nanoToUsd(nano: bigint | number | string): string {
-  let n = BigInt(nano);
-  const negative = n < 0n;
-  if (negative) n = -n;
-  const fraction = (n % NANO).toString().padStart(9, '0').replace(/0+$/, '');
-  return `${negative ? '-' : ''}${n / NANO}${fraction ? `.${fraction}` : ''}`;
-}
-
 /** The thresholds (percent) that `before → after` crossed: before < t% × limit ≤ after, exactly. */
 export function crossedThresholds(thresholds: readonly number[], limitNano: number, beforeNano: number, afterNano: number): number[] {
   if (![limitNano, beforeNano, afterNano].every(Number.isFinite) || limitNano <= 0 || afterNano <= beforeNano) return [];
@@ -129,8 +119,10 @@ export function crossedThresholds(thresholds: readonly number[], limitNano: numb
 /** `X-Gateway-Signature`: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`. */
 export function signBudgetAlert(secret: string, body: string, unixSeconds: number): string {
   const t = Math.floor(unixSeconds);
-  return `t=${t},v1=${createHmac('sha256', secret).update(`${t}.${body}`).digest('hex')}`;
+  return `t=${t},v1=${signatureOf(secret, t, body)}`;
 }
+
+const signatureOf = (secret: string, t: number, body: string) => createHmac('sha256', secret).update(`${t}.${body}`).digest('hex');
 
 /**
  * What a receiver does with `X-Gateway-Signature` (docs/billing.md): recompute the HMAC over
@@ -142,13 +134,8 @@ export function verifyBudgetAlertSignature(secret: string, header: string | unde
   const parts = header.split(',').map((p) => p.trim().split('='));
   const t = Number(parts.find(([k]) => k === 't')?.[1]);
   if (!Number.isInteger(t) || Math.abs(nowSeconds - t) > toleranceSeconds) return false;
-  const expected = createHmac('sha256', secret).update(`${t}.${rawBody}`).digest();
-  return parts
-    .filter(([k, v]) => k === 'v1' && v && /^[0-9a-f]+$/i.test(v))
-    .some(([, v]) => {
-      const given = Buffer.from(v!, 'hex');
-      return given.length === expected.length && timingSafeEqual(given, expected);
-    });
+  const expected = signatureOf(secret, t, rawBody);
+  return parts.some(([k, v]) => k === 'v1' && v !== undefined && /^[0-9a-f]+$/i.test(v) && constantTimeEqualHex(v, expected));
 }
 
 /** An alert about to be recorded (a row of the INSERT). */

@@ -1,5 +1,6 @@
 import type { PlanConfig, ResolvedConfig } from '../config/schema.ts';
 import type { PrincipalBudgets } from '../auth/principal.ts';
+import { money } from './prices.ts';
 
 const DAY = 86_400_000;
 
@@ -59,7 +60,7 @@ export function rankOf(config: Pick<ResolvedConfig, 'plans'>, planId: string): n
 }
 
 /** Two budgets in US dollars as one: the lower; either may be unset. */
-const lower = (a: string | undefined, b: string | undefined) => (a === undefined ? b : b === undefined ? a : Number(a) <= Number(b) ? a : b);
+const lower = (a: string | undefined, b: string | undefined) => (a === undefined ? b : b === undefined ? a : money(a).lte(b) ? a : b);
 
 /**
  * The spend budgets that hold for a key and its user (US dollars; unset: none): a budget set on

@@ -3,7 +3,7 @@
 import { Decimal } from 'decimal.js';
 import type * as C from '../translate/canonical.ts';
 import type { MeteredUnit } from '../config/billing-rules.ts';
-import { BUCKETS, bucketsOf, webSearchCallsOf, type Bucket } from './buckets.ts';
+import { BUCKETS, bucketsOf, webSearchCallsOf, type Bucket, type Buckets } from './buckets.ts';
 
 /** Enough digits for any price times any count: the arithmetic is exact, nothing is rounded. */
 const D = Decimal.clone({ precision: 60, rounding: Decimal.ROUND_HALF_EVEN, toExpNeg: -60, toExpPos: 60 });
@@ -62,7 +62,7 @@ export const toNano = (usd: Money) => usd.times(NANO).ceil().toNumber();
 /** A budget in dollars (a config value) in nano-dollars. */
 export const usdToNano = (usd: string | number) => toNano(new D(usd));
 /** Nano-dollars as a dollar decimal string. */
-export const nanoToUsd = (nano: number) => new D(nano).div(NANO).toFixed();
+export const nanoToUsd = (nano: bigint | number | string) => new D(String(nano)).div(NANO).toFixed();
 /** A decimal string for the API: plain notation, no trailing zeros. */
 export const usdText = (v: Money | string) => new D(v).toFixed();
 export const money = (v: string | number) => new D(v);
@@ -94,9 +94,8 @@ export class PriceList {
    * What a usage (or, without one, `quantity` units of work) cost; null when a bucket it used has
    * no known price. Nothing used costs 0 whatever the prices.
    */
-  cost(usage: C.Usage | null, metered?: { unit: MeteredUnit; quantity: number } | null): Money | null {
-    if (usage) {
-      const buckets = bucketsOf(usage);
+  cost(usage: C.Usage | null, metered?: { unit: MeteredUnit; quantity: number } | null, buckets: Buckets | null = usage ? bucketsOf(usage) : null): Money | null {
+    if (usage && buckets) {
       const searches = webSearchCallsOf(usage);
       let sum = ZERO;
       let used = searches > 0;

@@ -83,12 +83,6 @@ export class QuotaBilling implements Billing {
   private readonly prices = priceLists();
   private readonly weightsOf = new WeakMap<object, Record<(typeof BUCKETS)[number], number>>();
 
-  /** What a request cost in US dollars (a decimal string); null when a price it needed is unknown. */
-  costOf(report: UsageReport): string | null {
-    const cost = this.prices(this.pricingOf(report.model)).cost(report.usage, report.metered);
-    return cost === null ? null : usdText(cost);
-  }
-
   /** The spend budgets that hold now for this principal (its plan's, its key's and its user's own): daily and monthly. */
   private budgetHolds(principal: Principal, keyId: string, plan: ReturnType<typeof planOf>, now: number): BudgetHold[] {
     const holds: BudgetHold[] = [];
@@ -307,7 +301,9 @@ export class QuotaBilling implements Billing {
       const u = report.usage;
       const buckets = u ? bucketsOf(u) : null;
       const billed = this.billedTokens(report, res.multiplier, buckets);
-      const cost = this.costOf(report);
+      // What it cost in US dollars; null when a price it needed is unknown.
+      const price = this.prices(this.pricingOf(report.model)).cost(u, report.metered, buckets);
+      const cost = price === null ? null : usdText(price);
       // The ledger first: a counter store that fails here (Redis down) must not lose the record.
       // The settlement is then retried until the store takes it, exactly once (settle-retry.ts).
       // Failed requests are recorded too (billed 0 unless they produced something): usage reports
@@ -349,7 +345,7 @@ export class QuotaBilling implements Billing {
       }
       // The user's counter (when the plan limits the user's day) settles the same way, on its own;
       // so does each budget, to the real cost (a cost that is unknown after all keeps what was held).
-      const spent = cost !== null ? toNano(money(cost)) : this.config.budgetUnpricedModels === 'allow' ? 0 : (res.costAmount ?? 0);
+      const spent = price !== null ? toNano(price) : this.config.budgetUnpricedModels === 'allow' ? 0 : (res.costAmount ?? 0);
       await Promise.all([
         this.settlements.settle(res.key, res.id, billed, res.dayEnd, onlyIfHeld),
         res.userKey ? this.settlements.settle(res.userKey, res.id, billed, res.dayEnd, onlyIfHeld) : null,

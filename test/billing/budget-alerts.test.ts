@@ -14,11 +14,11 @@ import { ConfigError, parseConfig } from '../../server/boot/config.ts';
 import {
   BudgetAlerts,
   crossedThresholds,
-  nanoToUsd,
   verifyBudgetAlertSignature,
   type BudgetAlertsOptions,
   type BudgetObservation,
 } from '../../server/billing/budget-alerts.ts';
+import { nanoToUsd } from '../../server/billing/prices.ts';
 import { freshDataDir, freshPostgres, minimalConfig, startTestGateway } from '../helpers/gateway.ts';
 
 const USD = 1_000_000_000;
