@@ -38,26 +38,34 @@ export type AggregatedRecord = {
 };
 
 /**
+ * Counts usage_daily keeps as the plain sum of the raw column of the same name, and the record's
+ * field for it (absent in records written before the field existed: 0).
+ */
+export const SUMMED_COUNTS = [
+  ['prompt_tokens', 'promptTokens'],
+  ['completion_tokens', 'completionTokens'],
+  ['cached_tokens', 'cachedTokens'],
+  ['reasoning_tokens', 'reasoningTokens'],
+  ['billed_tokens', 'billedTokens'],
+  ['cache_write_tokens', 'cacheWriteTokens'],
+  ['cache_write_1h_tokens', 'cacheWrite1hTokens'],
+  ['audio_input_tokens', 'audioInputTokens'],
+  ['image_input_tokens', 'imageInputTokens'],
+  ['audio_output_tokens', 'audioOutputTokens'],
+  ['image_output_tokens', 'imageOutputTokens'],
+  ['web_search_calls', 'webSearchCalls'],
+] as const satisfies readonly (readonly [string, keyof AggregatedRecord])[];
+
+/**
  * An aggregate column, its SQL type, what it sums over a group of raw rows, and one record's share
  * (a decimal string for `numeric` columns: money is summed in decimal, never in floats).
  */
 const sums: [column: string, type: string, over: string, of: (r: AggregatedRecord) => number | string][] = [
   ['requests', 'integer', 'count(*)', () => 1],
   ['errors', 'integer', 'count(*) FILTER (WHERE status >= 400)', (r) => (r.status >= 400 ? 1 : 0)],
-  ['prompt_tokens', 'bigint', 'sum(prompt_tokens)', (r) => r.promptTokens],
-  ['completion_tokens', 'bigint', 'sum(completion_tokens)', (r) => r.completionTokens],
-  ['cached_tokens', 'bigint', 'sum(cached_tokens)', (r) => r.cachedTokens],
-  ['reasoning_tokens', 'bigint', 'sum(reasoning_tokens)', (r) => r.reasoningTokens],
+  ...SUMMED_COUNTS.map(([column, field]): (typeof sums)[number] => [column, 'bigint', `sum(${column})`, (r) => (r[field] as number | undefined) ?? 0]),
   ['surcharge_tokens', 'bigint', 'sum(surcharge_tokens)', (r) => r.surchargeTokens],
-  ['billed_tokens', 'bigint', 'sum(billed_tokens)', (r) => r.billedTokens],
   ['metered_quantity', 'double precision', 'coalesce(sum(metered_quantity) FILTER (WHERE metered_unit IS NOT NULL), 0)', (r) => (r.meteredUnit ? (r.meteredQuantity ?? 0) : 0)],
-  ['cache_write_tokens', 'bigint', 'sum(cache_write_tokens)', (r) => r.cacheWriteTokens ?? 0],
-  ['cache_write_1h_tokens', 'bigint', 'sum(cache_write_1h_tokens)', (r) => r.cacheWrite1hTokens ?? 0],
-  ['audio_input_tokens', 'bigint', 'sum(audio_input_tokens)', (r) => r.audioInputTokens ?? 0],
-  ['image_input_tokens', 'bigint', 'sum(image_input_tokens)', (r) => r.imageInputTokens ?? 0],
-  ['audio_output_tokens', 'bigint', 'sum(audio_output_tokens)', (r) => r.audioOutputTokens ?? 0],
-  ['image_output_tokens', 'bigint', 'sum(image_output_tokens)', (r) => r.imageOutputTokens ?? 0],
-  ['web_search_calls', 'bigint', 'sum(web_search_calls)', (r) => r.webSearchCalls ?? 0],
   ['cost', 'numeric', 'coalesce(sum(cost), 0)', (r) => r.cost ?? '0'],
   ['unpriced_requests', 'integer', 'count(*) FILTER (WHERE cost IS NULL)', (r) => (r.cost == null ? 1 : 0)],
 ];
@@ -69,23 +77,12 @@ export const aggregatedColumns = [
   'model',
   'created_at',
   'status',
-  'prompt_tokens',
-  'completion_tokens',
-  'cached_tokens',
-  'reasoning_tokens',
+  ...SUMMED_COUNTS.map(([column]) => column),
   'surcharge_tokens',
-  'billed_tokens',
   'metered_unit',
   'metered_quantity',
-  'cache_write_tokens',
-  'cache_write_1h_tokens',
-  'audio_input_tokens',
-  'image_input_tokens',
-  'audio_output_tokens',
-  'image_output_tokens',
-  'web_search_calls',
   'cost',
-] as const;
+];
 
 const groupColumns: [string, string][] = [
   ['api_key_id', 'text'],

@@ -10,6 +10,7 @@ import type { Database } from '../db/client.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { CounterStore } from '../stores/index.ts';
 import type { UsageLedger } from './ledger.ts';
+import { SUMMED_COUNTS } from './usage-aggregates.ts';
 import type { BudgetAlerts } from './budget-alerts.ts';
 import type { MeteredUnit } from '../config/billing-rules.ts';
 import {
@@ -51,23 +52,8 @@ type Totals = Report['totals'];
 const DAY = 86_400_000;
 
 /** A report's counts: each sums the usage_daily column of its name. */
-const COUNTS = [
-  'requests',
-  'errors',
-  'prompt_tokens',
-  'completion_tokens',
-  'cached_tokens',
-  'reasoning_tokens',
-  'billed_tokens',
-  'cache_write_tokens',
-  'cache_write_1h_tokens',
-  'audio_input_tokens',
-  'image_input_tokens',
-  'audio_output_tokens',
-  'image_output_tokens',
-  'web_search_calls',
-  'unpriced_requests',
-] as const satisfies readonly Exclude<keyof Totals, 'cost'>[];
+const COUNTS: readonly Exclude<keyof Totals, 'cost'>[] = ['requests', 'errors', ...SUMMED_COUNTS.map(([column]) => column), 'unpriced_requests'];
+type Count = 'requests' | 'errors' | (typeof SUMMED_COUNTS)[number][0] | 'unpriced_requests';
 
 /**
  * The select list of the sums over `usage_daily` rows (or over a subquery's columns of the same
@@ -77,12 +63,12 @@ const COUNTS = [
 export const SUMS = [...COUNTS.map((name) => `sum(${name})::float8 AS ${name}`), 'sum(cost)::text AS cost'].join(', ');
 
 /** One summed row: the counts and the cost. */
-export type SummedRow = { [K in (typeof COUNTS)[number]]: number } & { cost: string | null };
+export type SummedRow = { [K in Count]: number } & { cost: string | null };
 
 /** Totals being summed: the counts, and the cost kept as a decimal until it is reported. */
-export type Sums = { [K in (typeof COUNTS)[number]]: number } & { cost: Money };
+export type Sums = { [K in Count]: number } & { cost: Money };
 
-export const zeroSums = (): Sums => ({ ...(Object.fromEntries(COUNTS.map((name) => [name, 0])) as { [K in (typeof COUNTS)[number]]: number }), cost: ZERO });
+export const zeroSums = (): Sums => ({ ...(Object.fromEntries(COUNTS.map((name) => [name, 0])) as { [K in Count]: number }), cost: ZERO });
 export const sumsOf = (r: SummedRow): Sums => ({ ...r, cost: r.cost === null ? ZERO : money(r.cost) });
 /** Adds `t` into `into`: the counts, and the costs in decimal. */
 export const addSums = (into: Sums, t: Sums) => {
