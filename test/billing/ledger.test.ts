@@ -59,10 +59,13 @@ it('replays segment files, skips duplicates and lines cut short by a crash', asy
   const db = await openDatabase({ dataDir });
   try {
     const dir = path.join(dataDir, 'ledger');
+    // A duplicate is the same line written twice: one timestamp for all (a row is keyed by request id
+    // and time, so records made a millisecond apart would be two rows).
+    const createdAt = new Date().toISOString();
     const rec = (id: string): LedgerRecord => ({
       requestId: id, apiKeyId: 'key_x', userId: 'usr_x', oauthAppId: null, model: 'm', provider: 'p', upstreamModel: 'u', endpoint: 'chat',
       promptTokens: 1, completionTokens: 2, cachedTokens: 0, reasoningTokens: 0, surchargeTokens: 0, multiplier: 1, billedTokens: 3,
-      usageSource: 'reported', status: 200, errorCode: null, latencyMs: 5, createdAt: new Date().toISOString(),
+      usageSource: 'reported', status: 200, errorCode: null, latencyMs: 5, createdAt,
     });
     // pid 2147483646 is not a live process: its segment belongs to a crashed gateway.
     writeFileSync(path.join(dir, '2147483646-1-0.jsonl'), [rec('replay-1'), rec('replay-2'), rec('replay-1')].map((r) => JSON.stringify(r)).join('\n') + '\n{"requestId":"cut');
