@@ -28,6 +28,8 @@ import { AccountDirectory } from './accounts/directory.ts';
 import { IdentityProviders } from './accounts/identity.ts';
 import { Sessions } from './web/sessions.ts';
 import { HealthRecorder } from './routing/health.ts';
+import { Router } from './routing/router.ts';
+import { openRoutingStateStore } from './stores/routing-state.ts';
 import { buildApp, redactedPaths } from './app.ts';
 import { requestTimeouts } from './http/client-errors.ts';
 import { KeyAuthenticator } from './auth/key-cache.ts';
@@ -168,6 +170,8 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
     logger.info(`blob store (uploads, job outputs, hosted files): ${opened.description}`);
     const urls = new UrlSigner(secret);
     const metrics = createMetrics();
+    const router = new Router(config.routing, counters, openRoutingStateStore(counters), clock, metrics, logger);
+    cleanups.push(() => router.close());
     // Budget thresholds crossed by settlements: recorded once across instances, posted to the
     // operator's webhook off the request path. Closed after the app (cleanups run in reverse), so
     // the last settlements' alerts are recorded, and before the database.
@@ -193,7 +197,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
     const jobRunner = new JobRunner(jobDeps, opened.store, jobKinds, logger, { leaseMs: Number(env.JOB_LEASE_MS ?? 30_000), pollMs: Number(env.JOB_POLL_MS ?? (env.REDIS_URL ? 5_000 : 500)) });
     const jobs = new JobService(jobDeps, opened.store, jobKinds, jobRunner);
     const search = openSearchBackend(config.webSearch);
-    const capabilities: CapabilityDeps = { config, clock, catalog, health, metrics, billing, search, items, jobs, urls };
+    const capabilities: CapabilityDeps = { config, clock, catalog, health, router, metrics, billing, search, items, jobs, urls };
     jobKinds.add(...CAPABILITY_DESCRIPTORS.flatMap((d) => d.jobKinds?.(capabilities) ?? []), ...(extras.jobKinds ?? []));
     const services: Services = {
       ...capabilities,

@@ -152,6 +152,7 @@ function resolve(raw: unknown, loc: Located, env: NodeJS.ProcessEnv): ResolvedCo
     jobs: cfg.jobs,
     ledger: cfg.ledger,
     budgetAlerts: cfg.budget_alerts,
+    routing: cfg.routing,
     webSearchSurchargeTokens: cfg.web_search_surcharge_tokens,
     budgetUnpricedModels: cfg.budget_unpriced_models,
     webSearch: cfg.web_search,

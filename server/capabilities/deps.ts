@@ -7,6 +7,7 @@ import type { Catalog } from '../catalog/catalog.ts';
 import type { ResolvedConfig } from '../config/schema.ts';
 import type { JobService } from '../jobs/service.ts';
 import type { HealthRecorder } from '../routing/health.ts';
+import type { Router } from '../routing/router.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { Metrics } from '../runtime/metrics.ts';
 import type { SearchBackend } from '../search/backends.ts';
@@ -17,6 +18,8 @@ export type CapabilityDeps = {
   clock: Clock;
   catalog: Catalog;
   health: HealthRecorder;
+  /** Strategies, key pools, breakers and cool-downs: which upstream and key each attempt goes to. */
+  router: Router;
   metrics: Metrics;
   billing: Billing;
   /** The gateway's own web search, when configured. */

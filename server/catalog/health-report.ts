@@ -81,6 +81,7 @@ export async function modelStatus(services: HealthReportDeps, query: z.infer<typ
   const samples: Bucket[] = rows.map((r) => ({
     model: r.model,
     provider: r.provider,
+    key: r.keyLabel,
     start: r.bucketStart.getTime(),
     requests: r.requests,
     errors: r.errors,

@@ -10,11 +10,30 @@ export type ProviderType = z.infer<typeof ProviderType>;
 
 const id = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]*$/, { message: 'use letters, digits and . _ : / -' });
 
+/** One credential of a provider's key pool, with the limits its account has (docs/routing.md "Key pools"). */
+export const PoolKeyConfig = z.strictObject({
+  key: z.string().min(1),
+  alias: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9._-]{0,63}$/, { message: 'a name: a letter, then letters, digits and . _ - (at most 64)' })
+    .optional()
+    .describe('Names the key in X-Gateway-Upstream, logs, metrics and the health views (default: its index in the list, from 0).'),
+  requests_per_minute: z.number().int().positive().optional().describe("The key's request limit at the provider: never more in any 60 seconds, across all instances."),
+  tokens_per_minute: z.number().int().positive().optional().describe("The key's token limit at the provider (input and output), counted in any 60 seconds across all instances."),
+  max_concurrency: z.number().int().positive().optional().describe('Requests in flight on this key at once, across all instances.'),
+});
+export type PoolKeyConfig = z.infer<typeof PoolKeyConfig>;
+
 export const ProviderConfig = z.strictObject({
   id,
   type: ProviderType,
   base_url: z.url({ protocol: /^https?$/ }).optional(),
   api_key: z.string().optional(),
+  api_keys: z
+    .array(z.union([z.string().min(1), PoolKeyConfig]))
+    .min(1)
+    .optional()
+    .describe('A key pool instead of api_key: requests are spread over the keys, each kept under its own limits, a key that gets 429/401/403 cools down.'),
   headers: z.record(z.string(), z.string()).optional(),
   voices: z
     .record(z.string(), z.string().regex(/^[A-Za-z0-9]{1,64}$/, { message: 'a voice id: letters and digits' }))
@@ -43,6 +62,10 @@ export const ProviderConfig = z.strictObject({
     .describe('Longest silence between two events of a stream (keep-alive comments count) or two chunks of a non-streaming body, in ms; default 120000 (or timeout_ms if smaller).'),
 });
 export type ProviderConfig = z.infer<typeof ProviderConfig>;
+
+/** How a model's first upstream is chosen; failover to the next applies under each (server/routing/strategies.ts). */
+export const ROUTING_STRATEGIES = ['failover', 'weighted', 'least-latency', 'least-busy'] as const;
+export type RoutingStrategy = (typeof ROUTING_STRATEGIES)[number];
 
 /** A price in US dollars: a decimal string (kept exact) or a number (written out as its decimal). */
 const price = z
@@ -83,7 +106,23 @@ export const ModelConfig = z.strictObject({
     .describe("Non-token work counted against the daily quota, before token_multiplier; only the rule of the model's endpoint applies."),
   premium: z.boolean().default(false),
   required_plan: z.string().optional(),
-  upstreams: z.array(z.strictObject({ provider: z.string(), model: z.string().min(1) })).min(1),
+  upstreams: z
+    .array(
+      z.strictObject({
+        provider: z.string(),
+        model: z.string().min(1),
+        weight: z.number().min(0).max(1_000_000).default(1).describe("Share of the model's traffic under strategy weighted (relative to the other upstreams'); 0: only as a fallback."),
+      }),
+    )
+    .min(1),
+  strategy: z
+    .enum(ROUTING_STRATEGIES, { message: `one of ${ROUTING_STRATEGIES.join(', ')}` })
+    .default('failover')
+    .describe('How the first upstream is chosen (docs/routing.md): failover (in order), weighted, least-latency, least-busy. Failover to the next choice applies under each.'),
+  cache_affinity: z
+    .boolean()
+    .default(true)
+    .describe("Keep requests that share a cacheable prompt prefix (or a session hint) on one upstream key while it is healthy and under its limits, so the provider's prompt cache stays warm."),
   metadata_id: z.string().optional(),
   description: z.string().nullable().optional(),
   context_window: z.number().int().positive().nullable().optional(),
@@ -283,6 +322,42 @@ export const BudgetAlertsConfig = z
     if (v.webhook_url && !v.secret) ctx.addIssue({ code: 'custom', path: ['secret'], message: 'required when webhook_url is set: every delivery is signed with it' });
   });
 
+/** Health-aware choice of upstreams and keys (server/routing/, docs/routing.md). */
+export const RoutingConfig = z.strictObject({
+  circuit_breaker: z
+    .strictObject({
+      enabled: z.boolean().default(true),
+      consecutive_failures: z.number().int().min(1).max(1000).default(5).describe("Failures in a row (the upstream's: unreachable, timed out, 5xx) that open an upstream's breaker."),
+      error_rate: z.number().gt(0).max(1).default(0.5).describe('Share of failed attempts over window_seconds that opens it, once min_requests were made in the window.'),
+      min_requests: z.number().int().min(1).default(20),
+      window_seconds: z.number().int().min(5).max(3600).default(60),
+      cooldown_seconds: z.number().positive().max(3600).default(30).describe('How long an open breaker skips its upstream before one probe request is let through (half-open).'),
+      max_cooldown_seconds: z.number().positive().max(86_400).default(300).describe('A failed probe doubles the cool-down, up to this.'),
+    })
+    .prefault({}),
+  key_cooldown: z
+    .strictObject({
+      rate_limited_seconds: z.number().positive().max(3600).default(1).describe("A key answered 429 without Retry-After rests this long, doubled on each 429 in a row (up to max_seconds)."),
+      auth_failed_seconds: z.number().positive().max(86_400).default(60).describe('A key answered 401 or 403 rests this long, doubled on each repeat (up to max_seconds).'),
+      max_seconds: z.number().positive().max(86_400).default(600),
+    })
+    .prefault({}),
+  least_latency: z
+    .strictObject({
+      exploration: z.number().min(0).max(1).default(0.05).describe('Share of requests sent to another upstream than the fastest, so a recovered or slowed one is measured again.'),
+      smoothing: z.number().gt(0).max(1).default(0.2).describe("Weight of the newest time to first byte in the moving average."),
+    })
+    .prefault({}),
+  affinity_min_tokens: z
+    .number()
+    .int()
+    .min(0)
+    .default(1024)
+    .describe('Prompt prefixes shorter than this (estimated tokens of system prompt, tools and first message) are not cached by providers and get no affinity; a session hint always does.'),
+  sync_ms: z.number().int().min(100).max(60_000).default(1000).describe('How often an instance reads the breaker and cool-down states others shared through Redis.'),
+});
+export type RoutingConfig = z.infer<typeof RoutingConfig>;
+
 /** The mail server that sends password-reset links; without it, only an operator can make one. */
 export const SmtpConfig = z.strictObject({
   host: z.string().min(1).describe('SMTP server host name.'),
@@ -319,6 +394,7 @@ export const GatewayConfigShape = z.strictObject({
     .describe("Under a spend budget, a request to a model whose price is unknown: 'refuse' it (403 model_price_unknown), or 'allow' it, counted at no cost."),
   jobs: JobsConfig.prefault({}).describe('Async jobs (images/video, speech, transcription): how long they and their outputs are kept, and how they run.'),
   ledger: LedgerConfig.prefault({}).describe('How long the usage ledger keeps its raw rows and its daily aggregates.'),
+  routing: RoutingConfig.prefault({}).describe('Circuit breakers, key cool-downs, least-latency and cache affinity settings shared by every model.'),
   budget_alerts: BudgetAlertsConfig.prefault({}).describe("Alerts when spend crosses a share of a plan's budget: recorded once per threshold and period, posted to a webhook when one is set."),
   auth: AuthConfig.prefault({}),
   catalog_metadata: CatalogMetadataConfig.default({
@@ -360,6 +436,7 @@ export function referenceIssues(input: unknown): { path: (string | number)[]; me
   dup('providers');
   dup('models');
   dup('plans');
+  list(cfg.providers).forEach((p, i) => issues.push(...keyPoolIssues(p, ['providers', i])));
   const providers = new Set(list(cfg.providers).flatMap((p) => str(p.id) ?? []));
   const plans = new Set(Array.isArray(cfg.plans) ? list(cfg.plans).flatMap((p) => str(p.id) ?? []) : defaultPlans.map((p) => p.id));
   list(cfg.models).forEach((m, i) => {
@@ -369,6 +446,10 @@ export function referenceIssues(input: unknown): { path: (string | number)[]; me
         issues.push({ path: ['models', i, 'upstreams', j, 'provider'], message: `unknown provider "${provider}" (known: ${[...providers].join(', ') || 'none'})` });
       }
     });
+    if (m.strategy === 'weighted') {
+      const weights = list(m.upstreams).map((u) => (typeof u.weight === 'number' ? u.weight : 1));
+      if (weights.length && weights.every((w) => w === 0)) issues.push({ path: ['models', i, 'strategy'], message: 'strategy weighted needs an upstream whose weight is above 0 (every weight is 0)' });
+    }
     const endpoint = str(m.endpoint);
     const billing = m.billing && typeof m.billing === 'object' ? (m.billing as Record<string, unknown>) : {};
     if (endpoint !== undefined && endpoint in ENDPOINT_UNITS) {
@@ -387,6 +468,31 @@ export function referenceIssues(input: unknown): { path: (string | number)[]; me
   return issues;
 }
 export type GatewayConfigInput = z.input<typeof GatewayConfigShape>;
+
+/** A key pool's mistakes: beside api_key, the same credential twice, an alias twice. Never quotes a key. */
+function keyPoolIssues(p: Record<string, unknown>, at: (string | number)[]): { path: (string | number)[]; message: string }[] {
+  if (!Array.isArray(p.api_keys)) return [];
+  const issues: { path: (string | number)[]; message: string }[] = [];
+  if (str(p.api_key) !== undefined) issues.push({ path: [...at, 'api_keys'], message: 'set api_key or api_keys, not both (a single key is a pool of one)' });
+  const keys = new Map<string, number>();
+  const aliases = new Map<string, number>();
+  p.api_keys.forEach((k: unknown, j: number) => {
+    const entry = typeof k === 'string' ? { key: k } : k && typeof k === 'object' ? (k as Record<string, unknown>) : {};
+    const key = str(entry.key);
+    if (key !== undefined && key !== '') {
+      const first = keys.get(key);
+      if (first !== undefined) issues.push({ path: [...at, 'api_keys', j], message: `the same key as api_keys[${first}]: each key of a pool once` });
+      else keys.set(key, j);
+    }
+    const alias = str(entry.alias);
+    if (alias !== undefined) {
+      const first = aliases.get(alias);
+      if (first !== undefined) issues.push({ path: [...at, 'api_keys', j, 'alias'], message: `alias "${alias}" is already api_keys[${first}]'s` });
+      else aliases.set(alias, j);
+    }
+  });
+  return issues;
+}
 
 export const defaultPlans: PlanConfig[] = [
   // A user's allowance is the plan's, whatever the number of keys: per key as much as per user.
@@ -410,6 +516,7 @@ export type ResolvedConfig = {
   jobs: z.infer<typeof JobsConfig>;
   ledger: z.infer<typeof LedgerConfig>;
   budgetAlerts: z.infer<typeof BudgetAlertsConfig>;
+  routing: RoutingConfig;
   webSearch?: z.infer<typeof WebSearchConfig>;
   auth: z.infer<typeof AuthConfig>;
   catalogMetadata: z.infer<typeof CatalogMetadataConfig>;

@@ -10,6 +10,7 @@ import type { AccountDirectory } from '../accounts/directory.ts';
 import type { IdentityProviders } from '../accounts/identity.ts';
 import type { Sessions } from '../web/sessions.ts';
 import type { HealthRecorder } from '../routing/health.ts';
+import type { Router } from '../routing/router.ts';
 import type { KeyAuthenticator } from '../auth/key-cache.ts';
 import type { Catalog } from '../catalog/catalog.ts';
 import type { ResolvedConfig } from '../config/schema.ts';
@@ -34,6 +35,7 @@ export type Services = {
   catalog: Catalog;
   metrics: Metrics;
   health: HealthRecorder;
+  router: Router;
   billing: Billing;
   ledger: UsageLedger;
   /** Spend budgets' thresholds crossed: recorded once per period, posted to the operator's webhook; `list` for the usage reports. */

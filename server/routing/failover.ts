@@ -3,6 +3,8 @@ import type { Metrics } from '../runtime/metrics.ts';
 import { upstreamFailure, type UpstreamError } from '../upstream/errors.ts';
 import type { HealthRecorder } from './health.ts';
 import { missingCredential } from '../providers/credentials.ts';
+import type { PoolKey } from './key-pool.ts';
+import type { Routed, Router } from './router.ts';
 
 export type FailoverOptions = {
   model: string;
@@ -17,12 +19,23 @@ export type FailoverOptions = {
   onBackoff?: (ms: number) => void;
   /** Where each failed attempt's raw cause is logged (warn). */
   log?: { warn(obj: object, msg: string): void };
+  /** Breakers, cool-downs and key limits: candidates planned by it (`Router.plan`) are acquired from it before each is tried. */
+  router?: Pick<Router, 'acquire' | 'succeeded' | 'failed' | 'failedLate' | 'end'>;
+  /** The request's id (key-limit holds are named by it) and its estimated tokens (tokens per minute). */
+  requestId?: string;
+  tokens?: number;
 };
 
-type Candidate = { provider: { id: string; type?: string; api_key?: string; headers?: Record<string, string> }; upstreamModel?: string };
+type Candidate = { provider: { id: string; type?: string; api_key?: string; headers?: Record<string, string> }; upstreamModel?: string; key?: PoolKey };
 
-/** One upstream's part in the failure: what went wrong last and how often it was tried. */
-type Failure = { provider: string; upstreamModel?: string; error: UpstreamError | null; reason: string; attempts: number };
+/** What the failure list calls a candidate: its key's label when its provider has a pool (`openai#backup`). */
+const nameOf = (c: Candidate) => c.key?.label ?? c.provider.id;
+
+/**
+ * One candidate's part in the failure: what went wrong last and how often it was tried; or why it
+ * was passed over (`skipped`, with when it may be tried again).
+ */
+type Failure = { provider: string; upstreamModel?: string; error: UpstreamError | null; reason: string; attempts: number; skipped?: number };
 
 /** `openai [gpt-4o-mini]: connection refused (2 attempts)` for each upstream tried, in order. */
 function failureList(failures: Failure[]): string {
@@ -59,6 +72,10 @@ const NOT_CONFIGURED = 'not_configured';
 /** Records that an attempt counted as a success (a stream's first event) failed afterwards. */
 export type Blame = (e: UpstreamError) => void;
 
+/** Ends the answering attempt (its key's concurrency slot; its tokens per minute set to `usedTokens`). Idempotent. */
+export type Release = (usedTokens?: number) => void;
+const noRelease: Release = () => {};
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -72,15 +89,19 @@ export async function withFailover<T, C extends Candidate>(
   candidates: C[],
   attempt: (candidate: C) => Promise<T>,
   opts: FailoverOptions,
-): Promise<{ value: T; candidate: C; blame: Blame }> {
+): Promise<{ value: T; candidate: C; blame: Blame; release: Release }> {
   const perUpstream = opts.attemptsPerUpstream ?? 2;
   const base = opts.baseBackoffMs ?? 200;
   const maxWait = opts.maxWaitMs ?? 2_000;
   const failures: Failure[] = [];
+  const router = opts.router;
+  let attemptNo = 0;
   for (const candidate of candidates) {
     const provider = candidate.provider.id;
+    const name = nameOf(candidate);
+    const keyLabel = candidate.key?.label ?? '';
     // What every log line about this upstream names.
-    const where = { provider, upstream_model: candidate.upstreamModel, model: opts.model };
+    const where = { provider, ...(candidate.key && candidate.key.label !== provider && { key: candidate.key.label }), upstream_model: candidate.upstreamModel, model: opts.model };
     // A provider the config left without the credential it needs cannot answer: named, not called.
     const missing = missingCredential(candidate.provider);
     if (missing) {
@@ -88,26 +109,36 @@ export async function withFailover<T, C extends Candidate>(
       opts.log?.warn({ ...where, failure: NOT_CONFIGURED }, `upstream skipped: provider '${provider}' ${missing}`);
       continue;
     }
-    const mine: Failure = { provider, upstreamModel: candidate.upstreamModel, error: null, reason: '', attempts: 0 };
+    const mine: Failure = { provider: name, upstreamModel: candidate.upstreamModel, error: null, reason: '', attempts: 0 };
     for (let n = 0; n < perUpstream; n++) {
+      // Breaker, cool-down and the key's limits: a candidate that may not be tried now is passed over at once.
+      const lease = router && candidate.key ? await router.acquire(candidate as unknown as Routed, opts.requestId ?? 'exchange', attemptNo++, opts.tokens) : null;
+      if (lease && 'skip' in lease) {
+        if (!mine.attempts) failures.push({ ...mine, reason: lease.skip, skipped: lease.retryAt });
+        break;
+      }
       const started = performance.now();
       try {
         const value = await attempt(candidate);
         const ms = performance.now() - started;
-        const at = opts.health.record(opts.model, provider, true, ms);
+        const at = opts.health.record(opts.model, provider, true, ms, undefined, keyLabel);
+        if (lease) router!.succeeded(lease, ms);
         opts.metrics.upstreamAttempts.inc({ provider, model: opts.model, outcome: 'ok' });
         opts.metrics.upstreamLatency.observe({ provider }, ms / 1000);
         const blame: Blame = (e) => {
-          opts.health.recordLateFailure(opts.model, provider, at, healthCode(e));
+          opts.health.recordLateFailure(opts.model, provider, at, healthCode(e), keyLabel);
+          if (lease) router!.failedLate(lease.routed, e);
           opts.log?.warn({ ...where, status: e.status || undefined, failure: e.code, cause: causeCode(e) }, `upstream failed after its first event: ${e.message}`);
         };
-        return { value, candidate, blame };
+        return { value, candidate, blame, release: lease ? (used) => router!.end(lease, used) : noRelease };
       } catch (err) {
+        if (lease) router!.end(lease);
         if (err instanceof GatewayError) throw err;
         const e = upstreamFailure(err, provider);
         if (!e) throw gatewayFailure(err);
         const ms = performance.now() - started;
-        opts.health.record(opts.model, provider, false, ms, healthCode(e));
+        opts.health.record(opts.model, provider, false, ms, healthCode(e), keyLabel);
+        if (lease) router!.failed(lease, e);
         opts.metrics.upstreamAttempts.inc({ provider, model: opts.model, outcome: e.code === 'upstream_timeout' ? 'timeout' : 'error' });
         // One line per failed attempt: enough to diagnose without the client's error (never credentials).
         opts.log?.warn(
@@ -119,8 +150,9 @@ export async function withFailover<T, C extends Candidate>(
         mine.attempts++;
         mine.error = e;
         mine.reason = reasonOf(e, provider);
-        // 401/403/404 will not change on a retry: next upstream.
-        if ([401, 403, 404].includes(e.status) || n + 1 >= perUpstream) break;
+        // 401/403/404 will not change on a retry: next upstream. A 429 on a pooled key: the key
+        // cools down and the next key is tried at once.
+        if ([401, 403, 404].includes(e.status) || n + 1 >= perUpstream || (e.status === 429 && router && candidate.key && candidate.key.label !== provider)) break;
         const wait = e.retryAfter !== undefined ? e.retryAfter * 1000 : base * 2 ** n * (0.5 + Math.random());
         if (wait > maxWait) break;
         opts.onBackoff?.(wait);
@@ -131,9 +163,16 @@ export async function withFailover<T, C extends Candidate>(
   // The request failed: an upstream skipped for its missing credential counts as a failed attempt
   // (0 ms), so a model that cannot work shows its failures instead of "no traffic". Not when
   // another upstream answered: that request did not suffer from the skip.
-  for (const f of failures) if (!f.error) opts.health.record(opts.model, f.provider, false, 0, NOT_CONFIGURED);
+  for (const f of failures) if (!f.error && f.skipped === undefined) opts.health.record(opts.model, f.provider, false, 0, NOT_CONFIGURED);
   const tried = failures.filter((f) => f.error);
   const list = failureList(failures);
+  // Nothing was tried: every candidate was set aside (breaker open, cooling down, at its limits).
+  // The client may come back when the first of them may be tried again.
+  const skipped = failures.filter((f) => f.skipped !== undefined);
+  if (!tried.length && skipped.length) {
+    const retry = Math.min(3600, Math.max(1, Math.ceil((Math.min(...skipped.map((f) => f.skipped!)) - Date.now()) / 1000)));
+    throw new GatewayError(503, 'provider_error', 'all_upstreams_failed', `No upstream of model '${opts.model}' can take the request now: ${list}. Retry in ${retry} s.`, null, { 'retry-after': String(retry) });
+  }
   // Every upstream tried ran out of time: the gateway time-out the API documents (524), not a failure of theirs.
   if (tried.length > 0 && tried.every((f) => f.error!.code === 'upstream_timeout')) {
     throw new GatewayError(524, 'server_error', 'upstream_timeout', `No upstream answered model '${opts.model}' in time: ${list}.`);

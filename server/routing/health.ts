@@ -7,6 +7,8 @@ export const LATENCY_BOUNDS = [50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000
 export type Bucket = {
   model: string;
   provider: string;
+  /** The key of the provider's pool (its label: `openai#backup`); '' for a provider without a pool. */
+  key: string;
   start: number;
   requests: number;
   errors: number;
@@ -19,6 +21,9 @@ export type Bucket = {
 };
 
 export const emptyHist = () => new Array(LATENCY_BOUNDS.length + 1).fill(0) as number[];
+/** A key's label as stored: '' for a provider without a pool (its one key is labelled with the provider id). */
+const poolKey = (provider: string, key: string) => (key === provider ? '' : key);
+
 const histIndex = (ms: number) => {
   const i = LATENCY_BOUNDS.findIndex((b) => ms <= b);
   return i < 0 ? LATENCY_BOUNDS.length : i;
@@ -43,21 +48,21 @@ export class HealthRecorder {
     this.timer.unref();
   }
 
-  private bucket(model: string, provider: string, at: number): Bucket {
+  private bucket(model: string, provider: string, at: number, label: string): Bucket {
     const start = Math.floor(at / 60_000) * 60_000;
-    const key = `${model}\u0000${provider}\u0000${start}`;
+    const key = `${model}\u0000${provider}\u0000${label}\u0000${start}`;
     let b = this.buckets.get(key);
     if (!b) {
-      b = { model, provider, start, requests: 0, errors: 0, latencySum: 0, latencyMax: 0, hist: emptyHist(), lastError: null, lastErrorAt: null, lastSuccessAt: null };
+      b = { model, provider, key: label, start, requests: 0, errors: 0, latencySum: 0, latencyMax: 0, hist: emptyHist(), lastError: null, lastErrorAt: null, lastSuccessAt: null };
       this.buckets.set(key, b);
     }
     return b;
   }
 
   /** Records one attempt; returns when (clock time), for a later recordLateFailure. */
-  record(model: string, provider: string, ok: boolean, latencyMs: number, errorCode?: string): number {
+  record(model: string, provider: string, ok: boolean, latencyMs: number, errorCode?: string, key = ''): number {
     const now = this.clock.now();
-    const b = this.bucket(model, provider, now);
+    const b = this.bucket(model, provider, now, poolKey(provider, key));
     const ms = Math.round(latencyMs);
     b.requests++;
     if (ok) b.lastSuccessAt = now;
@@ -77,8 +82,8 @@ export class HealthRecorder {
    * becomes an error in its own minute (no new request; the increments add up in the database
    * even when that minute was already written).
    */
-  recordLateFailure(model: string, provider: string, at: number, errorCode: string): void {
-    const b = this.bucket(model, provider, at);
+  recordLateFailure(model: string, provider: string, at: number, errorCode: string, key = ''): void {
+    const b = this.bucket(model, provider, at, poolKey(provider, key));
     b.errors++;
     b.lastError = errorCode;
     b.lastErrorAt = this.clock.now();
@@ -116,10 +121,10 @@ export class HealthRecorder {
     for (const [key, b] of batch) {
       try {
         await this.prisma.$executeRaw`
-          INSERT INTO model_health_samples (model, provider, bucket_start, requests, errors, latency_ms_sum, latency_ms_max, latency_hist, last_error_code, last_error_at, last_success_at)
-          VALUES (${b.model}, ${b.provider}, ${new Date(b.start)}, ${b.requests}, ${b.errors}, ${b.latencySum}, ${b.latencyMax}, ${b.hist}::int[], ${b.lastError},
+          INSERT INTO model_health_samples (model, provider, key_label, bucket_start, requests, errors, latency_ms_sum, latency_ms_max, latency_hist, last_error_code, last_error_at, last_success_at)
+          VALUES (${b.model}, ${b.provider}, ${b.key}, ${new Date(b.start)}, ${b.requests}, ${b.errors}, ${b.latencySum}, ${b.latencyMax}, ${b.hist}::int[], ${b.lastError},
                   ${b.lastErrorAt === null ? null : new Date(b.lastErrorAt)}, ${b.lastSuccessAt === null ? null : new Date(b.lastSuccessAt)})
-          ON CONFLICT (model, provider, bucket_start) DO UPDATE SET
+          ON CONFLICT (model, provider, key_label, bucket_start) DO UPDATE SET
             requests = model_health_samples.requests + EXCLUDED.requests,
             errors = model_health_samples.errors + EXCLUDED.errors,
             latency_ms_sum = model_health_samples.latency_ms_sum + EXCLUDED.latency_ms_sum,

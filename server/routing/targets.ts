@@ -9,7 +9,13 @@ import { TEXT_CAPABILITIES, servesCapability, type CapabilityAdapters } from '..
 type ModelConfig = ResolvedConfig['models'][number];
 
 /** One upstream able to serve the capability: its provider, the model name there, and the adapter. */
-export type Target<C extends Capability = Capability> = { provider: ProviderConfig; upstreamModel: string; adapter: CapabilityAdapters[C] };
+export type Target<C extends Capability = Capability> = {
+  provider: ProviderConfig;
+  upstreamModel: string;
+  adapter: CapabilityAdapters[C];
+  /** The upstream's share under strategy weighted. */
+  weight: number;
+};
 
 /** A text format's candidate (chat, Messages and Responses adapters have one type). */
 export type TextTarget = Target<'chat'>;
@@ -33,7 +39,7 @@ export function targetsFor<C extends Capability>(model: ModelConfig, capability:
   for (const u of model.upstreams) {
     const provider = providers.get(u.provider)!;
     const adapter = adapterFor(provider.type, capability);
-    if (adapter) out.push({ provider, upstreamModel: u.model, adapter });
+    if (adapter) out.push({ provider, upstreamModel: u.model, adapter, weight: u.weight });
   }
   if (!out.length) {
     const what = TEXT_CAPABILITIES.has(capability) ? 'text-generation' : capability;

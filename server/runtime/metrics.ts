@@ -26,6 +26,30 @@ export function createMetrics() {
       labelNames: ['provider', 'model', 'outcome'] as const,
       registers: [registry],
     }),
+    upstreamKeyAttempts: new Counter({
+      name: 'gateway_upstream_key_attempts_total',
+      help: "Calls to upstream providers by provider, key (its alias or index: never the key) and outcome (ok, error).",
+      labelNames: ['provider', 'key', 'outcome'] as const,
+      registers: [registry],
+    }),
+    routingSkips: new Counter({
+      name: 'gateway_routing_skips_total',
+      help: 'Candidates passed over before any call, by provider, key and reason (circuit_open, circuit_half_open, cooling_down, key_limit).',
+      labelNames: ['provider', 'key', 'reason'] as const,
+      registers: [registry],
+    }),
+    breakerOpenings: new Counter({
+      name: 'gateway_circuit_breaker_openings_total',
+      help: "Circuit breakers this instance opened, by provider and upstream model.",
+      labelNames: ['provider', 'upstream_model'] as const,
+      registers: [registry],
+    }),
+    keyCooldowns: new Counter({
+      name: 'gateway_key_cooldowns_total',
+      help: 'Keys set to cool down after a 429, 401 or 403, by provider, key and status.',
+      labelNames: ['provider', 'key', 'reason'] as const,
+      registers: [registry],
+    }),
     overhead: new Histogram({
       name: 'gateway_overhead_seconds',
       help: "The gateway's own processing time per inference request, upstream time excluded.",

@@ -133,7 +133,7 @@ describe('from the OpenRouter snapshot', () => {
 
   it('never matches fuzzily', () => {
     const providers = new Map([['openai', { id: 'openai', type: 'openai' as const, timeout_ms: 1 }]]);
-    const ids = candidateIds({ id: 'gpt-4o', endpoint: 'chat', token_multiplier: 1, premium: false, required_plan: 'free', upstreams: [{ provider: 'openai', model: 'gpt-4o-2024-08-06' }] }, providers);
+    const ids = candidateIds({ id: 'gpt-4o', endpoint: 'chat', token_multiplier: 1, premium: false, required_plan: 'free', upstreams: [{ provider: 'openai', model: 'gpt-4o-2024-08-06', weight: 1 }], strategy: 'failover', cache_affinity: true }, providers);
     expect(ids).toEqual(['gpt-4o', 'openai/gpt-4o-2024-08-06', 'openai/gpt-4o']);
     expect(mapOpenRouter({ id: 'x' })).toMatchObject({ context_window: null, supports_tools: null, supports_vision: null, pricing: null });
   });

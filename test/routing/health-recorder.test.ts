@@ -10,7 +10,7 @@ function slowDatabase(writeMs: number) {
   const prisma = {
     $executeRaw: async (_sql: TemplateStringsArray, ...values: unknown[]) => {
       await new Promise((r) => setTimeout(r, writeMs));
-      rows.push({ requests: values[3] as number, errors: values[4] as number });
+      rows.push({ requests: values[4] as number, errors: values[5] as number });
       return 1;
     },
   } as unknown as PrismaClient;

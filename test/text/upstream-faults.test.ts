@@ -117,7 +117,9 @@ beforeAll(async () => {
   deadPort = (probe.address() as AddressInfo).port;
   await new Promise<void>((r) => probe.close(() => r()));
   gw = await startTestGateway({
+    // Each test fails the same upstreams on purpose: breakers would set them aside (test/routing covers them).
     config: `
+routing: { circuit_breaker: { enabled: false } }
 providers:
   - { id: bad, type: openai, base_url: "${bad.url}/v1", api_key: sk-bad, ${limits} }
   - { id: bad-anthropic, type: anthropic, base_url: "${bad.url}/v1", api_key: sk-bad, ${limits} }

@@ -19,6 +19,7 @@ import { loadReferences } from '../../media/references.ts';
 import { parseMediaRequest, type MediaRequest } from '../../media/request.ts';
 import type { AdapterCall } from '../../providers/adapter.ts';
 import type { GeneratedImage } from '../../providers/media.ts';
+import { keysOf, type PoolKey } from '../../routing/key-pool.ts';
 import { adapterFor } from '../../providers/registry.ts';
 import { upstreamFailure } from '../../upstream/errors.ts';
 import type { FailoverOptions } from '../../routing/failover.ts';
@@ -43,7 +44,8 @@ export const MEDIA_JOBS = [IMAGE_JOB, VIDEO_JOB] as const;
 type Stored = { req: MediaRequest; warnings: string[] };
 
 /** A video job between its checks: the operation it waits on, where. */
-type VideoState = { provider: string; upstreamModel: string; operation: string; seconds: number; warnings: string[]; failures: number };
+/** `keyIndex`: the key of the provider's pool that started the operation (absent in states stored before pools). */
+type VideoState = { provider: string; keyIndex?: number; upstreamModel: string; operation: string; seconds: number; warnings: string[]; failures: number };
 
 /** Consecutive failed checks of a running video (network, 5xx) before the job fails. */
 const MAX_POLL_FAILURES = 5;
@@ -140,10 +142,12 @@ async function videoStep(services: CapabilityDeps, job: JobRecord, signal: Abort
     const targets = mediaTargets(services, job.model, 'video', stored.req.references.length);
     const references = await loadReferences(services, stored.req.references);
     const ex = await exchange(services, job.model, targets, (t, call) => t.adapter.start({ req: stored.req, references }, { ...call, signal }));
-    const next: VideoState = { provider: ex.target.provider.id, upstreamModel: ex.target.upstreamModel, operation: ex.value.operation, seconds: ex.value.seconds, warnings: ex.warnings, failures: 0 };
+    const next: VideoState = { provider: ex.target.provider.id, keyIndex: (ex.target as { key?: PoolKey }).key?.index ?? 0, upstreamModel: ex.target.upstreamModel, operation: ex.value.operation, seconds: ex.value.seconds, warnings: ex.warnings, failures: 0 };
     return { type: 'recheck', inMs: pollMs, state: next };
   }
-  const provider = services.catalog.providers.get(state.provider);
+  const configured = services.catalog.providers.get(state.provider);
+  // The operation belongs to the account of the key that started it: checked with that key.
+  const provider = configured && (keysOf(configured)[state.keyIndex ?? 0] ?? keysOf(configured)[0]!).provider;
   const adapter = provider && adapterFor(provider.type, 'video');
   if (!provider || !adapter) throw new GatewayError(502, 'provider_error', 'upstream_error', `The provider '${state.provider}' running this video is no longer configured for video.`);
   const call: AdapterCall = { provider, upstreamModel: state.upstreamModel, warn: () => {}, waitOn: (p) => p, signal };

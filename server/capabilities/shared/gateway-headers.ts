@@ -11,3 +11,6 @@ export function gatewayHeaders(upstream: string, warnings: readonly string[]): R
   if (warnings.length) headers['x-gateway-warnings'] = headerSafe(warnings.join('; '));
   return headers;
 }
+
+/** What X-Gateway-Upstream names: the provider id, and for a provider with a key pool the key's alias or index after `#`. */
+export const upstreamLabel = (t: { provider: { id: string }; key?: { label: string } }) => t.key?.label ?? t.provider.id;

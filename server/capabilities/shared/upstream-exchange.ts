@@ -10,7 +10,7 @@ import { route, type Target } from '../../routing/targets.ts';
 import { UpstreamClock } from '../../routing/upstream-clock.ts';
 import type { CapabilityDeps } from '../deps.ts';
 import type { Caller } from '../descriptor.ts';
-import { gatewayHeaders } from './gateway-headers.ts';
+import { gatewayHeaders, upstreamLabel } from './gateway-headers.ts';
 import { metered, type Metering, type Outcome } from '../../billing/metered.ts';
 
 export type Exchanged<T, C extends Capability> = { value: T; target: Target<C>; warnings: string[]; upstreamMs: number };
@@ -23,15 +23,19 @@ export async function exchange<C extends Capability, T>(
   log?: FailoverOptions['log'],
 ): Promise<Exchanged<T, C>> {
   const clock = new UpstreamClock();
-  const { value, candidate } = await withFailover(
-    targets,
+  const modelConfig = services.catalog.model(model);
+  const candidates = modelConfig ? services.router.plan(modelConfig, targets) : targets;
+  const { value, candidate, release } = await withFailover(
+    candidates,
     async (t) => {
       const warnings: string[] = [];
       const call: AdapterCall = { provider: t.provider, upstreamModel: t.upstreamModel, warn: (m) => void warnings.push(m), waitOn: (step) => clock.wait(step) };
       return { answer: await run(t, call), warnings };
     },
-    { model, health: services.health, metrics: services.metrics, onBackoff: clock.paused, log },
+    { model, health: services.health, metrics: services.metrics, onBackoff: clock.paused, log, router: services.router },
   );
+  // Answered in one piece: the key's concurrency slot is free again.
+  release();
   return { value: value.answer, target: candidate, warnings: value.warnings, upstreamMs: clock.waitedMs };
 }
 
@@ -64,5 +68,5 @@ export async function meteredExchange<C extends Capability, A, T>(
     return { value: { body, exchanged }, outcome };
   });
   const { body, exchanged } = r.value;
-  return { body, headers: { ...r.headers, ...gatewayHeaders(exchanged.target.provider.id, exchanged.warnings) }, upstreamMs: exchanged.upstreamMs, warnings: exchanged.warnings };
+  return { body, headers: { ...r.headers, ...gatewayHeaders(upstreamLabel(exchanged.target), exchanged.warnings) }, upstreamMs: exchanged.upstreamMs, warnings: exchanged.warnings };
 }

@@ -32,7 +32,10 @@ export async function countTokens<Body>(format: ClientFormat<Body>, deps: Capabi
     if (!targets.length) throw call.nativeOnly;
   }
   const rateHeaders = await deps.billing.admit({ principal: call.principal, model: modelId });
-  const counted = await countAt(deps, call, targets[0]!);
+  // The first choice of the router (its key, when the provider has a pool): counting sends no generation.
+  const model = deps.catalog.model(modelId);
+  const first = model ? deps.router.plan(model, targets.slice(0, 1))[0]! : targets[0]!;
+  const counted = await countAt(deps, call, first);
   const headers: Record<string, string> = { ...rateHeaders, 'x-gateway-token-count': counted.source };
   if (counted.provider) headers['x-gateway-upstream'] = counted.provider;
   if (counted.warning) headers['x-gateway-warnings'] = headerSafe(counted.warning);

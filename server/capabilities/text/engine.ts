@@ -15,9 +15,10 @@ import { UpstreamClock } from '../../routing/upstream-clock.ts';
 import * as C from '../../translate/canonical.ts';
 import { checkStructuredOutput } from '../../translate/structured-output.ts';
 import { withClientModel } from '../../translate/model-id.ts';
-import { gatewayHeaders } from '../shared/gateway-headers.ts';
+import { gatewayHeaders, upstreamLabel } from '../shared/gateway-headers.ts';
 import { surfaceOf } from '../../config/capabilities.ts';
 import { inlineImages } from './inline-images.ts';
+import { affinityKey } from './affinity.ts';
 import { fitToModel, type Fitted } from './model-fit.ts';
 import { gatewaySearchLoop } from './web-search-loop.ts';
 import type { CapabilityDeps } from '../deps.ts';
@@ -129,7 +130,17 @@ export async function runText(services: CapabilityDeps, call: TextCall): Promise
       .settle({ provider: s.target?.provider.id ?? null, upstreamModel: s.target?.upstreamModel ?? null, usage: s.usage, estimated: s.estimated, webSearch: s.webSearch ?? false }, s.status, s.errorCode)
       .catch(() => {});
   const clock = new UpstreamClock();
-  const opts: FailoverOptions = { model: modelId, health: services.health, metrics: services.metrics, onBackoff: clock.paused, log: call.log };
+  const opts: FailoverOptions = {
+    model: modelId,
+    health: services.health,
+    metrics: services.metrics,
+    onBackoff: clock.paused,
+    log: call.log,
+    router: services.router,
+    requestId: call.requestId,
+    tokens: most.input + most.output,
+  };
+  const candidates = services.router.plan(model, targets, { affinity: () => affinityKey(fitted.request, services.config.routing.affinity_min_tokens) });
   let inlined: C.Request | null = null;
   // Downloading images is waiting on other hosts, like an upstream call.
   const prepare = async (t: Target) => (t.adapter.needsInlineImages ? (inlined ??= await clock.wait(inlineImages(fitted.request, services))) : fitted.request);
@@ -176,10 +187,15 @@ export async function runText(services: CapabilityDeps, call: TextCall): Promise
   };
 
   try {
-    const { value, candidate, blame } = await withFailover(targets, attempt, opts);
+    const { value, candidate, blame, release } = await withFailover(candidates, attempt, opts);
     const warnings = answerWarnings(call, candidate, fitted);
+    // The key's concurrency slot and tokens per minute end with the answer (a stream's last event).
+    const settleAndRelease = (s: Settlement) => {
+      release(s.usage ? s.usage.inputTokens + s.usage.outputTokens : undefined);
+      settle(s);
+    };
     if (value.kind === 'stream') {
-      const body = streamToClient(services, call, value.opened, blame, settle);
+      const body = streamToClient(services, call, value.opened, blame, settleAndRelease);
       const streamType = call.codec.streamContentType ? { 'content-type': call.codec.streamContentType } : {};
       return { status: 200, body, headers: { ...meter.headers, ...STREAM_HEADERS, ...streamType, ...targetHeaders(call, candidate, services, warnings) }, upstreamMs: clock.waitedMs, warnings };
     }
@@ -190,10 +206,10 @@ export async function runText(services: CapabilityDeps, call: TextCall): Promise
       checkStructuredOutput(call.request.responseFormat, decoded.content, decoded.finishReason);
     } catch (err) {
       // The tokens were spent: bill them even though the answer is refused.
-      settle({ ...answered, status: 502, errorCode: (err as GatewayError).code });
+      settleAndRelease({ ...answered, status: 502, errorCode: (err as GatewayError).code });
       throw err;
     }
-    settle(answered);
+    settleAndRelease(answered);
     const json: Record<string, string> = typeof value.body === 'string' ? { 'content-type': 'application/json; charset=utf-8' } : {};
     return { status: 200, body: value.body, headers: { ...meter.headers, ...targetHeaders(call, candidate, services, warnings), ...json }, upstreamMs: clock.waitedMs, warnings };
   } catch (err) {
@@ -210,7 +226,7 @@ const STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'ca
 const answerWarnings = (call: TextCall, target: Target, fitted: Fitted) => (isNative(call, target) ? [] : fitted.warnings(target.adapter.format));
 
 function targetHeaders(call: TextCall, target: Target, services: CapabilityDeps, warnings: string[]): Record<string, string> {
-  const headers = gatewayHeaders(target.provider.id, warnings);
+  const headers = gatewayHeaders(upstreamLabel(target), warnings);
   const stripped = strippedTools(call, target, services);
   if (stripped.length) headers['x-gateway-stripped-tools'] = stripped.join(', ');
   return headers;

@@ -1,0 +1,42 @@
+// A provider's credentials as the router sees them: one entry per key of its pool (`api_keys`),
+// or the one `api_key` (or none), each with the provider config its adapters are called with.
+import type { PoolKeyConfig, ProviderConfig } from '../config/schema.ts';
+
+/** The limits a key's account has at the provider, enforced across instances (router.ts). */
+export type KeyLimits = { requestsPerMinute?: number; tokensPerMinute?: number; maxConcurrency?: number };
+
+export type PoolKey = {
+  /** Position in `api_keys` (0 for a provider with `api_key`). */
+  index: number;
+  /** What names the key: `openai#primary`, `openai#1`; the provider id alone for a provider without a pool. */
+  label: string;
+  /** The provider config an attempt with this key is made with: its `api_key` is this key. */
+  provider: ProviderConfig;
+  limits: KeyLimits | null;
+};
+
+const pools = new WeakMap<ProviderConfig, PoolKey[]>();
+
+function limitsOf(k: PoolKeyConfig): KeyLimits | null {
+  if (!k.requests_per_minute && !k.tokens_per_minute && !k.max_concurrency) return null;
+  return { requestsPerMinute: k.requests_per_minute, tokensPerMinute: k.tokens_per_minute, maxConcurrency: k.max_concurrency };
+}
+
+/**
+ * The provider's keys, built once per loaded config (the objects are reused by every request):
+ * a provider without `api_keys` is a pool of one, labelled with the provider id alone.
+ */
+export function keysOf(provider: ProviderConfig): PoolKey[] {
+  let keys = pools.get(provider);
+  if (!keys) {
+    const { api_keys, ...rest } = provider;
+    keys = api_keys
+      ? api_keys.map((k, index) => {
+          const entry: PoolKeyConfig = typeof k === 'string' ? { key: k } : k;
+          return { index, label: `${provider.id}#${entry.alias ?? index}`, provider: { ...rest, api_key: entry.key }, limits: limitsOf(entry) };
+        })
+      : [{ index: 0, label: provider.id, provider, limits: null }];
+    pools.set(provider, keys);
+  }
+  return keys;
+}

@@ -1,0 +1,379 @@
+// Which upstream and key a request goes to, and whether each may be tried now (docs/routing.md):
+// the model's strategy orders its upstreams, cache affinity keeps a prompt prefix on one key, key
+// pools stay under each key's limits (counted across instances in the counter store), keys that
+// got 429/401/403 cool down, and an upstream that keeps failing has its circuit breaker opened
+// for every instance (routing-state store), then probed with one request.
+import { randomUUID } from 'node:crypto';
+import type { ModelConfig, RoutingConfig } from '../config/schema.ts';
+import type { Clock } from '../runtime/clock.ts';
+import type { Metrics } from '../runtime/metrics.ts';
+import type { CounterStore, HoldSpec } from '../stores/index.ts';
+import type { RouteHold, RoutingStateStore } from '../stores/routing-state.ts';
+import type { UpstreamError } from '../upstream/errors.ts';
+import { keysOf, type PoolKey } from './key-pool.ts';
+import { orderUpstreams, rendezvousOrder, type UpstreamView } from './strategies.ts';
+import type { Target } from './targets.ts';
+
+/** A candidate of one request: an upstream of the model with one key of its provider (its `provider` carries that key). */
+export type Routed<T extends Target = Target> = T & { key: PoolKey; upstreamId: string };
+
+/** What the request tells the router: its affinity key (asked for only when it can matter) and its estimated tokens. */
+export type RouteHint = { affinity?: () => string | null; tokens?: number };
+
+/** A candidate that may not be tried now: why, and when it may be again (epoch ms). */
+export type Skip = { skip: string; retryAt: number };
+
+/** A candidate being tried: released by `end` (once), whatever the outcome. */
+export type Lease = { routed: Routed; probe: boolean; holdId: string; tokens: number; ended: boolean };
+
+/** Live state of an upstream or a key on this instance, with the shared hold (breaker, cool-down) if any. */
+export type TargetView = {
+  state: 'closed' | 'open' | 'half_open' | 'cooling_down';
+  until: string | null;
+  reason: string | null;
+  in_flight: number;
+  latency_ms_ewma: number | null;
+};
+
+type Stats = { inFlight: number; ewmaMs: number | null; windowStart: number; requests: number; errors: number };
+
+const MINUTE = 60_000;
+/** Longest a concurrency slot is held by a request whose gateway died before releasing it. */
+const slotTtl = (timeoutMs: number) => timeoutMs + MINUTE;
+/** A half-open breaker's probe claim lapses after this, so a probe lost with its instance does not block the upstream. */
+const PROBE_TTL_MS = 30_000;
+
+export class Router {
+  private holds = new Map<string, RouteHold>();
+  private readonly stats = new Map<string, Stats>();
+  /** Upstreams whose failure streak this instance added to: a success ends the streak (for everyone). */
+  private readonly streaking = new Set<string>();
+  /** Half-open upstreams whose probe this instance sends. */
+  private readonly probing = new Set<string>();
+  private readonly turns = new Map<string, number>();
+  private readonly timer: NodeJS.Timeout | null;
+  private storeFailed = false;
+
+  constructor(
+    private readonly cfg: RoutingConfig,
+    private readonly counters: CounterStore,
+    private readonly store: RoutingStateStore,
+    private readonly clock: Clock,
+    private readonly metrics: Metrics,
+    private readonly log: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void },
+    private readonly random: () => number = Math.random,
+  ) {
+    this.timer = store.shared ? setInterval(() => void this.sync(), cfg.sync_ms) : null;
+    this.timer?.unref();
+    if (store.shared) void this.sync();
+  }
+
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  /** Reads the holds every instance shared; those this instance wrote meanwhile are kept. */
+  async sync(): Promise<void> {
+    const started = this.clock.now();
+    try {
+      const shared = await this.store.snapshot();
+      const next = new Map(shared.map((h) => [h.target, h]));
+      for (const [target, h] of this.holds) if (h.since >= started && !next.has(target)) next.set(target, h);
+      this.holds = next;
+      this.storeFailed = false;
+    } catch (err) {
+      this.storeWarn(err);
+    }
+  }
+
+  private storeWarn(err: unknown): void {
+    if (this.storeFailed) return;
+    this.storeFailed = true;
+    this.log.warn({ err: (err as Error).message }, 'routing: the shared breaker and cool-down states could not be read or written; this instance goes on with its own');
+  }
+
+  private stat(target: string): Stats {
+    let s = this.stats.get(target);
+    if (!s) this.stats.set(target, (s = { inFlight: 0, ewmaMs: null, windowStart: this.clock.now(), requests: 0, errors: 0 }));
+    return s;
+  }
+
+  /**
+   * The request's candidates in the order to try them: the model's upstreams in its strategy's
+   * order, each with its provider's keys (by affinity, else taking turns).
+   */
+  plan<T extends Target>(model: ModelConfig, targets: readonly T[], hint: RouteHint = {}): Routed<T>[] {
+    if (targets.length === 1) {
+      const t = targets[0]!;
+      const keys = keysOf(t.provider);
+      if (keys.length === 1) return [this.routed(t, keys[0]!)];
+    }
+    const affinity = model.cache_affinity ? (hint.affinity?.() ?? null) : null;
+    const ids = targets.map((t) => upstreamId(t));
+    let order: number[];
+    if (affinity && model.strategy !== 'failover' && targets.length > 1) {
+      order = rendezvousOrder(affinity, ids, targets.map((t) => (model.strategy === 'weighted' ? t.weight : 1)));
+    } else {
+      const views: UpstreamView[] = targets.map((t, i) => {
+        const s = this.stats.get(ids[i]!);
+        return { weight: t.weight, ewmaMs: s?.ewmaMs ?? null, inFlight: s?.inFlight ?? 0 };
+      });
+      order = orderUpstreams(model.strategy, views, { exploration: this.cfg.least_latency.exploration, turn: this.turn(model.id), random: this.random });
+    }
+    const out: Routed<T>[] = [];
+    for (const i of order) {
+      const t = targets[i]!;
+      const keys = keysOf(t.provider);
+      if (keys.length === 1) {
+        out.push(this.routed(t, keys[0]!));
+        continue;
+      }
+      const keyOrder = affinity ? rendezvousOrder(affinity, keys.map((k) => k.label), keys.map(() => 1)) : rotation(keys.length, this.turn(ids[i]!));
+      for (const k of keyOrder) out.push(this.routed(t, keys[k]!));
+    }
+    return out;
+  }
+
+  private routed<T extends Target>(t: T, key: PoolKey): Routed<T> {
+    return { ...t, provider: key.provider, key, upstreamId: upstreamId(t) };
+  }
+
+  private turn(of: string): number {
+    const n = this.turns.get(of) ?? 0;
+    this.turns.set(of, n + 1);
+    return n;
+  }
+
+  /**
+   * Whether the candidate may be tried now: its upstream's breaker closed (or this is the one
+   * probe of a half-open one), its key not cooling down, and the key's limits room for it.
+   */
+  async acquire(routed: Routed, requestId: string, attempt: number, tokens = 0): Promise<Lease | Skip> {
+    const now = this.clock.now();
+    const up = routed.upstreamId;
+    let probe = false;
+    const breaker = this.cfg.circuit_breaker.enabled ? this.holds.get(up) : undefined;
+    if (breaker) {
+      if (now < breaker.until) return this.skipped(routed, 'circuit_open', `circuit open after ${breaker.reason}`, breaker.until);
+      if (this.probing.has(up)) return this.skipped(routed, 'circuit_half_open', 'circuit half-open, its probe under way', now + 1000);
+      const claimed = await this.store.claimProbe(up, PROBE_TTL_MS).catch((err) => (this.storeWarn(err), true));
+      if (!claimed) return this.skipped(routed, 'circuit_half_open', 'circuit half-open, its probe under way', now + 1000);
+      this.probing.add(up);
+      probe = true;
+    }
+    const cooling = this.holds.get(keyTarget(routed));
+    if (cooling && now < cooling.until) {
+      if (probe) this.probing.delete(up);
+      return this.skipped(routed, 'cooling_down', `key cooling down after ${cooling.reason}`, cooling.until);
+    }
+    const limits = routed.key.limits;
+    // Unique across instances (a client may send its own X-Request-Id twice).
+    const holdId = limits ? `${requestId}:${attempt}:${randomUUID()}` : '';
+    let counted = tokens;
+    if (limits) {
+      counted = limits.tokensPerMinute ? Math.max(1, Math.min(tokens, limits.tokensPerMinute)) : tokens;
+      const refused = await this.admit(routed, holdId, counted, now);
+      if (refused) {
+        if (probe) this.probing.delete(up);
+        return refused;
+      }
+    }
+    this.stat(up).inFlight++;
+    this.stat(keyTarget(routed)).inFlight++;
+    return { routed, probe, holdId, tokens: counted, ended: false };
+  }
+
+  /** The key's limits in one admission (all or nothing); null when there was room. */
+  private async admit(routed: Routed, id: string, tokens: number, now: number): Promise<Skip | null> {
+    const l = routed.key.limits!;
+    const tag = `{rk:${routed.key.label}}`;
+    const specs: (HoldSpec & { what: string; retryAt: number })[] = [];
+    const window = { ttlMs: MINUTE, keepUntil: now + MINUTE };
+    if (l.requestsPerMinute) specs.push({ key: `${tag}:rpm`, id, amount: 1, limit: l.requestsPerMinute, ...window, what: `requests_per_minute (${l.requestsPerMinute})`, retryAt: now + MINUTE });
+    if (l.tokensPerMinute) specs.push({ key: `${tag}:tpm`, id, amount: tokens, limit: l.tokensPerMinute, ...window, what: `tokens_per_minute (${l.tokensPerMinute})`, retryAt: now + MINUTE });
+    if (l.maxConcurrency) {
+      const ttlMs = slotTtl(routed.provider.timeout_ms);
+      specs.push({ key: `${tag}:conc`, id, amount: 1, limit: l.maxConcurrency, ttlMs, keepUntil: now + ttlMs, what: `max_concurrency (${l.maxConcurrency})`, retryAt: now + 1000 });
+    }
+    try {
+      const r = await this.counters.admit([], specs, now);
+      const full = r.quotas?.findIndex((q) => !q.allowed) ?? -1;
+      if (full < 0) return null;
+      return this.skipped(routed, 'key_limit', `key at its ${specs[full]!.what}`, specs[full]!.retryAt);
+    } catch (err) {
+      // The counters are away: the request's own admission already waited on them; the key is tried unmetered.
+      this.storeWarn(err);
+      return null;
+    }
+  }
+
+  private skipped(routed: Routed, reason: string, text: string, retryAt: number): Skip {
+    this.metrics.routingSkips.inc({ provider: routed.provider.id, key: routed.key.label, reason });
+    return { skip: text, retryAt };
+  }
+
+  /** The attempt answered (a stream: its first event) after `ms`. */
+  succeeded(lease: Lease, ms: number): void {
+    const { routed } = lease;
+    const up = routed.upstreamId;
+    const s = this.window(up);
+    s.requests++;
+    const alpha = this.cfg.least_latency.smoothing;
+    s.ewmaMs = s.ewmaMs === null ? ms : s.ewmaMs + alpha * (ms - s.ewmaMs);
+    this.metrics.upstreamKeyAttempts.inc({ provider: routed.provider.id, key: routed.key.label, outcome: 'ok' });
+    if (lease.probe || this.holds.get(up)?.kind === 'breaker' || this.streaking.has(up)) this.closeBreaker(up, lease.probe);
+    const kt = keyTarget(routed);
+    if (this.holds.has(kt)) this.clearHold(kt);
+  }
+
+  /** The attempt failed with the upstream's error (never the gateway's own). */
+  failed(lease: Lease, e: UpstreamError): void {
+    const { routed } = lease;
+    const up = routed.upstreamId;
+    this.metrics.upstreamKeyAttempts.inc({ provider: routed.provider.id, key: routed.key.label, outcome: 'error' });
+    if (e.status === 429 || e.status === 401 || e.status === 403) {
+      // The key's account, not the upstream: the key rests, the next one is used at once.
+      if (lease.probe) this.probing.delete(up);
+      this.coolDown(routed, e);
+      return;
+    }
+    if (!e.retryable) {
+      // The upstream answered (a request it refuses): it is up.
+      if (lease.probe) this.closeBreaker(up, true);
+      return;
+    }
+    this.upstreamFailed(routed, e.status ? `http_${e.status}` : e.code, lease.probe);
+  }
+
+  /** An answer counted as a success (a stream) failed afterwards. */
+  failedLate(routed: Routed, e: UpstreamError): void {
+    if (e.retryable && e.status !== 429) this.upstreamFailed(routed, e.status ? `http_${e.status}` : e.code, false);
+  }
+
+  /** Ends the attempt: its concurrency slot freed, its tokens per minute corrected to what it used. */
+  end(lease: Lease, usedTokens?: number): void {
+    if (lease.ended) return;
+    lease.ended = true;
+    const { routed } = lease;
+    this.stat(routed.upstreamId).inFlight--;
+    this.stat(keyTarget(routed)).inFlight--;
+    const l = routed.key.limits;
+    if (!l) return;
+    const now = this.clock.now();
+    const tag = `{rk:${routed.key.label}}`;
+    if (l.maxConcurrency) this.counters.settle(`${tag}:conc`, lease.holdId, 0, { keepUntil: now, now }).catch((err) => this.storeWarn(err));
+    if (l.tokensPerMinute && usedTokens !== undefined && usedTokens !== lease.tokens) {
+      // The estimate's hold becomes what was used (counted for a minute from now: never less than the provider counts).
+      this.counters.reserve(`${tag}:tpm`, lease.holdId, usedTokens, Number.MAX_SAFE_INTEGER, { ttlMs: MINUTE, keepUntil: now + MINUTE, now }).catch((err) => this.storeWarn(err));
+    }
+  }
+
+  /** The upstream's error-rate window, rolled over when it has run out. */
+  private window(up: string): Stats {
+    const s = this.stat(up);
+    const now = this.clock.now();
+    if (now - s.windowStart >= this.cfg.circuit_breaker.window_seconds * 1000) {
+      s.windowStart = now;
+      s.requests = 0;
+      s.errors = 0;
+    }
+    return s;
+  }
+
+  private upstreamFailed(routed: Routed, reason: string, probe: boolean): void {
+    const cb = this.cfg.circuit_breaker;
+    const up = routed.upstreamId;
+    const s = this.window(up);
+    s.requests++;
+    s.errors++;
+    if (!cb.enabled) return;
+    if (probe) {
+      // The probe failed: open again, for twice as long (up to the maximum).
+      this.probing.delete(up);
+      const before = this.holds.get(up)?.backoffMs ?? cb.cooldown_seconds * 1000;
+      this.openBreaker(routed, reason, Math.min(before * 2, cb.max_cooldown_seconds * 1000));
+      return;
+    }
+    if (this.holds.get(up)?.kind === 'breaker') return; // already open (another attempt of the same moment)
+    if (s.requests >= cb.min_requests && s.errors / s.requests >= cb.error_rate) {
+      this.openBreaker(routed, `${reason}; error rate ${Math.round((100 * s.errors) / s.requests)}%`, cb.cooldown_seconds * 1000);
+      return;
+    }
+    this.streaking.add(up);
+    this.store.failure(up, cb.window_seconds * 1000).then(
+      (n) => {
+        if (n >= cb.consecutive_failures && this.holds.get(up)?.kind !== 'breaker') this.openBreaker(routed, `${reason}; ${n} failures in a row`, cb.cooldown_seconds * 1000);
+      },
+      (err) => this.storeWarn(err),
+    );
+  }
+
+  private openBreaker(routed: Routed, reason: string, backoffMs: number): void {
+    const now = this.clock.now();
+    const hold: RouteHold = { target: routed.upstreamId, kind: 'breaker', until: now + backoffMs, since: now, reason, backoffMs };
+    this.holds.set(hold.target, hold);
+    this.streaking.delete(hold.target);
+    this.store.put(hold).catch((err) => this.storeWarn(err));
+    this.metrics.breakerOpenings.inc({ provider: routed.provider.id, upstream_model: routed.upstreamModel });
+    this.log.warn({ provider: routed.provider.id, upstream_model: routed.upstreamModel, reason, cooldown_ms: backoffMs }, 'circuit breaker opened: the upstream is skipped until its cool-down ends, then probed');
+  }
+
+  private closeBreaker(up: string, wasProbe: boolean): void {
+    this.probing.delete(up);
+    this.streaking.delete(up);
+    const open = this.holds.get(up);
+    this.clearHold(up);
+    if (open && wasProbe) this.log.info({ upstream: up }, 'circuit breaker closed: the probe succeeded');
+  }
+
+  private clearHold(target: string): void {
+    this.holds.delete(target);
+    this.store.clear(target).catch((err) => this.storeWarn(err));
+  }
+
+  private coolDown(routed: Routed, e: UpstreamError): void {
+    const kc = this.cfg.key_cooldown;
+    const reason = `http_${e.status}`;
+    const target = keyTarget(routed);
+    const before = this.holds.get(target);
+    const base = (e.status === 429 ? kc.rate_limited_seconds : kc.auth_failed_seconds) * 1000;
+    const backoffMs =
+      e.retryAfter !== undefined ? Math.min(e.retryAfter * 1000, kc.max_seconds * 1000) : Math.min(before?.reason === reason ? before.backoffMs * 2 : base, kc.max_seconds * 1000);
+    const now = this.clock.now();
+    const hold: RouteHold = { target, kind: 'cooldown', until: now + backoffMs, since: now, reason, backoffMs };
+    this.holds.set(target, hold);
+    this.store.put(hold).catch((err) => this.storeWarn(err));
+    this.metrics.keyCooldowns.inc({ provider: routed.provider.id, key: routed.key.label, reason });
+    this.log.warn({ provider: routed.provider.id, key: routed.key.label, reason, cooldown_ms: backoffMs }, 'upstream key cooling down: the next key is used meanwhile');
+  }
+
+  /** An upstream's state for the health views. */
+  upstreamView(provider: string, upstreamModel: string): TargetView {
+    return this.view(`up:${provider}/${upstreamModel}`, true);
+  }
+
+  /** A key's state for the health views. */
+  keyView(label: string): TargetView {
+    return this.view(`key:${label}`, false);
+  }
+
+  private view(target: string, breaker: boolean): TargetView {
+    const now = this.clock.now();
+    const h = this.holds.get(target);
+    const s = this.stats.get(target);
+    const base = { in_flight: Math.max(0, s?.inFlight ?? 0), latency_ms_ewma: s?.ewmaMs === null || s?.ewmaMs === undefined ? null : Math.round(s.ewmaMs) };
+    if (!h || (!breaker && h.until <= now)) return { state: 'closed', until: null, reason: null, ...base };
+    const state = breaker ? (h.until > now ? 'open' : 'half_open') : 'cooling_down';
+    return { state, until: new Date(h.until).toISOString(), reason: h.reason, ...base };
+  }
+}
+
+/** The breaker's target: one upstream of a model (a provider and its model there). */
+export const upstreamId = (t: Pick<Target, 'provider' | 'upstreamModel'>) => `up:${t.provider.id}/${t.upstreamModel}`;
+const keyTarget = (r: Routed) => `key:${r.key.label}`;
+
+/** 0..n-1 starting at `turn` (mod n): each request starts one key further. */
+function rotation(n: number, turn: number): number[] {
+  const start = turn % n;
+  return Array.from({ length: n }, (_, i) => (start + i) % n);
+}
