@@ -1,19 +1,29 @@
 // GET /v1/models/status (spec 2.7): rolling availability per model and upstream, from the attempts
 // the routing layer records — the database's per-minute sums from every instance, plus this
-// instance's not-yet-written minute buckets.
+// instance's not-yet-written minute buckets. Per configured upstream and pool key, the share of the
+// traffic and the router's breaker and cool-down states.
 import type { z } from 'zod';
 import type { ModelStatus, ModelStatusList, ModelStatusQuery } from '../../contract/models.ts';
 import { unservableModels } from '../boot/warnings.ts';
 import { LATENCY_BOUNDS, emptyHist, type Bucket } from '../routing/health.ts';
 import { knownModel } from '../routing/targets.ts';
-import type { ResolvedConfig } from '../config/schema.ts';
+import type { ModelConfig, ResolvedConfig } from '../config/schema.ts';
 import type { Database } from '../db/client.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { HealthRecorder } from '../routing/health.ts';
+import { keysOf } from '../routing/key-pool.ts';
+import type { Router } from '../routing/router.ts';
 import type { Catalog } from './catalog.ts';
 
 /** What the models status page reads. */
-export type HealthReportDeps = { config: ResolvedConfig; db: Database; clock: Clock; catalog: Catalog; health: Pick<HealthRecorder, 'withPending'> };
+export type HealthReportDeps = {
+  config: ResolvedConfig;
+  db: Database;
+  clock: Clock;
+  catalog: Catalog;
+  health: Pick<HealthRecorder, 'withPending'>;
+  router: Pick<Router, 'upstreamView' | 'keyView'>;
+};
 
 const WINDOWS = { '1h': [3_600_000, 300_000], '24h': [86_400_000, 3_600_000], '7d': [604_800_000, 3_600_000], '30d': [2_592_000_000, 86_400_000] } as const;
 /** The current state looks at the last 15 minutes. */
@@ -63,6 +73,52 @@ export function p50(a: Pick<Acc, 'hist' | 'latencyMax' | 'latencySum'>): number 
 const availability = (a: Acc) => (a.requests ? (a.requests - a.errors) / a.requests : null);
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const round = (x: number | null) => (x === null ? null : Math.round(x * 10_000) / 10_000);
+const share = (part: Acc, whole: Acc) => (whole.requests ? round(part.requests / whole.requests) : null);
+
+type UpstreamStatus = z.infer<typeof ModelStatus>['upstreams'][number];
+
+/** The model's configured upstreams in order, their traffic attributed by provider (samples do not name the upstream model). */
+function upstreamsOf(services: HealthReportDeps, model: ModelConfig, total: Acc, byProvider: Map<string, Acc>, byKey: Map<string, Acc>): UpstreamStatus[] {
+  return model.upstreams.map((u) => {
+    const a = byProvider.get(u.provider) ?? acc();
+    const view = services.router.upstreamView(u.provider, u.model);
+    const provider = services.catalog.providers.get(u.provider);
+    // A provider without a pool is one key labelled with its id: no per-key rows.
+    const keys = provider?.api_keys ? keysOf(provider) : [];
+    return {
+      provider: u.provider,
+      upstream_model: u.model,
+      weight: u.weight,
+      requests: a.requests,
+      errors: a.errors,
+      availability: round(availability(a)),
+      latency_ms_p50: p50(a),
+      share: share(a, total),
+      last_error: a.lastError,
+      last_error_at: iso(a.lastErrorAt),
+      // The upstream's view is never `cooling_down` (that is a key's).
+      breaker: { state: view.state === 'cooling_down' ? 'closed' : view.state, until: view.until, reason: view.reason },
+      in_flight: view.in_flight,
+      latency_ms_ewma: view.latency_ms_ewma,
+      keys: keys.map((k) => {
+        const ka = byKey.get(`${u.provider}\u0000${k.label}`) ?? acc();
+        const kv = services.router.keyView(k.label);
+        return {
+          key: k.label,
+          requests: ka.requests,
+          errors: ka.errors,
+          availability: round(availability(ka)),
+          latency_ms_p50: p50(ka),
+          share: share(ka, a),
+          state: kv.state === 'cooling_down' ? ('cooling_down' as const) : ('ready' as const),
+          until: kv.until,
+          reason: kv.reason,
+          in_flight: kv.in_flight,
+        };
+      }),
+    };
+  });
+}
 
 export async function modelStatus(services: HealthReportDeps, query: z.infer<typeof ModelStatusQuery>): Promise<z.infer<typeof ModelStatusList>> {
   const now = services.clock.now();
@@ -99,6 +155,7 @@ export async function modelStatus(services: HealthReportDeps, query: z.infer<typ
     const total = acc();
     const recent = acc();
     const byProvider = new Map<string, Acc>();
+    const byKey = new Map<string, Acc>();
     const history = Array.from({ length: count }, acc);
     for (const s of samples) {
       if (s.model !== model) continue;
@@ -106,9 +163,15 @@ export async function modelStatus(services: HealthReportDeps, query: z.infer<typ
       if (s.start >= now - RECENT_MS) add(recent, s);
       if (!byProvider.has(s.provider)) byProvider.set(s.provider, acc());
       add(byProvider.get(s.provider)!, s);
+      if (s.key) {
+        const k = `${s.provider}\u0000${s.key}`;
+        if (!byKey.has(k)) byKey.set(k, acc());
+        add(byKey.get(k)!, s);
+      }
       const i = Math.floor((s.start - first) / size);
       if (i >= 0 && i < count) add(history[i]!, s);
     }
+    const config = services.catalog.model(model)!;
     const a = availability(recent);
     const problem = unservable.get(model) ?? null;
     // A model that cannot work is not "unknown" for lack of traffic, nor "operational" on old traffic.
@@ -126,15 +189,8 @@ export async function modelStatus(services: HealthReportDeps, query: z.infer<typ
       last_success_at: iso(total.lastSuccessAt),
       last_error_at: iso(total.lastErrorAt),
       last_error: total.lastError,
-      upstreams: [...byProvider].map(([provider, u]) => ({
-        provider,
-        requests: u.requests,
-        errors: u.errors,
-        availability: round(availability(u)),
-        latency_ms_p50: p50(u),
-        last_error: u.lastError,
-        last_error_at: iso(u.lastErrorAt),
-      })),
+      strategy: config.strategy,
+      upstreams: upstreamsOf(services, config, total, byProvider, byKey),
       history: history.map((h, i) => ({
         start: new Date(first + i * size).toISOString(),
         requests: h.requests,

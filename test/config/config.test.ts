@@ -79,7 +79,7 @@ it('points an unknown field at its own line, top level or nested, and names the 
   expect(problems('providers:\n  - id: o\n    type: openai\n    apikey: sk\n')).toEqual(['gw.yaml:4:5 providers[0].apikey: unknown field (did you mean api_key?)']);
   expect(problems('catalog_metadata:\n  poe: { enabled: true, uri: x }\n')).toEqual(['gw.yaml:2:25 catalog_metadata.poe.uri: unknown field (did you mean url?)']);
   expect(problems('colour: blue\n')).toEqual([
-    'gw.yaml:1:1 colour: unknown field (known: providers, models, plans, default_plan, key_cache_ttl_ms, allow_private_image_urls, client_disconnect_drain_ms, reservation_ttl_ms, web_search_surcharge_tokens, budget_unpriced_models, jobs, ledger, budget_alerts, auth, catalog_metadata, public_url, smtp, web_search, trust_proxy)',
+    'gw.yaml:1:1 colour: unknown field (known: providers, models, plans, default_plan, key_cache_ttl_ms, allow_private_image_urls, client_disconnect_drain_ms, reservation_ttl_ms, web_search_surcharge_tokens, budget_unpriced_models, jobs, ledger, routing, budget_alerts, auth, catalog_metadata, public_url, smtp, web_search, trust_proxy)',
   ]);
 });
 
@@ -243,6 +243,7 @@ it('warnings: providers without the key they need, models none of whose upstream
     'provider anthropic has no api_key: its upstreams are skipped',
     'provider gemini has no api_key: its upstreams are skipped',
     'provider elevenlabs has no api_key: its upstreams are skipped',
+    'provider openai-pool has no api_key: its upstreams are skipped',
     'model claude-sonnet-4-5 has no upstream that can serve it: anthropic has no api_key',
     'model claude-haiku-4-5 has no upstream that can serve it: anthropic has no api_key',
     'model gemini-2.5-flash has no upstream that can serve it: gemini has no api_key',
@@ -300,4 +301,34 @@ models:
     // OpenAI's video API (Sora) was shut down: no adapter.
     'gw.yaml:9:57 models[3].upstreams[0].provider: provider "o" is openai, which cannot serve video (served by: openai-compatible, gemini)',
   ]);
+});
+
+it('routing mistakes are config errors at their line: an unknown strategy, weights that sum to nothing, a key pool beside api_key, a key or an alias twice (never quoting a key)', () => {
+  const text = `providers:
+  - { id: o, type: openai, api_key: k, api_keys: [k2] }
+  - id: pool
+    type: openai
+    api_keys: [sk-secret-1, { key: sk-secret-2, alias: main }, { key: sk-secret-1, alias: main }, { key: sk-3, alias: "1x" }]
+models:
+  - { id: a, endpoint: chat, strategy: fastest, upstreams: [{ provider: pool, model: m }] }
+  - { id: b, endpoint: chat, strategy: weighted, upstreams: [{ provider: pool, model: m, weight: 0 }, { provider: o, model: m, weight: 0 }] }
+  - { id: c, endpoint: chat, upstreams: [{ provider: pool, model: m, weight: -1 }] }
+`;
+  let err: unknown;
+  try {
+    parseConfig(text, 'gw.yaml', {});
+  } catch (e) {
+    err = e;
+  }
+  const problems = (err as { problems: string[] }).problems;
+  expect(problems).toEqual([
+    'gw.yaml:2:50 providers[0].api_keys: set api_key or api_keys, not both (a single key is a pool of one)',
+    "gw.yaml:5:64 providers[1].api_keys[2]: the same key as api_keys[0]: each key of a pool once",
+    "gw.yaml:5:91 providers[1].api_keys[2].alias: alias \"main\" is already api_keys[1]'s",
+    'gw.yaml:5:119 providers[1].api_keys[3].alias: a name: a letter, then letters, digits and . _ - (at most 64)',
+    'gw.yaml:7:40 models[0].strategy: one of failover, weighted, least-latency, least-busy',
+    'gw.yaml:8:40 models[1].strategy: strategy weighted needs an upstream whose weight is above 0 (every weight is 0)',
+    'gw.yaml:9:78 models[2].upstreams[0].weight: Too small: expected number to be >=0',
+  ]);
+  expect(problems.join('\n')).not.toContain('sk-secret');
 });
