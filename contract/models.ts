@@ -114,6 +114,58 @@ const HealthBucket = z.object({
   latency_ms_p50: z.number().nullable().describe('Median attempt latency, interpolated within its histogram bucket (bounds 50, 100, 250, 500 ms, 1, 2.5, 5, 10, 30 s) and never above the largest latency observed.'),
 });
 
+const BreakerStatus = z
+  .object({
+    state: z
+      .enum(['closed', 'open', 'half_open'])
+      .describe('closed: tried as usual; open: skipped until `until` after failing (error rate or failures in a row); half_open: its cool-down is over and one probe request decides whether it closes or opens again.'),
+    until: z.string().nullable().describe('ISO 8601 end of the open breaker’s cool-down (in the past while half-open); null when closed.'),
+    reason: z.string().nullable().describe('Why it opened: the failure class and the rule (`http_503; error rate 60%`, `upstream_timeout; 5 failures in a row`); null when closed.'),
+  })
+  .describe('The upstream’s circuit breaker, as every instance sees it when the routing state is shared (Redis), else this instance’s.');
+
+const UpstreamKeyStatus = z.object({
+  key: z
+    .string()
+    .describe('The key’s label: `<provider>#<alias>`, or `<provider>#<index>` when it has no alias (its position in `api_keys` from 0, counting only the keys that are set). Never the key itself.'),
+  requests: z.number().int().describe('Attempts made with this key in the window (the provider’s, for every upstream of the model on it).'),
+  errors: z.number().int(),
+  availability: z.number().nullable().describe('Successful / all attempts with this key, 0–1; null without traffic.'),
+  latency_ms_p50: z.number().nullable().describe('Median attempt latency with this key, as the model’s `latency_ms_p50`.'),
+  share: z.number().nullable().describe('This key’s share of the upstream’s attempts in the window, 0–1; null when the upstream had none.'),
+  state: z.enum(['ready', 'cooling_down']).describe('cooling_down: the key got a 429, 401 or 403 and is not used until `until` (by any instance, when the routing state is shared through Redis); ready otherwise.'),
+  until: z.string().nullable().describe('ISO 8601 end of the cool-down; null when ready.'),
+  reason: z.string().nullable().describe('What started the cool-down (`http_429`, `http_401`, `http_403`); null when ready.'),
+  in_flight: z.number().int().describe('Attempts with this key under way on the instance that answered (not summed across instances).'),
+});
+
+const UpstreamStatus = z.object({
+  provider: z.string(),
+  upstream_model: z.string().describe('The model’s name at the provider (config `upstreams[].model`).'),
+  weight: z.number().describe('The upstream’s configured weight: its relative share of the traffic under strategy `weighted` (0: a fallback only).'),
+  requests: z
+    .number()
+    .int()
+    .describe(
+      'Attempts in the window. Attempts are recorded per provider (and key), not per upstream model: two upstreams of the model on the same provider each show their combined figures (requests, errors, availability, latency, share, keys).',
+    ),
+  errors: z.number().int(),
+  availability: z.number().nullable(),
+  latency_ms_p50: z.number().nullable(),
+  share: z.number().nullable().describe('This upstream’s share of the model’s attempts in the window, 0–1 (failovers included); null when the model had none.'),
+  last_error: z.string().nullable(),
+  last_error_at: z.string().nullable(),
+  breaker: BreakerStatus,
+  in_flight: z.number().int().describe('Attempts to this upstream under way on the instance that answered (not summed across instances).'),
+  latency_ms_ewma: z
+    .number()
+    .nullable()
+    .describe('The moving average of its answer latency (first event of a stream) that strategy least-latency ranks by, on the instance that answered; null before its first answer there.'),
+  keys: z
+    .array(UpstreamKeyStatus)
+    .describe('The keys of the provider’s `api_keys` pool, in the config’s order, each with its traffic and cool-down; empty for a provider with one `api_key` (or none).'),
+});
+
 export const ModelStatus = z
   .object({
     model: z.string(),
@@ -133,17 +185,14 @@ export const ModelStatus = z
     last_success_at: z.string().nullable(),
     last_error_at: z.string().nullable(),
     last_error: z.string().nullable().describe('Class of the latest error: `http_<status>`, `upstream_timeout`, `upstream_unreachable`, …'),
-    upstreams: z.array(
-      z.object({
-        provider: z.string(),
-        requests: z.number().int(),
-        errors: z.number().int(),
-        availability: z.number().nullable(),
-        latency_ms_p50: z.number().nullable(),
-        last_error: z.string().nullable(),
-        last_error_at: z.string().nullable(),
-      }),
-    ),
+    strategy: z
+      .enum(['failover', 'weighted', 'least-latency', 'least-busy'])
+      .describe('How the model’s first upstream is chosen (its config `strategy`): failover (in order), weighted, least-latency, least-busy.'),
+    upstreams: z
+      .array(UpstreamStatus)
+      .describe(
+        'One entry per configured upstream, in the config’s order, with or without traffic. Attempts of a provider no longer among the model’s upstreams count in the model’s figures only.',
+      ),
     history: z.array(HealthBucket).describe('Oldest first: 5-minute buckets for 1h, hourly for 24h and 7d, daily for 30d (`window.bucket_seconds`).'),
   })
   .meta({ id: 'ModelStatus' });

@@ -10,7 +10,15 @@ let fake: FakeUpstreams;
 let gw: TestGateway;
 let key: string;
 
-type Status = { model: string; status: string; problem: string | null; requests: number; errors: number; last_error: string | null; upstreams: { provider: string; requests: number; errors: number; availability: number | null; last_error: string | null }[] };
+type Status = {
+  model: string;
+  status: string;
+  problem: string | null;
+  requests: number;
+  errors: number;
+  last_error: string | null;
+  upstreams: { provider: string; requests: number; errors: number; availability: number | null; share: number | null; last_error: string | null }[];
+};
 
 beforeAll(async () => {
   fake = await startFakeUpstreams();
@@ -45,7 +53,12 @@ it('marks a model none of whose upstreams can work misconfigured, with the reaso
     ['half', 'unknown', null],
     ['fine', 'unknown', null],
   ]);
-  expect(all.data[0]).toMatchObject({ requests: 0, errors: 0, upstreams: [] });
+  // Every configured upstream is listed, in the config's order, before any traffic.
+  expect(all.data[0]).toMatchObject({ requests: 0, errors: 0 });
+  expect(all.data[0]!.upstreams.map((u) => [u.provider, u.requests, u.share])).toEqual([
+    ['keyless', 0, null],
+    ['nokey', 0, null],
+  ]);
 });
 
 it('counts a failed request to it as an error of each skipped upstream, and stays misconfigured', async () => {
@@ -56,9 +69,12 @@ it('counts a failed request to it as an error of each skipped upstream, and stay
   expect(fake.requests).toHaveLength(0);
   const s = await status('broken');
   expect(s).toMatchObject({ status: 'misconfigured', requests: 2, errors: 2, availability: 0, error_rate: 1, last_error: 'not_configured' });
+  const skipped = { upstream_model: 'text-model', weight: 1, requests: 1, errors: 1, availability: 0, latency_ms_p50: 0, share: 0.5, last_error: 'not_configured', last_error_at: expect.any(String) };
+  // Never tried: its breaker stays closed, nothing in flight, no latency measured; no key pool.
+  const idle = { breaker: { state: 'closed', until: null, reason: null }, in_flight: 0, latency_ms_ewma: null, keys: [] };
   expect(s.upstreams).toEqual([
-    { provider: 'keyless', requests: 1, errors: 1, availability: 0, latency_ms_p50: 0, last_error: 'not_configured', last_error_at: expect.any(String) },
-    { provider: 'nokey', requests: 1, errors: 1, availability: 0, latency_ms_p50: 0, last_error: 'not_configured', last_error_at: expect.any(String) },
+    { provider: 'keyless', ...skipped, ...idle },
+    { provider: 'nokey', ...skipped, ...idle },
   ]);
   // Written to the database like any attempt: the report after a flush is the same.
   await gw.services.health.flush();
@@ -69,5 +85,8 @@ it('does not count the skip when another upstream answered', async () => {
   expect((await chat('half')).status).toBe(200);
   const s = await status('half');
   expect(s).toMatchObject({ status: 'operational', problem: null, requests: 1, errors: 0, last_error: null });
-  expect(s.upstreams.map((u) => [u.provider, u.requests, u.errors])).toEqual([['openai', 1, 0]]);
+  expect(s.upstreams.map((u) => [u.provider, u.requests, u.errors, u.share])).toEqual([
+    ['keyless', 0, 0, 0],
+    ['openai', 1, 0, 1],
+  ]);
 });

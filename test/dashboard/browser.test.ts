@@ -14,6 +14,7 @@ import * as oauth from 'oauth4webapi';
 import OpenAI from 'openai';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { components } from '../../clients/typescript/src/schema.ts';
 import { clearOfMinuteEdge } from '../helpers/time.ts';
 import { pollJob } from '../helpers/gateway.ts';
 import { PASSWORD, startDashboardWorld, type DashboardWorld } from './setup.ts';
@@ -24,6 +25,7 @@ declare const navigator: any;
 declare const getComputedStyle: any;
 type HTMLCanvasElement = any;
 type HTMLSelectElement = any;
+type ModelStatus = components['schemas']['ModelStatus'];
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const bin = new URL('../../bin/model-gateway.mjs', import.meta.url).pathname;
@@ -382,6 +384,25 @@ describe('a user', () => {
     expect(await broken.locator('.problem').innerText()).toBe('Cannot be called: keyless has no api_key. Requests to it fail until the operator gives the provider its key.');
     expect(await broken.locator('.bar.down').count()).toBe(1);
     expect(await broken.locator('.bars-legend').innerText()).toContain('0.00% available · 1 error · last: not_configured');
+    // The model's upstreams, opened: strategy, weight, share of the attempts, breaker, and each key
+    // of the provider's pool (by label, never the key) with the API's own figures.
+    const miniStatus = (await (await w.gw.fetch('/v1/models/status?model=gpt-4o-mini')).json()) as { data: ModelStatus[] };
+    const [up] = miniStatus.data[0]!.upstreams;
+    const details = mini.locator('details.upstreams');
+    expect(await details.locator('summary').innerText()).toBe('1 upstream, strategy: failover');
+    await details.locator('summary').click();
+    expect(await details.locator(':scope > ul > li').first().innerText()).toContain('openai text-model · weight 1 · 100.0% of attempts · breaker closed');
+    const keyLines = await details.locator('ul[aria-label="Keys of openai"] > li').allInnerTexts();
+    expect(keyLines).toEqual(
+      up!.keys.map((k) =>
+        k.requests
+          ? `${k.key} · ${(k.share! * 100).toFixed(1)}% · ${k.requests} attempt${k.requests === 1 ? '' : 's'} · ${k.errors} error${k.errors === 1 ? '' : 's'} · median ${Math.round(k.latency_ms_p50!)}\u00a0ms · ready`
+          : `${k.key} · no attempts · ready`,
+      ),
+    );
+    expect(up!.keys.map((k) => k.key)).toEqual(['openai#primary', 'openai#1']);
+    expect(up!.keys.reduce((n, k) => n + k.requests, 0)).toBe(up!.requests);
+    expect(await page.locator('main').innerText()).not.toMatch(/sk-openai-(secret|second)/);
     await review(page, 'models');
     await page.getByRole('button', { name: '7 days' }).click();
     // 168 hourly buckets, 4 hours to a bar.
@@ -656,8 +677,42 @@ describe('an operator', () => {
     await go(adminPage, '/admin/health');
     expect(await adminPage.locator('tbody').innerText()).toContain('gpt-4o-mini');
     // The misconfigured model's failed request is counted against its keyless upstream.
-    const keyless = await adminPage.locator('tbody tr', { hasText: 'meta-llama/' }).innerText();
-    for (const part of ['misconfigured', 'keyless', 'not_configured', '0.00%']) expect(keyless).toContain(part);
+    const llama = 'meta-llama/llama-3.3-70b-instruct-turbo';
+    expect(await adminPage.locator(`[id="health-${llama}"]`).innerText()).toBe(`${llama} misconfigured strategy: failover`);
+    const keyless = await adminPage.locator(`[id="health-${llama}-keyless-text-model"]`).innerText();
+    for (const part of ['keyless', 'model text-model · weight 1', '100.0%', 'not_configured', '0.00%', 'breaker closed']) expect(keyless).toContain(part);
+    // Per upstream: the model's strategy, the upstream model and weight, its share, its breaker;
+    // under it each key of the pool with its share, figures and state, as the API gives them.
+    expect(await adminPage.locator('thead th').allInnerTexts()).toEqual(['Upstream', 'Share', 'Attempts', 'Errors', 'Availability', 'Median latency', 'State', 'Last error']);
+    const health = (await adminPage.evaluate(() => fetch('/v1/models/status?model=gpt-4o-mini').then((r) => r.json()))) as { data: ModelStatus[] };
+    const openai = health.data[0]!.upstreams[0]!;
+    expect(await adminPage.locator('[id="health-gpt-4o-mini"]').innerText()).toBe('gpt-4o-mini strategy: failover');
+    const upRow = await adminPage.locator('[id="health-gpt-4o-mini-openai-text-model"] td').allInnerTexts();
+    expect(upRow.map((c) => c.replace(/\s+/g, ' ').trim())).toEqual([
+      'openai for gpt-4o-mini model text-model · weight 1',
+      '100.0%',
+      `${openai.requests}`,
+      '0',
+      '100.00%',
+      `${Math.round(openai.latency_ms_p50!)} ms`,
+      'breaker closed',
+      'none',
+    ]);
+    for (const k of openai.keys) {
+      const cells = await adminPage.locator(`[id="health-gpt-4o-mini-${k.key}"] td`).allInnerTexts();
+      const served = k.requests > 0;
+      expect(cells.slice(0, 7).map((c) => c.replace(/\s+/g, ' ').trim())).toEqual([
+        `↳ Key ${k.key}`,
+        `${(k.share! * 100).toFixed(1)}%`,
+        `${k.requests}`,
+        `${k.errors}`,
+        served ? '100.00%' : 'no traffic',
+        served ? `${Math.round(k.latency_ms_p50!)} ms` : 'unknown',
+        'ready',
+      ]);
+    }
+    expect(openai.keys.map((k) => k.key)).toEqual(['openai#primary', 'openai#1']);
+    expect(await adminPage.locator('main').innerText()).not.toMatch(/sk-openai-(secret|second)/);
     await review(adminPage, 'admin-health');
   }, 90_000);
 

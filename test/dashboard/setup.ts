@@ -11,7 +11,8 @@ export const PASSWORD = 'correct horse battery';
 
 export const dashboardConfig = (text: string, media: string) => `
 providers:
-  - { id: openai, type: openai, base_url: "${text}/v1", api_key: sk-openai-secret }
+  # A pool of two keys (the first with an alias): the health views show each key's share and state.
+  - { id: openai, type: openai, base_url: "${text}/v1", api_keys: [{ key: sk-openai-secret, alias: primary }, sk-openai-second] }
   - { id: anthropic, type: anthropic, base_url: "${text}/v1", api_key: sk-ant-secret }
   - { id: images, type: openai, base_url: "${media}/openai/v1", api_key: openai-key }
   - { id: gemini, type: gemini, base_url: "${media}/gemini/v1beta", api_key: gemini-key }

@@ -3209,14 +3209,68 @@ export type components = {
             last_error_at: string | null;
             /** @description Class of the latest error: `http_<status>`, `upstream_timeout`, `upstream_unreachable`, … */
             last_error: string | null;
+            /**
+             * @description How the model’s first upstream is chosen (its config `strategy`): failover (in order), weighted, least-latency, least-busy.
+             * @enum {string}
+             */
+            strategy: "failover" | "weighted" | "least-latency" | "least-busy";
+            /** @description One entry per configured upstream, in the config’s order, with or without traffic. Attempts of a provider no longer among the model’s upstreams count in the model’s figures only. */
             upstreams: {
                 provider: string;
+                /** @description The model’s name at the provider (config `upstreams[].model`). */
+                upstream_model: string;
+                /** @description The upstream’s configured weight: its relative share of the traffic under strategy `weighted` (0: a fallback only). */
+                weight: number;
+                /** @description Attempts in the window. Attempts are recorded per provider (and key), not per upstream model: two upstreams of the model on the same provider each show their combined figures (requests, errors, availability, latency, share, keys). */
                 requests: number;
                 errors: number;
                 availability: number | null;
                 latency_ms_p50: number | null;
+                /** @description This upstream’s share of the model’s attempts in the window, 0–1 (failovers included); null when the model had none. */
+                share: number | null;
                 last_error: string | null;
                 last_error_at: string | null;
+                /** @description The upstream’s circuit breaker, as every instance sees it when the routing state is shared (Redis), else this instance’s. */
+                breaker: {
+                    /**
+                     * @description closed: tried as usual; open: skipped until `until` after failing (error rate or failures in a row); half_open: its cool-down is over and one probe request decides whether it closes or opens again.
+                     * @enum {string}
+                     */
+                    state: "closed" | "open" | "half_open";
+                    /** @description ISO 8601 end of the open breaker’s cool-down (in the past while half-open); null when closed. */
+                    until: string | null;
+                    /** @description Why it opened: the failure class and the rule (`http_503; error rate 60%`, `upstream_timeout; 5 failures in a row`); null when closed. */
+                    reason: string | null;
+                };
+                /** @description Attempts to this upstream under way on the instance that answered (not summed across instances). */
+                in_flight: number;
+                /** @description The moving average of its answer latency (first event of a stream) that strategy least-latency ranks by, on the instance that answered; null before its first answer there. */
+                latency_ms_ewma: number | null;
+                /** @description The keys of the provider’s `api_keys` pool, in the config’s order, each with its traffic and cool-down; empty for a provider with one `api_key` (or none). */
+                keys: {
+                    /** @description The key’s label: `<provider>#<alias>`, or `<provider>#<index>` when it has no alias (its position in `api_keys` from 0, counting only the keys that are set). Never the key itself. */
+                    key: string;
+                    /** @description Attempts made with this key in the window (the provider’s, for every upstream of the model on it). */
+                    requests: number;
+                    errors: number;
+                    /** @description Successful / all attempts with this key, 0–1; null without traffic. */
+                    availability: number | null;
+                    /** @description Median attempt latency with this key, as the model’s `latency_ms_p50`. */
+                    latency_ms_p50: number | null;
+                    /** @description This key’s share of the upstream’s attempts in the window, 0–1; null when the upstream had none. */
+                    share: number | null;
+                    /**
+                     * @description cooling_down: the key got a 429, 401 or 403 and is not used until `until` (by any instance, when the routing state is shared through Redis); ready otherwise.
+                     * @enum {string}
+                     */
+                    state: "ready" | "cooling_down";
+                    /** @description ISO 8601 end of the cool-down; null when ready. */
+                    until: string | null;
+                    /** @description What started the cool-down (`http_429`, `http_401`, `http_403`); null when ready. */
+                    reason: string | null;
+                    /** @description Attempts with this key under way on the instance that answered (not summed across instances). */
+                    in_flight: number;
+                }[];
             }[];
             /** @description Oldest first: 5-minute buckets for 1h, hourly for 24h and 7d, daily for 30d (`window.bucket_seconds`). */
             history: {

@@ -6,6 +6,7 @@ import { BudgetEditor, BudgetLines, type BudgetField } from '../budgets.tsx';
 import { StackedBars } from '../chart.tsx';
 import { DAY, dollars, num, pct, usd, usdOf, utcDay, when } from '../format.ts';
 import { BudgetAlerts, csv, csvUsd, download, unpricedText } from '../money.tsx';
+import { BreakerState, KeyState, strategyText } from './models.tsx';
 import { Badge, Cell, CountedCells, ConfirmButton, EmptyState, Loaded, ModelId, NumCell, Page, SearchForm, Table, UnpricedNote, UsdCell, useLoad } from '../ui.tsx';
 
 type User = Schemas['AdminUser'];
@@ -356,33 +357,91 @@ function TopTable({ title, first, rows, code }: { title: string; first: string; 
   );
 }
 
+const availabilityKind = (a: number | null) => (a === null ? 'neutral' : a >= 0.99 ? 'ok' : a >= 0.5 ? 'warn' : 'bad');
+const ms = (v: number | null) => (v === null ? null : Math.round(v));
+
 export function AdminHealth(_: { session: Session }) {
   const state = useLoad(() => call(api.GET('/v1/models/status', { params: { query: { window: '24h' } } })));
   return (
-    <Page title="Upstream health" intro="Every upstream attempt of the last 24 hours, per model and provider (failovers included).">
+    <Page
+      title="Upstream health"
+      intro="Every upstream attempt of the last 24 hours, per model, upstream and pool key (failovers included): each upstream's weight and share of the model's attempts, its circuit breaker, and each key's share of the upstream's attempts and cool-down."
+    >
       <Loaded state={state} what="health">
         {(r) => {
-          const rows = r.data.flatMap((m) => m.upstreams.map((u) => ({ model: m.model, status: m.status, ...u })));
-          return rows.length === 0 ? (
-            <EmptyState title="No upstream traffic in the last 24 hours" />
-          ) : (
-            <Table caption="Upstreams per model, last 24 hours" columns={['Model', 'Provider', 'Attempts', 'Errors', 'Availability', 'Median latency', 'Last error']} numeric={['Attempts', 'Errors', 'Median latency']}>
-              {rows.map((u) => (
-                <tr>
-                  <Cell label="Model" class="wide">
-                    <ModelId id={u.model} /> {u.status === 'misconfigured' && <Badge kind="bad">misconfigured</Badge>}
-                  </Cell>
-                  <Cell label="Provider">{u.provider}</Cell>
-                  <NumCell label="Attempts" value={u.requests} />
-                  <NumCell label="Errors" value={u.errors} />
-                  <Cell label="Availability">
-                    <Badge kind={u.availability === null ? 'neutral' : u.availability >= 0.99 ? 'ok' : u.availability >= 0.5 ? 'warn' : 'bad'}>{pct(u.availability, 2)}</Badge>
-                  </Cell>
-                  <NumCell label="Median latency" value={u.latency_ms_p50 === null ? null : Math.round(u.latency_ms_p50)} unit="ms" />
-                  <Cell label="Last error">{u.last_error ? <>{u.last_error} <span class="nowrap">({when(u.last_error_at)})</span></> : <span class="muted">none</span>}</Cell>
-                </tr>
-              ))}
-            </Table>
+          if (!r.data.length) return <EmptyState title="No models configured" />;
+          const quiet = r.data.every((m) => m.requests === 0);
+          return (
+            <>
+              {quiet && <p class="muted">No upstream traffic in the last 24 hours: the configured upstreams are listed with their breakers and keys.</p>}
+              <Table
+                caption="Upstreams and their keys per model, last 24 hours"
+                columns={['Upstream', 'Share', 'Attempts', 'Errors', 'Availability', 'Median latency', 'State', 'Last error']}
+                numeric={['Share', 'Attempts', 'Errors', 'Median latency']}
+              >
+                {r.data.flatMap((m) => [
+                  // The model: its id, its strategy; its upstreams and their keys in the rows under it.
+                  <tr id={`health-${m.model}`}>
+                    <td data-label="Model" colSpan={8} class="wide">
+                      <div>
+                        <strong>
+                          <ModelId id={m.model} />
+                        </strong>{' '}
+                        {m.status === 'misconfigured' && <Badge kind="bad">misconfigured</Badge>} <span class="muted">strategy: {strategyText[m.strategy]}</span>
+                      </div>
+                    </td>
+                  </tr>,
+                  ...m.upstreams.flatMap((u) => [
+                    <tr id={`health-${m.model}-${u.provider}-${u.upstream_model}`}>
+                      <Cell label="Upstream">
+                        <strong>{u.provider}</strong>
+                        <span class="visually-hidden"> for {m.model}</span>
+                        <small class="cell-note">
+                          model <span class="nowrap">{u.upstream_model}</span> · <span class="nowrap">weight {u.weight}</span>
+                        </small>
+                      </Cell>
+                      <Cell label="Share" class="num">
+                        <span class="nowrap">{pct(u.share)}</span>
+                      </Cell>
+                      <NumCell label="Attempts" value={u.requests} />
+                      <NumCell label="Errors" value={u.errors} />
+                      <Cell label="Availability">
+                        <Badge kind={availabilityKind(u.availability)}>{pct(u.availability, 2)}</Badge>
+                      </Cell>
+                      <NumCell label="Median latency" value={ms(u.latency_ms_p50)} unit="ms" />
+                      <Cell label="State">
+                        <BreakerState breaker={u.breaker} />
+                        {u.in_flight > 0 && <small class="cell-note">{num(u.in_flight)} in flight on this instance</small>}
+                      </Cell>
+                      <Cell label="Last error">{u.last_error ? <>{u.last_error} <span class="nowrap">({when(u.last_error_at)})</span></> : <span class="muted">none</span>}</Cell>
+                    </tr>,
+                    ...u.keys.map((k) => (
+                      <tr id={`health-${m.model}-${k.key}`}>
+                        <Cell label="Key">
+                          <span aria-hidden="true">↳ </span>
+                          <span class="visually-hidden">Key </span>
+                          <code>{k.key}</code>
+                        </Cell>
+                        <Cell label="Share" class="num">
+                          <span class="nowrap">{pct(k.share)}</span>
+                        </Cell>
+                        <NumCell label="Attempts" value={k.requests} />
+                        <NumCell label="Errors" value={k.errors} />
+                        <Cell label="Availability">
+                          <Badge kind={availabilityKind(k.availability)}>{pct(k.availability, 2)}</Badge>
+                        </Cell>
+                        <NumCell label="Median latency" value={ms(k.latency_ms_p50)} unit="ms" />
+                        <Cell label="State">
+                          <KeyState k={k} />
+                          {k.in_flight > 0 && <small class="cell-note">{num(k.in_flight)} in flight on this instance</small>}
+                        </Cell>
+                        <td aria-hidden="true" />
+                      </tr>
+                    )),
+                  ]),
+                ])}
+              </Table>
+            </>
           );
         }}
       </Loaded>

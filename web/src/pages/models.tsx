@@ -77,6 +77,103 @@ export function AvailabilityBars({ status, window }: { status: Status | undefine
   );
 }
 
+type Upstream = Status['upstreams'][number];
+type PoolKey = Upstream['keys'][number];
+
+/** "2026-05-01 10:05:30 UTC": cool-downs last seconds, so the seconds are shown. */
+const at = (iso: string) => `${new Date(iso).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+
+export const strategyText: Record<Status['strategy'], string> = { failover: 'failover', weighted: 'weighted', 'least-latency': 'least latency', 'least-busy': 'least busy' };
+
+/** An upstream's circuit breaker: closed, open (until when, why) or half-open (its probe decides). */
+export function BreakerState({ breaker }: { breaker: Upstream['breaker'] }) {
+  if (breaker.state === 'closed')
+    return (
+      <span class="nowrap">
+        <Badge kind="ok">breaker closed</Badge>
+      </span>
+    );
+  return (
+    <>
+      <span class="nowrap">
+        <Badge kind={breaker.state === 'open' ? 'bad' : 'warn'}>{breaker.state === 'open' ? 'breaker open' : 'breaker half-open'}</Badge>
+      </span>
+      <small class="cell-note">
+        {breaker.state === 'open' && breaker.until ? `until ${at(breaker.until)}` : 'one probe request decides'}
+        {breaker.reason ? ` · ${breaker.reason}` : ''}
+      </small>
+    </>
+  );
+}
+
+/** A pool key: ready, or cooling down (until when, why). */
+export function KeyState({ k }: { k: PoolKey }) {
+  if (k.state === 'ready') return <Badge kind="ok">ready</Badge>;
+  return (
+    <>
+      <span class="nowrap">
+        <Badge kind="warn">cooling down</Badge>
+      </span>
+      <small class="cell-note">
+        {k.until ? `until ${at(k.until)}` : ''}
+        {k.reason ? ` · ${k.reason}` : ''}
+      </small>
+    </>
+  );
+}
+
+const latency = (ms: number | null) => (ms === null ? 'no traffic' : `${Math.round(ms).toLocaleString('en-US')}\u00a0ms`);
+
+/** The model's upstreams in its strategy's terms: weight, share of the attempts, breaker, and each pool key's share and state. */
+function Upstreams({ status }: { status: Status }) {
+  const open = status.upstreams.filter((u) => u.breaker.state !== 'closed').length;
+  const cooling = status.upstreams.reduce((n, u) => n + u.keys.filter((k) => k.state === 'cooling_down').length, 0);
+  const n = status.upstreams.length;
+  return (
+    <details class="upstreams">
+      <summary>
+        {n} upstream{n === 1 ? '' : 's'}, strategy: {strategyText[status.strategy]}
+        {open > 0 && (
+          <>
+            {' '}
+            <Badge kind="bad">{open === 1 ? 'breaker open' : `${open} breakers open`}</Badge>
+          </>
+        )}
+        {cooling > 0 && (
+          <>
+            {' '}
+            <Badge kind="warn">{cooling === 1 ? 'key cooling down' : `${cooling} keys cooling down`}</Badge>
+          </>
+        )}
+      </summary>
+      <ul class="plain small">
+        {status.upstreams.map((u) => (
+          <li>
+            <strong>{u.provider}</strong> <code>{u.upstream_model}</code> · weight {u.weight} · {u.share === null ? 'no traffic' : `${pct(u.share)} of attempts`} · <BreakerState breaker={u.breaker} />
+            {u.keys.length > 0 && (
+              <ul aria-label={`Keys of ${u.provider}`}>
+                {u.keys.map((k) => (
+                  <li>
+                    <code>{k.key}</code> ·{' '}
+                    {k.requests === 0 ? (
+                      'no attempts'
+                    ) : (
+                      <>
+                        {pct(k.share)} · {num(k.requests)} attempt{k.requests === 1 ? '' : 's'} · {num(k.errors)} error{k.errors === 1 ? '' : 's'} · median {latency(k.latency_ms_p50)}
+                      </>
+                    )}{' '}
+                    · <KeyState k={k} />
+                  </li>
+                ))}
+              </ul>
+            )}
+          </li>
+        ))}
+      </ul>
+    </details>
+  );
+}
+
 const statusBadge: Record<Status['status'], 'ok' | 'warn' | 'bad' | 'neutral'> = { operational: 'ok', degraded: 'warn', down: 'bad', unknown: 'neutral', misconfigured: 'bad' };
 
 /** Label and value kept together: on a narrow card a pair wraps as one. */
@@ -148,6 +245,7 @@ export function Models({ session }: { session: Session }) {
                     </dl>
                     <Capabilities m={m} />
                     {health.error ? <p class="muted">Health history unavailable: {health.error}</p> : <AvailabilityBars status={s} window={window} />}
+                    {s && <Upstreams status={s} />}
                   </li>
                 );
               })}
