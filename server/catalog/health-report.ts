@@ -102,7 +102,7 @@ function upstreamsOf(services: HealthReportDeps, model: ModelConfig, total: Acc,
       latency_ms_ewma: view.latency_ms_ewma,
       keys: keys.map((k) => {
         const ka = byKey.get(`${u.provider}\u0000${k.label}`) ?? acc();
-        const kv = services.router.keyView(k.label);
+        const kv = services.router.keyView(k.label, u.model);
         return {
           key: k.label,
           requests: ka.requests,

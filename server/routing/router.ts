@@ -161,8 +161,8 @@ export class Router {
       this.probing.add(up);
       probe = true;
     }
-    const cooling = this.holds.get(keyTarget(routed));
-    if (cooling && now < cooling.until) {
+    const cooling = this.coolingDown(routed, now);
+    if (cooling) {
       if (probe) this.probing.delete(up);
       return this.skipped(routed, 'cooling_down', `key cooling down after ${cooling.reason}`, cooling.until);
     }
@@ -181,6 +181,15 @@ export class Router {
     this.stat(up).inFlight++;
     this.stat(keyTarget(routed)).inFlight++;
     return { routed, probe, holdId, tokens: counted, ended: false };
+  }
+
+  /** The key's cool-down in force: its own (401), or its own for this upstream model (429, 403). */
+  private coolingDown(routed: Routed, now: number): RouteHold | null {
+    for (const target of [keyTarget(routed), keyModelTarget(routed)]) {
+      const h = this.holds.get(target);
+      if (h && now < h.until) return h;
+    }
+    return null;
   }
 
   /** The key's limits in one admission (all or nothing); null when there was room. */
@@ -220,21 +229,22 @@ export class Router {
     s.requests++;
     const alpha = this.cfg.least_latency.smoothing;
     s.ewmaMs = s.ewmaMs === null ? ms : s.ewmaMs + alpha * (ms - s.ewmaMs);
-    this.metrics.upstreamKeyAttempts.inc({ provider: routed.provider.id, key: routed.key.label, outcome: 'ok' });
+    if (pooled(routed)) this.metrics.upstreamKeyAttempts.inc({ provider: routed.provider.id, key: routed.key.label, outcome: 'ok' });
     if (lease.probe || this.holds.get(up)?.kind === 'breaker' || this.streaking.has(up)) this.closeBreaker(up, lease.probe);
-    const kt = keyTarget(routed);
-    if (this.holds.has(kt)) this.clearHold(kt);
+    // A key that answers is out of its cool-downs (the next 429 starts the backoff afresh).
+    for (const target of [keyTarget(routed), keyModelTarget(routed)]) if (this.holds.has(target)) this.clearHold(target);
   }
 
   /** The attempt failed with the upstream's error (never the gateway's own). */
   failed(lease: Lease, e: UpstreamError): void {
     const { routed } = lease;
     const up = routed.upstreamId;
-    this.metrics.upstreamKeyAttempts.inc({ provider: routed.provider.id, key: routed.key.label, outcome: 'error' });
+    if (pooled(routed)) this.metrics.upstreamKeyAttempts.inc({ provider: routed.provider.id, key: routed.key.label, outcome: 'error' });
     if (e.status === 429 || e.status === 401 || e.status === 403) {
-      // The key's account, not the upstream: the key rests, the next one is used at once.
+      // The key's account, not the upstream: a key of a pool rests, the next one is used at once.
+      // A provider's single key has no next one: each request still asks (and the client reads the provider's answer).
       if (lease.probe) this.probing.delete(up);
-      this.coolDown(routed, e);
+      if (pooled(routed)) this.coolDown(routed, e);
       return;
     }
     if (!e.retryable) {
@@ -255,6 +265,8 @@ export class Router {
     if (lease.ended) return;
     lease.ended = true;
     const { routed } = lease;
+    // A probe that ended with neither outcome recorded (the gateway's own failure): the next request may probe.
+    if (lease.probe) this.probing.delete(routed.upstreamId);
     this.stat(routed.upstreamId).inFlight--;
     this.stat(keyTarget(routed)).inFlight--;
     const l = routed.key.limits;
@@ -334,7 +346,9 @@ export class Router {
   private coolDown(routed: Routed, e: UpstreamError): void {
     const kc = this.cfg.key_cooldown;
     const reason = `http_${e.status}`;
-    const target = keyTarget(routed);
+    // A 401 is the key's whatever the model; 429 and 403 may be the key's for this model only
+    // (providers limit and grant per model).
+    const target = e.status === 401 ? keyTarget(routed) : keyModelTarget(routed);
     const before = this.holds.get(target);
     const base = (e.status === 429 ? kc.rate_limited_seconds : kc.auth_failed_seconds) * 1000;
     const backoffMs =
@@ -352,15 +366,16 @@ export class Router {
     return this.view(`up:${provider}/${upstreamModel}`, true);
   }
 
-  /** A key's state for the health views. */
-  keyView(label: string): TargetView {
-    return this.view(`key:${label}`, false);
+  /** A key's state for the health views: its own cool-down, else the one for this upstream model. */
+  keyView(label: string, upstreamModel?: string): TargetView {
+    const own = this.view(`key:${label}`, false);
+    return own.state === 'closed' && upstreamModel !== undefined ? this.view(`key:${label}/${upstreamModel}`, false, `key:${label}`) : own;
   }
 
-  private view(target: string, breaker: boolean): TargetView {
+  private view(target: string, breaker: boolean, statsOf = target): TargetView {
     const now = this.clock.now();
     const h = this.holds.get(target);
-    const s = this.stats.get(target);
+    const s = this.stats.get(statsOf);
     const base = { in_flight: Math.max(0, s?.inFlight ?? 0), latency_ms_ewma: s?.ewmaMs === null || s?.ewmaMs === undefined ? null : Math.round(s.ewmaMs) };
     if (!h || (!breaker && h.until <= now)) return { state: 'closed', until: null, reason: null, ...base };
     const state = breaker ? (h.until > now ? 'open' : 'half_open') : 'cooling_down';
@@ -371,6 +386,9 @@ export class Router {
 /** The breaker's target: one upstream of a model (a provider and its model there). */
 export const upstreamId = (t: Pick<Target, 'provider' | 'upstreamModel'>) => `up:${t.provider.id}/${t.upstreamModel}`;
 const keyTarget = (r: Routed) => `key:${r.key.label}`;
+const keyModelTarget = (r: Routed) => `key:${r.key.label}/${r.upstreamModel}`;
+/** A key of an `api_keys` pool (a provider's single key is measured as the provider). */
+const pooled = (r: Routed) => r.key.label !== r.provider.id;
 
 /** 0..n-1 starting at `turn` (mod n): each request starts one key further. */
 function rotation(n: number, turn: number): number[] {

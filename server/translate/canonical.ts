@@ -98,6 +98,11 @@ export type Request = {
   stream: boolean;
   /** End-user id for abuse tracking, where the provider has a slot for it. */
   user?: string;
+  /**
+   * The client's own name for requests that share a prompt cache (`prompt_cache_key`), else its
+   * end-user id: the router keeps such requests on one upstream key (docs/routing.md).
+   */
+  affinityHint?: string;
   /** The client asked for web search (a built-in tool, `web_search_options`, or a server tool). */
   webSearch?: boolean;
   /**
@@ -310,4 +315,14 @@ export function systemMessagesAsUserText(messages: Message[]): Message[] {
   }
   if (carried.length) out.push({ role: 'user', content: carried });
   return out;
+}
+
+/** A request body's cache grouping: OpenAI's `prompt_cache_key`, else its end-user ids (`safety_identifier`, `user`). */
+export function affinityHintOf(body: object): string | undefined {
+  const b = body as Record<string, unknown>;
+  for (const field of ['prompt_cache_key', 'safety_identifier', 'user']) {
+    const v = b[field];
+    if (typeof v === 'string' && v) return `${field}:${v}`;
+  }
+  return undefined;
 }

@@ -6,6 +6,7 @@ import { randomToken } from '../runtime/secrets.ts';
 import { errors } from '../runtime/errors.ts';
 import { objectAt, stringAt, type JsonObject, type JsonValue } from '../upstream/json.ts';
 import type * as C from './canonical.ts';
+import { affinityHintOf } from './canonical.ts';
 import { CHAT_FIELDS, droppedFields } from './request-fields.ts';
 import { cacheControlOf, lastCacheControl, withCacheControl } from './cache-hints.ts';
 
@@ -147,6 +148,7 @@ export function chatToCanonical(body: ChatCompletionRequest): C.Request {
           ? { type: rf.type }
           : undefined,
     stream: body.stream === true,
+    affinityHint: affinityHintOf(sent),
     webSearch: sent.web_search_options != null,
     ...(dropped.untranslated.length ? { untranslated: dropped.untranslated } : {}),
     ...(dropped.unknown.length ? { unknownFields: dropped.unknown } : {}),

@@ -191,6 +191,7 @@ export function messagesToCanonical(body: MessagesInput): DecodedMessages {
     responseFormat: format ? { type: 'json_schema', name: 'output', schema: format.schema, param: formatParam } : undefined,
     stream: body.stream === true,
     user: body.metadata?.user_id ?? undefined,
+    affinityHint: body.metadata?.user_id ? `user:${body.metadata.user_id}` : undefined,
     webSearch: body.tools?.some((t) => typeof t.type === 'string' && t.type.startsWith('web_search_')) ?? false,
     ...(untranslated.length ? { untranslated } : {}),
     ...(dropped.unknown.length ? { unknownFields: dropped.unknown } : {}),

@@ -5,6 +5,7 @@ import { randomToken } from '../runtime/secrets.ts';
 import { errors, type GatewayError } from '../runtime/errors.ts';
 import { parseImageUrl } from './chat.ts';
 import type * as C from './canonical.ts';
+import { affinityHintOf } from './canonical.ts';
 import { RESPONSES_FIELDS, droppedFields } from './request-fields.ts';
 import { cacheControlOf, withCacheControl } from './cache-hints.ts';
 
@@ -172,6 +173,7 @@ export function responsesToCanonical(body: ResponsesRequest, referenced: Readonl
           ? { type: f.type, param: 'text.format' }
           : undefined,
     stream: body.stream === true,
+    affinityHint: affinityHintOf(body),
     webSearch: builtIns.some((b) => WEB_SEARCH_TOOLS.has(b)),
     ...(dropped.untranslated.length ? { untranslated: dropped.untranslated } : {}),
     ...(dropped.unknown.length ? { unknownFields: dropped.unknown } : {}),

@@ -120,6 +120,7 @@ describe('chatToCanonical', () => {
       seed: 1,
       frequencyPenalty: 0.1,
       presencePenalty: 0.2,
+      affinityHint: 'user:user-1',
       stop: ['END'],
       reasoning: { effort: 'low' },
       responseFormat: { type: 'json_schema', name: 'answer', schema, description: 'An answer' },

@@ -44,6 +44,8 @@ describe('messagesToCanonical', () => {
       reasoning: { effort: 'high', adaptive: true },
       stream: true,
       user: atString(raw, 'metadata', 'user_id'),
+      // Claude Code's user id holds its session id: the conversation's cache affinity.
+      affinityHint: `user:${atString(raw, 'metadata', 'user_id')}`,
       webSearch: false,
       untranslated: ['context_management'],
     });
@@ -167,6 +169,7 @@ describe('messagesToCanonical', () => {
       responseFormat: { type: 'json_schema', name: 'output', schema, param: 'output_config.format' },
       stream: false,
       user: 'u1',
+      affinityHint: 'user:u1',
       webSearch: true,
       untranslated: ['search_result blocks in tool results'],
       unknownFields: [{ name: 'temprature', meant: [...MESSAGES_FIELDS.translated, ...MESSAGES_FIELDS.known] }],

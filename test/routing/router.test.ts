@@ -178,7 +178,8 @@ describe('key pools', () => {
     const third = (await router.acquire(one, 'c', 0)) as Lease;
     router.failed(third, fail(429));
     router.end(third);
-    expect(router.keyView('pool#one')).toMatchObject({ state: 'cooling_down', reason: 'http_429' });
+    expect(router.keyView('pool#one')).toMatchObject({ state: 'closed' }); // a 429 rests the key for this model only
+    expect(router.keyView('pool#one', 'm')).toMatchObject({ state: 'cooling_down', reason: 'http_429' });
     expect(await router.acquire(one, 'd', 0)).toMatchObject({ skip: 'key cooling down after http_429', retryAt: Date.parse('2026-11-27T12:01:02Z') });
     advance(2_000);
     const again = (await router.acquire(one, 'd', 0)) as Lease;
