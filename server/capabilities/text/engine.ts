@@ -9,7 +9,7 @@ import { postJson, postStream } from '../../upstream/http.ts';
 import { asWire, type JsonObject } from '../../upstream/json.ts';
 import { malformed, reportedError, upstreamFailure, type UpstreamError } from '../../upstream/errors.ts';
 import { UnsupportedContentError, buildCall, type CallContext, type TextFormat } from '../../providers/types.ts';
-import { withFailover, type Blame, type FailoverOptions } from '../../routing/failover.ts';
+import { withFailover, type Blame, type FailoverOptions, type Release } from '../../routing/failover.ts';
 import { route, type TextTarget as Target } from '../../routing/targets.ts';
 import { UpstreamClock } from '../../routing/upstream-clock.ts';
 import * as C from '../../translate/canonical.ts';
@@ -186,8 +186,12 @@ export async function runText(services: CapabilityDeps, call: TextCall): Promise
     }
   };
 
+  // The answering key's slot: freed with the settlement, however the request ends.
+  let release: Release = () => {};
   try {
-    const { value, candidate, blame, release } = await withFailover(candidates, attempt, opts);
+    const won = await withFailover(candidates, attempt, opts);
+    release = won.release;
+    const { value, candidate, blame } = won;
     const warnings = answerWarnings(call, candidate, fitted);
     // The key's concurrency slot and tokens per minute end with the answer (a stream's last event).
     const settleAndRelease = (s: Settlement) => {
@@ -215,6 +219,7 @@ export async function runText(services: CapabilityDeps, call: TextCall): Promise
   } catch (err) {
     // Failed before any output: the reservation is released, nothing is billed.
     const gw = err instanceof GatewayError ? err : null;
+    release();
     settle({ target: null, usage: null, estimated: false, status: gw?.status ?? 500, errorCode: gw?.code ?? 'internal_error' });
     throw err;
   }
