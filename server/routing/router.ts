@@ -11,7 +11,7 @@ import type { CounterStore, HoldSpec } from '../stores/index.ts';
 import type { RouteHold, RoutingStateStore } from '../stores/routing-state.ts';
 import type { UpstreamError } from '../upstream/errors.ts';
 import { keysOf, type PoolKey } from './key-pool.ts';
-import { orderUpstreams, rendezvousOrder, type UpstreamView } from './strategies.ts';
+import { affinityEligible, orderUpstreams, rendezvousOrder, type UpstreamView } from './strategies.ts';
 import type { Target } from './targets.ts';
 
 /** A candidate of one request: an upstream of the model with one key of its provider (its `provider` carries that key). */
@@ -111,14 +111,19 @@ export class Router {
     const affinity = model.cache_affinity ? (hint.affinity?.() ?? null) : null;
     const ids = targets.map((t) => upstreamId(t));
     let order: number[];
-    if (affinity && model.strategy !== 'failover' && targets.length > 1) {
-      order = rendezvousOrder(affinity, ids, targets.map((t) => (model.strategy === 'weighted' ? t.weight : 1)));
-    } else {
+    if (model.strategy === 'failover' || targets.length < 2) order = targets.map((_, i) => i);
+    else {
       const views: UpstreamView[] = targets.map((t, i) => {
         const s = this.stats.get(ids[i]!);
         return { weight: t.weight, ewmaMs: s?.ewmaMs ?? null, inFlight: s?.inFlight ?? 0 };
       });
       order = orderUpstreams(model.strategy, views, { exploration: this.cfg.least_latency.exploration, turn: this.turn(model.id), random: this.random });
+      if (affinity) {
+        // The conversation's upstream among those the strategy finds good enough now; the rest after, in the strategy's order.
+        const eligible = affinityEligible(model.strategy, views);
+        const hashed = rendezvousOrder(affinity, ids, views.map((v, i) => (eligible[i] ? (model.strategy === 'weighted' ? v.weight : 1) : 0))).filter((i) => eligible[i] && (model.strategy !== 'weighted' || views[i]!.weight > 0));
+        order = [...hashed, ...order.filter((i) => !hashed.includes(i))];
+      }
     }
     const out: Routed<T>[] = [];
     for (const i of order) {
@@ -230,7 +235,10 @@ export class Router {
     const alpha = this.cfg.least_latency.smoothing;
     s.ewmaMs = s.ewmaMs === null ? ms : s.ewmaMs + alpha * (ms - s.ewmaMs);
     if (pooled(routed)) this.metrics.upstreamKeyAttempts.inc({ provider: routed.provider.id, key: routed.key.label, outcome: 'ok' });
-    if (lease.probe || this.holds.get(up)?.kind === 'breaker' || this.streaking.has(up)) this.closeBreaker(up, lease.probe);
+    // Only the probe closes an open breaker: any other success was sent before it opened (an
+    // acquire skips an open upstream) and says nothing about the upstream now.
+    if (lease.probe) this.closeBreaker(up, true);
+    else if (this.streaking.has(up) && this.holds.get(up)?.kind !== 'breaker') this.closeBreaker(up, false);
     // A key that answers is out of its cool-downs (the next 429 starts the backoff afresh).
     for (const target of [keyTarget(routed), keyModelTarget(routed)]) if (this.holds.has(target)) this.clearHold(target);
   }

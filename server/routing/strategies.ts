@@ -42,6 +42,25 @@ export function orderUpstreams(strategy: RoutingStrategy, views: readonly Upstre
 }
 
 /**
+ * Which upstreams a request with cache affinity may stick to: under `weighted`, all; under
+ * `least-latency`, those within twice the fastest moving average (and the unmeasured); under
+ * `least-busy`, those within twice the fewest requests in flight, plus two. So affinity keeps a
+ * conversation's cache warm without pinning it to an upstream the strategy would avoid.
+ */
+export function affinityEligible(strategy: RoutingStrategy, views: readonly UpstreamView[]): boolean[] {
+  if (strategy === 'least-latency') {
+    const measured = views.flatMap((v) => (v.ewmaMs === null ? [] : [v.ewmaMs]));
+    const best = measured.length ? Math.min(...measured) : 0;
+    return views.map((v) => v.ewmaMs === null || v.ewmaMs <= 2 * best);
+  }
+  if (strategy === 'least-busy') {
+    const fewest = Math.min(...views.map((v) => v.inFlight));
+    return views.map((v) => v.inFlight <= 2 * fewest + 2);
+  }
+  return views.map(() => true);
+}
+
+/**
  * A weighted random order without replacement (Efraimidis–Spirakis: each draws u^(1/w), highest
  * first), so each upstream is first in proportion to its weight; weight 0 only after the others.
  */

@@ -134,6 +134,24 @@ describe('circuit breaker', () => {
     expect(after.probe).toBe(false);
   });
 
+  it('a success of an attempt sent before the breaker opened does not close it: only the probe does', async () => {
+    const { router } = setup({ circuit_breaker: { consecutive_failures: 3, cooldown_seconds: 30 } });
+    const m = model('failover', [{ provider: 'dead' }]);
+    const routed = () => router.plan(m, [target(dead)])[0]!;
+    const early = (await router.acquire(routed(), 'early', 0)) as Lease;
+    for (let i = 0; i < 3; i++) {
+      const lease = (await router.acquire(routed(), `r${i}`, 0)) as Lease;
+      router.failed(lease, fail(503));
+      router.end(lease);
+      await Promise.resolve();
+    }
+    expect(router.upstreamView('dead', 'm').state).toBe('open');
+    router.succeeded(early, 20);
+    router.end(early);
+    expect(router.upstreamView('dead', 'm').state).toBe('open');
+    expect(isLease(await router.acquire(routed(), 'next', 0))).toBe(false);
+  });
+
   it('opens on the error rate over its window once it has enough requests; a success ends a streak; 4xx answers never count', async () => {
     const { router } = setup({ circuit_breaker: { consecutive_failures: 100, error_rate: 0.5, min_requests: 10 } });
     const m = model('failover', [{ provider: 'dead' }]);
@@ -222,6 +240,25 @@ describe('cache affinity', () => {
     expect(firsts.get('other')! / 400).toBeGreaterThan(0.4);
     expect(firsts.get('other')! / 400).toBeLessThan(0.6);
     for (const k of ['pool#0', 'pool#1', 'pool#2', 'pool#3']) expect(firsts.get(k)! / 400).toBeGreaterThan(0.07);
+  });
+
+  it('under least-latency, a conversation sticks only to an upstream within twice the fastest', async () => {
+    const { router } = setup({}, () => 0.9);
+    const fast = provider('fast');
+    const slow = provider('slow');
+    const m = model('least-latency', [{ provider: 'fast' }, { provider: 'slow' }]);
+    const targets = [target(fast), target(slow)];
+    const measure = async (i: number, ms: number) => {
+      const lease = (await router.acquire(router.plan(m, [targets[i]!])[0]!, 'req', 0)) as Lease;
+      router.succeeded(lease, ms);
+      router.end(lease);
+    };
+    await measure(0, 100);
+    await measure(1, 150);
+    const firsts = new Set(Array.from({ length: 60 }, (_, c) => router.plan(m, targets, { affinity: () => `prefix:${c}` })[0]!.key.label));
+    expect(firsts).toEqual(new Set(['fast', 'slow'])); // both within 2×: conversations spread, each stays
+    for (let i = 0; i < 10; i++) await measure(1, 900);
+    for (let c = 0; c < 60; c++) expect(router.plan(m, targets, { affinity: () => `prefix:${c}` })[0]!.key.label).toBe('fast');
   });
 
   it('moves to the next key while its key cools down, and comes back after', async () => {
