@@ -181,7 +181,7 @@ models:
     const checked = await cli('config', 'check', '--file', example, '--json');
     expect(checked.code).toBe(0);
     const report = JSON.parse(checked.stdout);
-    expect(report).toMatchObject({ valid: true, providers: ['openai', 'anthropic', 'gemini', 'elevenlabs', 'openrouter', 'local-vllm'] });
+    expect(report).toMatchObject({ valid: true, providers: ['openai', 'anthropic', 'gemini', 'elevenlabs', 'openrouter', 'local-vllm', 'openai-pool'] });
     expect(report.warnings).toContain('provider openai has no api_key: its upstreams are skipped');
 
     const broken = path.join(dataDir, 'broken.json');

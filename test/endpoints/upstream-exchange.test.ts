@@ -13,7 +13,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 function fakeServices() {
   const recorded: [string, boolean][] = [];
   const health = { record: (_m: string, provider: string, ok: boolean) => (recorded.push([provider, ok]), 0), recordLateFailure: () => {} };
-  return { services: { health, metrics: createMetrics() } as unknown as Services, recorded };
+  // A model the catalog does not know: its targets are tried as given (the router plans known models).
+  return { services: { health, metrics: createMetrics(), catalog: { model: () => undefined } } as unknown as Services, recorded };
 }
 
 const target = (id: string) => ({ provider: { id, type: 'openai', api_key: 'k' }, upstreamModel: `${id}-model`, adapter: {} }) as unknown as Target<'embeddings'>;

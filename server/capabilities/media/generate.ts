@@ -26,7 +26,7 @@ import type { FailoverOptions } from '../../routing/failover.ts';
 import { knownModel, route, type Target } from '../../routing/targets.ts';
 import type { CapabilityDeps } from '../deps.ts';
 import type { CallInfo, Caller } from '../descriptor.ts';
-import { gatewayHeaders } from '../shared/gateway-headers.ts';
+import { gatewayHeaders, upstreamLabel } from '../shared/gateway-headers.ts';
 import { beginMetered } from '../../billing/metered.ts';
 import { syncOrJob } from '../shared/sync-or-job.ts';
 import { exchange } from '../shared/upstream-exchange.ts';
@@ -91,7 +91,7 @@ async function hostImage(services: CapabilityDeps, jobId: string, image: Generat
 }
 
 /** One image, from the first upstream that makes it; stored, and answered as the request asked. */
-async function makeImage(services: CapabilityDeps, jobId: string, model: string, stored: Stored, signal: AbortSignal, log?: FailoverOptions['log']): Promise<JobDone & { provider: string; upstreamMs: number }> {
+async function makeImage(services: CapabilityDeps, jobId: string, model: string, stored: Stored, signal: AbortSignal, log?: FailoverOptions['log']): Promise<JobDone & { upstream: string; upstreamMs: number }> {
   const { req } = stored;
   const targets = mediaTargets(services, model, 'images', req.references.length);
   const references = await loadReferences(services, req.references);
@@ -109,7 +109,7 @@ async function makeImage(services: CapabilityDeps, jobId: string, model: string,
     outputKey: hosted.key,
     billing: { provider: ex.target.provider.id, upstreamModel: ex.target.upstreamModel, usage, metered: { unit: 'image', quantity: 1 }, estimated: false },
     warnings: [...stored.warnings, ...ex.warnings],
-    provider: ex.target.provider.id,
+    upstream: upstreamLabel(ex.target),
     upstreamMs: ex.upstreamMs,
   };
 }
@@ -231,7 +231,7 @@ export async function generateMedia(services: CapabilityDeps, c: ImageCall, body
   return {
     status: 200,
     body: withOrigin(done.result as ImagesBody, c.origin()),
-    headers: { ...meter.headers, ...gatewayHeaders(done.provider, done.warnings ?? []) },
+    headers: { ...meter.headers, ...gatewayHeaders(done.upstream, done.warnings ?? []) },
     upstreamMs: done.upstreamMs,
   };
 }

@@ -15,10 +15,11 @@ import { newJobId, type JobOrigin } from '../../jobs/service.ts';
 import { FAMILY_FIELDS, type SpeechAudio, type SpeechFamily, type SpeechInput, type SpeechTimestamps } from '../../providers/speech.ts';
 import type { FailoverOptions } from '../../routing/failover.ts';
 import { route, type Target } from '../../routing/targets.ts';
+import { upstreamId } from '../../routing/router.ts';
 import type { CapabilityDeps } from '../deps.ts';
 import type { Caller } from '../descriptor.ts';
 import { applyPronunciation } from '../../speech/pronunciation.ts';
-import { gatewayHeaders, headerSafe } from '../shared/gateway-headers.ts';
+import { gatewayHeaders, headerSafe, upstreamLabel } from '../shared/gateway-headers.ts';
 import { beginMetered, type Outcome } from '../../billing/metered.ts';
 import { syncOrJob } from '../shared/sync-or-job.ts';
 import { exchange, type Exchanged } from '../shared/upstream-exchange.ts';
@@ -72,13 +73,14 @@ function prepare(services: CapabilityDeps, body: Body): { model: NonNullable<Ret
 type Spoken = { ex: Exchanged<SpeechAudio | SpeechTimestamps, 'speech'>; p: Prepared };
 
 async function speak(services: CapabilityDeps, modelId: string, prepared: Prepared[], signal: AbortSignal, log?: FailoverOptions['log']): Promise<Spoken> {
-  const of = new Map(prepared.map((p) => [p.target, p]));
+  // By upstream: the router hands the attempt a copy of the target (with its key), not the target itself.
+  const of = new Map(prepared.map((p) => [upstreamId(p.target), p]));
   const ex = await exchange(
     services,
     modelId,
     prepared.map((p) => p.target),
     (t, call) => {
-      const p = of.get(t)!;
+      const p = of.get(upstreamId(t))!;
       const reads: readonly string[] = t.adapter.reads;
       const ignored = FAMILY_FIELDS.filter((f) => (p.input.body as Record<string, unknown>)[f] !== undefined && !reads.includes(f));
       if (ignored.length) call.warn(`ignored by this model (family ${p.family}): ${ignored.join(', ')}`);
@@ -86,7 +88,7 @@ async function speak(services: CapabilityDeps, modelId: string, prepared: Prepar
     },
     log,
   );
-  return { ex, p: of.get(ex.target)! };
+  return { ex, p: of.get(upstreamId(ex.target))! };
 }
 
 const billingOf = ({ ex, p }: Spoken): Outcome => ({
@@ -143,7 +145,7 @@ export async function speech(services: CapabilityDeps, c: Caller, body: Body): P
   const s = outcome.done;
   // The upstream has started answering: the audio is made, and billed.
   await meter.settle(billingOf(s));
-  const headers = { ...meter.headers, ...gatewayHeaders(s.ex.target.provider.id, s.ex.warnings), ...pronunciationHeader(s.p.pronunciationWarnings) };
+  const headers = { ...meter.headers, ...gatewayHeaders(upstreamLabel(s.ex.target), s.ex.warnings), ...pronunciationHeader(s.p.pronunciationWarnings) };
   const answer = s.ex.value;
   if (answer.kind === 'timestamps') return { status: 200, kind: 'json', body: timestampsBody(answer, s.p.pronunciationWarnings), headers, upstreamMs: s.ex.upstreamMs };
   return { status: 200, kind: 'audio', body: answer.body, contentType: answer.contentType, length: answer.length, headers, upstreamMs: s.ex.upstreamMs };

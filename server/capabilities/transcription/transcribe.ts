@@ -19,7 +19,7 @@ import type { Caller } from '../descriptor.ts';
 import { audioDuration } from '../../transcription/duration.ts';
 import { render, type Granularity, type ResponseFormat } from '../../transcription/render.ts';
 import { openUpload, type Upload } from './stored-upload.ts';
-import { gatewayHeaders } from '../shared/gateway-headers.ts';
+import { gatewayHeaders, upstreamLabel } from '../shared/gateway-headers.ts';
 import { metered, type Outcome } from '../../billing/metered.ts';
 import { exchange } from '../shared/upstream-exchange.ts';
 
@@ -56,7 +56,8 @@ async function measure(services: CapabilityDeps, u: Upload): Promise<{ seconds: 
   return { seconds, reserveSeconds: seconds ?? u.size / 4000 };
 }
 
-type Done = { out: TranscriptionOutput; provider: string; upstreamModel: string; warnings: string[]; upstreamMs: number; rendered: ReturnType<typeof render>; seconds: number };
+/** `upstream`: what X-Gateway-Upstream names (the key of a pool too). */
+type Done = { out: TranscriptionOutput; provider: string; upstream: string; upstreamModel: string; warnings: string[]; upstreamMs: number; rendered: ReturnType<typeof render>; seconds: number };
 
 async function transcribeUpload(services: CapabilityDeps, o: Options, u: Upload, containerSeconds: number | null, signal?: AbortSignal, log?: FailoverOptions['log']): Promise<Done> {
   const { targets } = route(services.catalog, o.model, 'transcription');
@@ -71,7 +72,7 @@ async function transcribeUpload(services: CapabilityDeps, o: Options, u: Upload,
   const warnings = [...ex.warnings];
   if (rendered.estimated) warnings.push(ESTIMATED_WARNING);
   if (o.format === 'verbose_json' && o.granularities.includes('word') && !words?.length) warnings.push('word timestamps: this model gives none, so verbose_json has no words');
-  return { out, provider: ex.target.provider.id, upstreamModel: ex.target.upstreamModel, warnings, upstreamMs: ex.upstreamMs, rendered, seconds };
+  return { out, provider: ex.target.provider.id, upstream: upstreamLabel(ex.target), upstreamModel: ex.target.upstreamModel, warnings, upstreamMs: ex.upstreamMs, rendered, seconds };
 }
 
 /** Reported tokens win; otherwise the audio minutes. */
@@ -98,7 +99,7 @@ export async function transcription(services: CapabilityDeps, c: TranscriptionCa
     return { value: d, outcome: billingOf(d) };
   });
   const d = r.value;
-  return { body: d.rendered.body, contentType: d.rendered.contentType, headers: { ...r.headers, ...gatewayHeaders(d.provider, d.warnings) }, upstreamMs: d.upstreamMs };
+  return { body: d.rendered.body, contentType: d.rendered.contentType, headers: { ...r.headers, ...gatewayHeaders(d.upstream, d.warnings) }, upstreamMs: d.upstreamMs };
 }
 
 type Stored = { options: Options; upload: Upload; seconds: number | null };
