@@ -360,6 +360,23 @@ function TopTable({ title, first, rows, code }: { title: string; first: string; 
 const availabilityKind = (a: number | null) => (a === null ? 'neutral' : a >= 0.99 ? 'ok' : a >= 0.5 ? 'warn' : 'bad');
 const ms = (v: number | null) => (v === null ? null : Math.round(v));
 
+/** An upstream's or a key's traffic: its share, attempts, errors, availability and median latency. */
+function TrafficCells({ t }: { t: { share: number | null; requests: number; errors: number; availability: number | null; latency_ms_p50: number | null } }) {
+  return (
+    <>
+      <Cell label="Share" class="num">
+        <span class="nowrap">{pct(t.share)}</span>
+      </Cell>
+      <NumCell label="Attempts" value={t.requests} />
+      <NumCell label="Errors" value={t.errors} />
+      <Cell label="Availability">
+        <Badge kind={availabilityKind(t.availability)}>{pct(t.availability, 2)}</Badge>
+      </Cell>
+      <NumCell label="Median latency" value={ms(t.latency_ms_p50)} unit="ms" />
+    </>
+  );
+}
+
 export function AdminHealth(_: { session: Session }) {
   const state = useLoad(() => call(api.GET('/v1/models/status', { params: { query: { window: '24h' } } })));
   return (
@@ -400,15 +417,7 @@ export function AdminHealth(_: { session: Session }) {
                           model <span class="nowrap">{u.upstream_model}</span> · <span class="nowrap">weight {u.weight}</span>
                         </small>
                       </Cell>
-                      <Cell label="Share" class="num">
-                        <span class="nowrap">{pct(u.share)}</span>
-                      </Cell>
-                      <NumCell label="Attempts" value={u.requests} />
-                      <NumCell label="Errors" value={u.errors} />
-                      <Cell label="Availability">
-                        <Badge kind={availabilityKind(u.availability)}>{pct(u.availability, 2)}</Badge>
-                      </Cell>
-                      <NumCell label="Median latency" value={ms(u.latency_ms_p50)} unit="ms" />
+                      <TrafficCells t={u} />
                       <Cell label="State">
                         <BreakerState breaker={u.breaker} />
                         {u.in_flight > 0 && <small class="cell-note">{num(u.in_flight)} in flight on this instance</small>}
@@ -422,15 +431,7 @@ export function AdminHealth(_: { session: Session }) {
                           <span class="visually-hidden">Key </span>
                           <code>{k.key}</code>
                         </Cell>
-                        <Cell label="Share" class="num">
-                          <span class="nowrap">{pct(k.share)}</span>
-                        </Cell>
-                        <NumCell label="Attempts" value={k.requests} />
-                        <NumCell label="Errors" value={k.errors} />
-                        <Cell label="Availability">
-                          <Badge kind={availabilityKind(k.availability)}>{pct(k.availability, 2)}</Badge>
-                        </Cell>
-                        <NumCell label="Median latency" value={ms(k.latency_ms_p50)} unit="ms" />
+                        <TrafficCells t={k} />
                         <Cell label="State">
                           <KeyState k={k} />
                           {k.in_flight > 0 && <small class="cell-note">{num(k.in_flight)} in flight on this instance</small>}
