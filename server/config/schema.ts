@@ -26,12 +26,13 @@ export type PoolKeyConfig = z.infer<typeof PoolKeyConfig>;
 
 /**
  * A pool's keys whose value came out empty (`\${OPENAI_API_KEY_2:-}` unset) are left out, like a
- * field that is not written; a pool left with none is no pool (the provider has no key).
+ * field that is not written, but keep their place (null), so the other keys' indexes (their
+ * labels) stay what they are; a pool left with none is no pool (the provider has no key).
  */
 function withoutUnsetKeys(v: unknown): unknown {
   if (!Array.isArray(v)) return v;
-  const kept = v.filter((k) => k !== '' && !(k && typeof k === 'object' && !Array.isArray(k) && ((k as { key?: unknown }).key === undefined || (k as { key?: unknown }).key === '')));
-  return kept.length ? kept : undefined;
+  const unset = (k: unknown) => k === '' || k === null || (!!k && typeof k === 'object' && !Array.isArray(k) && ((k as { key?: unknown }).key === undefined || (k as { key?: unknown }).key === ''));
+  return v.every(unset) ? undefined : v.map((k) => (unset(k) ? null : k));
 }
 
 export const ProviderConfig = z.strictObject({
@@ -40,7 +41,7 @@ export const ProviderConfig = z.strictObject({
   base_url: z.url({ protocol: /^https?$/ }).optional(),
   api_key: z.string().optional(),
   api_keys: z
-    .preprocess(withoutUnsetKeys, z.array(z.union([z.string().min(1), PoolKeyConfig])).min(1).optional())
+    .preprocess(withoutUnsetKeys, z.array(z.union([z.string().min(1), PoolKeyConfig, z.null()])).min(1).optional())
     .describe('A key pool instead of api_key: requests are spread over the keys, each kept under its own limits, a key that gets 429/401/403 cools down.'),
   headers: z.record(z.string(), z.string()).optional(),
   voices: z

@@ -11,6 +11,6 @@ export const credentialHeaders: ReadonlySet<string> = new Set(VENDORS.flatMap((v
 /** Why a provider cannot be called at all (`has no api_key`), or null: failover names it and skips it. */
 export function missingCredential(p: { type?: string; api_key?: string; api_keys?: readonly unknown[]; headers?: Record<string, string> }): string | null {
   const client = p.type ? vendorOf(p.type)?.client : undefined;
-  if (!client || p.api_key || p.api_keys?.length || !client.needsApiKey(p)) return null;
+  if (!client || p.api_key || p.api_keys?.some((k) => k !== null) || !client.needsApiKey(p)) return null;
   return Object.keys(p.headers ?? {}).some((h) => credentialHeaders.has(h.toLowerCase())) ? null : 'has no api_key';
 }

@@ -4,7 +4,7 @@ import { upstreamFailure, type UpstreamError } from '../upstream/errors.ts';
 import type { HealthRecorder } from './health.ts';
 import { missingCredential } from '../providers/credentials.ts';
 import type { PoolKey } from './key-pool.ts';
-import type { Routed, Router } from './router.ts';
+import { upstreamAtFault, type Routed, type Router } from './router.ts';
 
 export type FailoverOptions = {
   model: string;
@@ -26,7 +26,7 @@ export type FailoverOptions = {
   tokens?: number;
 };
 
-type Candidate = { provider: { id: string; type?: string; api_key?: string; headers?: Record<string, string> }; upstreamModel?: string; key?: PoolKey };
+type Candidate = { provider: { id: string; type?: string; api_key?: string; headers?: Record<string, string> }; upstreamModel?: string; key?: PoolKey; upstreamId?: string };
 
 /** What the failure list calls a candidate: its key's label when its provider has a pool (`openai#backup`). */
 const nameOf = (c: Candidate) => c.key?.label ?? c.provider.id;
@@ -96,7 +96,12 @@ export async function withFailover<T, C extends Candidate>(
   const failures: Failure[] = [];
   const router = opts.router;
   let attemptNo = 0;
+  // Upstreams that failed on their own account (unreachable, timed out, 5xx): their other keys would fare no better.
+  const downUpstreams = new Set<string>();
+  // Upstreams whose failure streak this request added to already: once per request.
+  const streaked = new Set<string>();
   for (const candidate of candidates) {
+    if (candidate.upstreamId && downUpstreams.has(candidate.upstreamId)) continue;
     const provider = candidate.provider.id;
     const name = nameOf(candidate);
     const keyLabel = candidate.key?.label ?? '';
@@ -138,7 +143,10 @@ export async function withFailover<T, C extends Candidate>(
         if (!e) throw gatewayFailure(err);
         const ms = performance.now() - started;
         opts.health.record(opts.model, provider, false, ms, healthCode(e), keyLabel);
-        if (lease) router!.failed(lease, e);
+        if (lease) {
+          router!.failed(lease, e, ms, !streaked.has(lease.routed.upstreamId));
+          if (upstreamAtFault(e)) streaked.add(lease.routed.upstreamId);
+        }
         opts.metrics.upstreamAttempts.inc({ provider, model: opts.model, outcome: e.code === 'upstream_timeout' ? 'timeout' : 'error' });
         // One line per failed attempt: enough to diagnose without the client's error (never credentials).
         opts.log?.warn(
@@ -152,13 +160,14 @@ export async function withFailover<T, C extends Candidate>(
         mine.reason = reasonOf(e, provider);
         // 401/403/404 will not change on a retry: next upstream. A 429 on a pooled key: the key
         // cools down and the next key is tried at once.
-        if ([401, 403, 404].includes(e.status) || n + 1 >= perUpstream || (e.status === 429 && router && candidate.key && candidate.key.label !== provider)) break;
+        if ([401, 403, 404].includes(e.status) || n + 1 >= perUpstream || (e.status === 429 && router && candidate.key?.pooled)) break;
         const wait = e.retryAfter !== undefined ? e.retryAfter * 1000 : base * 2 ** n * (0.5 + Math.random());
         if (wait > maxWait) break;
         opts.onBackoff?.(wait);
         await sleep(wait);
       }
     }
+    if (candidate.upstreamId && mine.error && upstreamAtFault(mine.error)) downUpstreams.add(candidate.upstreamId);
   }
   // The request failed: an upstream skipped for its missing credential counts as a failed attempt
   // (0 ms), so a model that cannot work shows its failures instead of "no traffic". Not when

@@ -6,8 +6,12 @@ import type { PoolKeyConfig, ProviderConfig } from '../config/schema.ts';
 export type KeyLimits = { requestsPerMinute?: number; tokensPerMinute?: number; maxConcurrency?: number };
 
 export type PoolKey = {
-  /** Position in `api_keys` (0 for a provider with `api_key`). */
+  /** Position in `api_keys` as configured, unset keys counted (0 for a provider with `api_key`): stable while keys come and go. */
   index: number;
+  /** One of several keys: it cools down after 429/401/403 and is measured on its own (a single key is its provider). */
+  pooled: boolean;
+  /** Its routing-state target (`key:<label>`). */
+  target: string;
   /** What names the key: `openai#primary`, `openai#1`; the provider id alone for a provider without a pool. */
   label: string;
   /** The provider config an attempt with this key is made with: its `api_key` is this key. */
@@ -30,12 +34,14 @@ export function keysOf(provider: ProviderConfig): PoolKey[] {
   let keys = pools.get(provider);
   if (!keys) {
     const { api_keys, ...rest } = provider;
-    keys = api_keys
-      ? api_keys.map((k, index) => {
-          const entry: PoolKeyConfig = typeof k === 'string' ? { key: k } : k;
-          return { index, label: `${provider.id}#${entry.alias ?? index}`, provider: { ...rest, api_key: entry.key }, limits: limitsOf(entry) };
+    const entries = (api_keys ?? []).flatMap((k, index) => (k === null ? [] : [{ index, entry: typeof k === 'string' ? { key: k } : k }]));
+    const pooled = entries.length > 1;
+    keys = entries.length
+      ? entries.map(({ index, entry }) => {
+          const label = `${provider.id}#${entry.alias ?? index}`;
+          return { index, pooled, target: `key:${label}`, label, provider: { ...rest, api_key: entry.key }, limits: limitsOf(entry) };
         })
-      : [{ index: 0, label: provider.id, provider, limits: null }];
+      : [{ index: 0, pooled: false, target: `key:${provider.id}`, label: provider.id, provider, limits: null }];
     pools.set(provider, keys);
   }
   return keys;

@@ -45,13 +45,18 @@ const PROBE_TTL_MS = 30_000;
 
 export class Router {
   private holds = new Map<string, RouteHold>();
+  /** When this instance ended a target's hold: a snapshot read before then does not bring it back. */
+  private readonly ended = new Map<string, number>();
   private readonly stats = new Map<string, Stats>();
-  /** Upstreams whose failure streak this instance added to: a success ends the streak (for everyone). */
-  private readonly streaking = new Set<string>();
+  /** Upstreams whose shared failure streak this instance added to, with its own count (used when the store is away). */
+  private readonly streaks = new Map<string, number>();
   /** Half-open upstreams whose probe this instance sends. */
   private readonly probing = new Set<string>();
+  /** Half-open upstreams whose probe another instance holds: not asked again before this time. */
+  private readonly probedElsewhere = new Map<string, number>();
   private readonly turns = new Map<string, number>();
   private readonly timer: NodeJS.Timeout | null;
+  private syncing = false;
   private storeFailed = false;
 
   constructor(
@@ -72,17 +77,26 @@ export class Router {
     if (this.timer) clearInterval(this.timer);
   }
 
-  /** Reads the holds every instance shared; those this instance wrote meanwhile are kept. */
+  /**
+   * Reads the holds every instance shared. Those this instance wrote meanwhile are kept; those it
+   * ended after they began are not brought back by a snapshot read before it ended them.
+   */
   async sync(): Promise<void> {
+    if (this.syncing) return;
+    this.syncing = true;
     const started = this.clock.now();
     try {
       const shared = await this.store.snapshot();
-      const next = new Map(shared.map((h) => [h.target, h]));
+      const next = new Map<string, RouteHold>();
+      for (const h of shared) if ((this.ended.get(h.target) ?? -Infinity) < h.since) next.set(h.target, h);
       for (const [target, h] of this.holds) if (h.since >= started && !next.has(target)) next.set(target, h);
       this.holds = next;
+      for (const [target, at] of this.ended) if (at < started - 60_000) this.ended.delete(target);
       this.storeFailed = false;
     } catch (err) {
       this.storeWarn(err);
+    } finally {
+      this.syncing = false;
     }
   }
 
@@ -108,10 +122,12 @@ export class Router {
       const keys = keysOf(t.provider);
       if (keys.length === 1) return [this.routed(t, keys[0]!)];
     }
-    const affinity = model.cache_affinity ? (hint.affinity?.() ?? null) : null;
+    const choosesUpstream = model.strategy !== 'failover' && targets.length > 1;
+    // Only asked for where it can change the choice: hashing a long prompt is not free.
+    const affinity = model.cache_affinity && (choosesUpstream || targets.some((t) => keysOf(t.provider).length > 1)) ? (hint.affinity?.() ?? null) : null;
     const ids = targets.map((t) => upstreamId(t));
     let order: number[];
-    if (model.strategy === 'failover' || targets.length < 2) order = targets.map((_, i) => i);
+    if (!choosesUpstream) order = targets.map((_, i) => i);
     else {
       const views: UpstreamView[] = targets.map((t, i) => {
         const s = this.stats.get(ids[i]!);
@@ -121,7 +137,8 @@ export class Router {
       if (affinity) {
         // The conversation's upstream among those the strategy finds good enough now; the rest after, in the strategy's order.
         const eligible = affinityEligible(model.strategy, views);
-        const hashed = rendezvousOrder(affinity, ids, views.map((v, i) => (eligible[i] ? (model.strategy === 'weighted' ? v.weight : 1) : 0))).filter((i) => eligible[i] && (model.strategy !== 'weighted' || views[i]!.weight > 0));
+        const weight = (i: number) => (!eligible[i] ? 0 : model.strategy === 'weighted' ? views[i]!.weight : 1);
+        const hashed = rendezvousOrder(affinity, ids, views.map((_, i) => weight(i))).filter((i) => weight(i) > 0);
         order = [...hashed, ...order.filter((i) => !hashed.includes(i))];
       }
     }
@@ -152,24 +169,29 @@ export class Router {
   /**
    * Whether the candidate may be tried now: its upstream's breaker closed (or this is the one
    * probe of a half-open one), its key not cooling down, and the key's limits room for it.
+   * The cheap local checks come first; the probe is claimed only for a key that may be used.
    */
   async acquire(routed: Routed, requestId: string, attempt: number, tokens = 0): Promise<Lease | Skip> {
     const now = this.clock.now();
     const up = routed.upstreamId;
-    let probe = false;
     const breaker = this.cfg.circuit_breaker.enabled ? this.holds.get(up) : undefined;
     if (breaker) {
       if (now < breaker.until) return this.skipped(routed, 'circuit_open', `circuit open after ${breaker.reason}`, breaker.until);
-      if (this.probing.has(up)) return this.skipped(routed, 'circuit_half_open', 'circuit half-open, its probe under way', now + 1000);
+      if (this.probing.has(up) || (this.probedElsewhere.get(up) ?? 0) > now) return this.skipped(routed, 'circuit_half_open', 'circuit half-open, its probe under way', now + 1000);
+    }
+    if (routed.key.pooled) {
+      const cooling = this.coolingDown(routed, now);
+      if (cooling) return this.skipped(routed, 'cooling_down', `key cooling down after ${cooling.reason}`, cooling.until);
+    }
+    let probe = false;
+    if (breaker) {
       const claimed = await this.store.claimProbe(up, PROBE_TTL_MS).catch((err) => (this.storeWarn(err), true));
-      if (!claimed) return this.skipped(routed, 'circuit_half_open', 'circuit half-open, its probe under way', now + 1000);
+      if (!claimed) {
+        this.probedElsewhere.set(up, now + 1000);
+        return this.skipped(routed, 'circuit_half_open', 'circuit half-open, its probe under way', now + 1000);
+      }
       this.probing.add(up);
       probe = true;
-    }
-    const cooling = this.coolingDown(routed, now);
-    if (cooling) {
-      if (probe) this.probing.delete(up);
-      return this.skipped(routed, 'cooling_down', `key cooling down after ${cooling.reason}`, cooling.until);
     }
     const limits = routed.key.limits;
     // Unique across instances (a client may send its own X-Request-Id twice).
@@ -179,18 +201,18 @@ export class Router {
       counted = limits.tokensPerMinute ? Math.max(1, Math.min(tokens, limits.tokensPerMinute)) : tokens;
       const refused = await this.admit(routed, holdId, counted, now);
       if (refused) {
-        if (probe) this.probing.delete(up);
+        if (probe) this.releaseProbe(up);
         return refused;
       }
     }
     this.stat(up).inFlight++;
-    this.stat(keyTarget(routed)).inFlight++;
+    if (routed.key.pooled) this.stat(routed.key.target).inFlight++;
     return { routed, probe, holdId, tokens: counted, ended: false };
   }
 
   /** The key's cool-down in force: its own (401), or its own for this upstream model (429, 403). */
   private coolingDown(routed: Routed, now: number): RouteHold | null {
-    for (const target of [keyTarget(routed), keyModelTarget(routed)]) {
+    for (const target of [routed.key.target, keyModelTarget(routed)]) {
       const h = this.holds.get(target);
       if (h && now < h.until) return h;
     }
@@ -232,40 +254,46 @@ export class Router {
     const up = routed.upstreamId;
     const s = this.window(up);
     s.requests++;
-    const alpha = this.cfg.least_latency.smoothing;
-    s.ewmaMs = s.ewmaMs === null ? ms : s.ewmaMs + alpha * (ms - s.ewmaMs);
-    if (pooled(routed)) this.metrics.upstreamKeyAttempts.inc({ provider: routed.provider.id, key: routed.key.label, outcome: 'ok' });
-    // Only the probe closes an open breaker: any other success was sent before it opened (an
-    // acquire skips an open upstream) and says nothing about the upstream now.
+    this.sample(s, ms);
     if (lease.probe) this.closeBreaker(up, true);
-    else if (this.streaking.has(up) && this.holds.get(up)?.kind !== 'breaker') this.closeBreaker(up, false);
-    // A key that answers is out of its cool-downs (the next 429 starts the backoff afresh).
-    for (const target of [keyTarget(routed), keyModelTarget(routed)]) if (this.holds.has(target)) this.clearHold(target);
+    else if (this.streaks.has(up) && this.holds.get(up)?.kind !== 'breaker') {
+      // A success ends the failure streak. It never closes an open breaker: only the probe does
+      // (any other success was sent before the breaker opened and says nothing about now).
+      this.streaks.delete(up);
+      this.store.resetStreak(up).catch((err) => this.storeWarn(err));
+    }
+    if (routed.key.pooled) {
+      this.metrics.upstreamKeyAttempts.inc({ provider: routed.provider.id, key: routed.key.label, outcome: 'ok' });
+      // A key that answers is out of its cool-downs (the next 429 starts the backoff afresh).
+      for (const target of [routed.key.target, keyModelTarget(routed)]) if (this.holds.has(target)) this.clearHold(target);
+    }
   }
 
-  /** The attempt failed with the upstream's error (never the gateway's own). */
-  failed(lease: Lease, e: UpstreamError): void {
+  /**
+   * The attempt failed with the upstream's error (never the gateway's own) after `ms`. `streak`:
+   * whether it may add to the upstream's failure streak (once per request and upstream, so one
+   * request that makes an upstream fail cannot open its breaker alone).
+   */
+  failed(lease: Lease, e: UpstreamError, ms = 0, streak = true): void {
     const { routed } = lease;
     const up = routed.upstreamId;
-    if (pooled(routed)) this.metrics.upstreamKeyAttempts.inc({ provider: routed.provider.id, key: routed.key.label, outcome: 'error' });
-    if (e.status === 429 || e.status === 401 || e.status === 403) {
-      // The key's account, not the upstream: a key of a pool rests, the next one is used at once.
-      // A provider's single key has no next one: each request still asks (and the client reads the provider's answer).
-      if (lease.probe) this.probing.delete(up);
-      if (pooled(routed)) this.coolDown(routed, e);
-      return;
-    }
-    if (!e.retryable) {
-      // The upstream answered (a request it refuses): it is up.
+    if (routed.key.pooled) this.metrics.upstreamKeyAttempts.inc({ provider: routed.provider.id, key: routed.key.label, outcome: 'error' });
+    if (!upstreamAtFault(e)) {
+      // The upstream answered: a key's refusal (429, 401, 403: a key of a pool rests, the next one
+      // is used at once; a single key has no next one) or the request's (400, 404, 413). It is up.
+      if (routed.key.pooled && (e.status === 429 || e.status === 401 || e.status === 403)) this.coolDown(routed, e);
       if (lease.probe) this.closeBreaker(up, true);
       return;
     }
-    this.upstreamFailed(routed, e.status ? `http_${e.status}` : e.code, lease.probe);
+    // Least-latency reads a failure as a slow answer: an upstream that fails is not the fastest.
+    const s = this.stat(up);
+    this.sample(s, Math.max(ms, 2 * (s.ewmaMs ?? 0), 1000));
+    this.upstreamFailed(routed, healthReason(e), lease.probe, streak, false);
   }
 
-  /** An answer counted as a success (a stream) failed afterwards. */
+  /** An answer counted as a success (a stream) failed afterwards: an error, not another attempt. */
   failedLate(routed: Routed, e: UpstreamError): void {
-    if (e.retryable && e.status !== 429) this.upstreamFailed(routed, e.status ? `http_${e.status}` : e.code, false);
+    if (upstreamAtFault(e)) this.upstreamFailed(routed, healthReason(e), false, true, true);
   }
 
   /** Ends the attempt: its concurrency slot freed, its tokens per minute corrected to what it used. */
@@ -274,9 +302,9 @@ export class Router {
     lease.ended = true;
     const { routed } = lease;
     // A probe that ended with neither outcome recorded (the gateway's own failure): the next request may probe.
-    if (lease.probe) this.probing.delete(routed.upstreamId);
+    if (lease.probe && this.probing.has(routed.upstreamId)) this.releaseProbe(routed.upstreamId);
     this.stat(routed.upstreamId).inFlight--;
-    this.stat(keyTarget(routed)).inFlight--;
+    if (routed.key.pooled) this.stat(routed.key.target).inFlight--;
     const l = routed.key.limits;
     if (!l) return;
     const now = this.clock.now();
@@ -288,23 +316,35 @@ export class Router {
     }
   }
 
+  private sample(s: Stats, ms: number): void {
+    const alpha = this.cfg.least_latency.smoothing;
+    s.ewmaMs = s.ewmaMs === null ? ms : s.ewmaMs + alpha * (ms - s.ewmaMs);
+  }
+
+  private releaseProbe(up: string): void {
+    this.probing.delete(up);
+    this.store.releaseProbe(up).catch((err) => this.storeWarn(err));
+  }
+
   /** The upstream's error-rate window, rolled over when it has run out. */
   private window(up: string): Stats {
     const s = this.stat(up);
     const now = this.clock.now();
-    if (now - s.windowStart >= this.cfg.circuit_breaker.window_seconds * 1000) {
-      s.windowStart = now;
-      s.requests = 0;
-      s.errors = 0;
-    }
+    if (now - s.windowStart >= this.cfg.circuit_breaker.window_seconds * 1000) this.resetWindow(s, now);
     return s;
   }
 
-  private upstreamFailed(routed: Routed, reason: string, probe: boolean): void {
+  private resetWindow(s: Stats, now: number): void {
+    s.windowStart = now;
+    s.requests = 0;
+    s.errors = 0;
+  }
+
+  private upstreamFailed(routed: Routed, reason: string, probe: boolean, streak: boolean, late: boolean): void {
     const cb = this.cfg.circuit_breaker;
     const up = routed.upstreamId;
     const s = this.window(up);
-    s.requests++;
+    if (!late) s.requests++;
     s.errors++;
     if (!cb.enabled) return;
     if (probe) {
@@ -319,35 +359,46 @@ export class Router {
       this.openBreaker(routed, `${reason}; error rate ${Math.round((100 * s.errors) / s.requests)}%`, cb.cooldown_seconds * 1000);
       return;
     }
-    this.streaking.add(up);
-    this.store.failure(up, cb.window_seconds * 1000).then(
-      (n) => {
-        if (n >= cb.consecutive_failures && this.holds.get(up)?.kind !== 'breaker') this.openBreaker(routed, `${reason}; ${n} failures in a row`, cb.cooldown_seconds * 1000);
-      },
-      (err) => this.storeWarn(err),
-    );
+    if (!streak) return;
+    // The streak is counted in the store (every instance's failures add up); this instance's own
+    // count stands in while the store is away.
+    const own = (this.streaks.get(up) ?? 0) + 1;
+    this.streaks.set(up, own);
+    const check = (n: number) => {
+      if (n >= cb.consecutive_failures && this.holds.get(up)?.kind !== 'breaker') this.openBreaker(routed, `${reason}; ${n} failures in a row`, cb.cooldown_seconds * 1000);
+    };
+    this.store.failure(up, cb.window_seconds * 1000).then(check, (err) => {
+      this.storeWarn(err);
+      check(own);
+    });
   }
 
   private openBreaker(routed: Routed, reason: string, backoffMs: number): void {
     const now = this.clock.now();
     const hold: RouteHold = { target: routed.upstreamId, kind: 'breaker', until: now + backoffMs, since: now, reason, backoffMs };
     this.holds.set(hold.target, hold);
-    this.streaking.delete(hold.target);
+    this.streaks.delete(hold.target);
+    // The error rate starts afresh: the failures that opened it do not reopen it after the probe.
+    this.resetWindow(this.stat(hold.target), now);
     this.store.put(hold).catch((err) => this.storeWarn(err));
     this.metrics.breakerOpenings.inc({ provider: routed.provider.id, upstream_model: routed.upstreamModel });
     this.log.warn({ provider: routed.provider.id, upstream_model: routed.upstreamModel, reason, cooldown_ms: backoffMs }, 'circuit breaker opened: the upstream is skipped until its cool-down ends, then probed');
   }
 
+  /** The probe succeeded (or the upstream answered it): closed for every instance. */
   private closeBreaker(up: string, wasProbe: boolean): void {
     this.probing.delete(up);
-    this.streaking.delete(up);
+    this.probedElsewhere.delete(up);
+    this.streaks.delete(up);
     const open = this.holds.get(up);
+    if (open) this.resetWindow(this.stat(up), this.clock.now());
     this.clearHold(up);
     if (open && wasProbe) this.log.info({ upstream: up }, 'circuit breaker closed: the probe succeeded');
   }
 
   private clearHold(target: string): void {
     this.holds.delete(target);
+    this.ended.set(target, this.clock.now());
     this.store.clear(target).catch((err) => this.storeWarn(err));
   }
 
@@ -356,11 +407,11 @@ export class Router {
     const reason = `http_${e.status}`;
     // A 401 is the key's whatever the model; 429 and 403 may be the key's for this model only
     // (providers limit and grant per model).
-    const target = e.status === 401 ? keyTarget(routed) : keyModelTarget(routed);
+    const target = e.status === 401 ? routed.key.target : keyModelTarget(routed);
     const before = this.holds.get(target);
     const base = (e.status === 429 ? kc.rate_limited_seconds : kc.auth_failed_seconds) * 1000;
-    const backoffMs =
-      e.retryAfter !== undefined ? Math.min(e.retryAfter * 1000, kc.max_seconds * 1000) : Math.min(before?.reason === reason ? before.backoffMs * 2 : base, kc.max_seconds * 1000);
+    const asked = e.retryAfter !== undefined && e.retryAfter > 0 ? e.retryAfter * 1000 : undefined;
+    const backoffMs = Math.min(asked ?? (before?.reason === reason ? Math.max(base, before.backoffMs * 2) : base), kc.max_seconds * 1000);
     const now = this.clock.now();
     const hold: RouteHold = { target, kind: 'cooldown', until: now + backoffMs, since: now, reason, backoffMs };
     this.holds.set(target, hold);
@@ -371,7 +422,7 @@ export class Router {
 
   /** An upstream's state for the health views. */
   upstreamView(provider: string, upstreamModel: string): TargetView {
-    return this.view(`up:${provider}/${upstreamModel}`, true);
+    return this.view(upstreamId({ provider: { id: provider }, upstreamModel }), true);
   }
 
   /** A key's state for the health views: its own cool-down, else the one for this upstream model. */
@@ -391,12 +442,18 @@ export class Router {
   }
 }
 
+/**
+ * Whether a failure is the upstream's own (counted by its breaker, and a reason to leave it for
+ * the next upstream): unreachable, timed out, 408, 5xx. A 4xx is an answer: the key's (429, 401,
+ * 403) or the request's (400, 404, 413).
+ */
+export const upstreamAtFault = (e: UpstreamError) => e.status === 0 || e.status === 408 || e.status >= 500;
+const healthReason = (e: UpstreamError) => (e.status ? `http_${e.status}` : e.code);
+
 /** The breaker's target: one upstream of a model (a provider and its model there). */
-export const upstreamId = (t: Pick<Target, 'provider' | 'upstreamModel'>) => `up:${t.provider.id}/${t.upstreamModel}`;
-const keyTarget = (r: Routed) => `key:${r.key.label}`;
-const keyModelTarget = (r: Routed) => `key:${r.key.label}/${r.upstreamModel}`;
-/** A key of an `api_keys` pool (a provider's single key is measured as the provider). */
-const pooled = (r: Routed) => r.key.label !== r.provider.id;
+/** `#` never appears in a provider id: the model part after it may hold anything. */
+export const upstreamId = (t: { provider: { id: string }; upstreamModel: string }) => `up:${t.provider.id}#${t.upstreamModel}`;
+const keyModelTarget = (r: Routed) => `${r.key.target}/${r.upstreamModel}`;
 
 /** 0..n-1 starting at `turn` (mod n): each request starts one key further. */
 function rotation(n: number, turn: number): number[] {

@@ -20,6 +20,10 @@ export interface RoutingStateStore {
   put(hold: RouteHold): Promise<void>;
   /** Ends the target's hold and its failure streak (a success). */
   clear(target: string): Promise<void>;
+  /** Ends the target's failure streak only (a success; an open breaker stays open). */
+  resetStreak(target: string): Promise<void>;
+  /** Gives back a probe claim that was not used. */
+  releaseProbe(target: string): Promise<void>;
   /** Adds one to the target's failure streak, which lapses `windowMs` after its last failure; returns its length. */
   failure(target: string, windowMs: number): Promise<number>;
   /** The probe of a half-open breaker: true for one caller across instances until `ttlMs` passes or the hold changes. */
@@ -42,6 +46,12 @@ export class MemoryRoutingStateStore implements RoutingStateStore {
   async clear(target: string) {
     this.holds.delete(target);
     this.streaks.delete(target);
+    this.probes.delete(target);
+  }
+  async resetStreak(target: string) {
+    this.streaks.delete(target);
+  }
+  async releaseProbe(target: string) {
     this.probes.delete(target);
   }
   async failure(target: string, windowMs: number) {
@@ -86,6 +96,12 @@ export class RedisRoutingStateStore implements RoutingStateStore {
   }
   async clear(target: string) {
     await this.store.run(() => Promise.all([this.store.redis.hdel(this.holdsKey, target), this.store.redis.del(this.key('streak', target), this.key('probe', target))]));
+  }
+  async resetStreak(target: string) {
+    await this.store.run(() => this.store.redis.del(this.key('streak', target)));
+  }
+  async releaseProbe(target: string) {
+    await this.store.run(() => this.store.redis.del(this.key('probe', target)));
   }
   async failure(target: string, windowMs: number) {
     const key = this.key('streak', target);

@@ -90,20 +90,24 @@ describe('two instances sharing PostgreSQL and Redis', () => {
 
   it('a breaker opened by one instance is respected by the other: no more calls to the dead upstream until its cool-down ends', async () => {
     flaky.state.down = true;
-    const first = await chat(0, 'guarded');
-    expect(first.status).toBe(200);
-    expect(first.headers.get('x-gateway-upstream')).toBe('good');
-    expect(flaky.perKey.get('sk-flaky')).toBe(2); // two attempts: two failures in a row open it
+    // One request on each instance: each adds one failure to the shared streak (two attempts, counted once per request).
+    for (const i of [0, 1]) {
+      const r = await chat(i, 'guarded');
+      expect(r.status).toBe(200);
+      expect(r.headers.get('x-gateway-upstream')).toBe('good');
+    }
+    // The second request's first failure made it two in a row: open, and its retry was not sent.
+    expect(flaky.perKey.get('sk-flaky')).toBe(3);
     await new Promise((r) => setTimeout(r, 400)); // the other instance reads the shared state
     for (let i = 1; i <= 6; i++) {
       const r = await chat(i, 'guarded');
       expect(r.status).toBe(200);
       expect(r.headers.get('x-gateway-upstream')).toBe('good');
     }
-    expect(flaky.perKey.get('sk-flaky')).toBe(2);
-    await gateways[0]!.services.health.flush();
+    expect(flaky.perKey.get('sk-flaky')).toBe(3);
+    await Promise.all(gateways.map((g) => g.services.health.flush()));
     const status = (await (await gateways[1]!.fetch('/v1/models/status?model=guarded&window=1h')).json()) as { data: { upstreams: { provider: string; errors: number }[] }[] };
-    expect(status.data[0]!.upstreams.find((u) => u.provider === 'flaky')).toMatchObject({ errors: 2 });
+    expect(status.data[0]!.upstreams.find((u) => u.provider === 'flaky')).toMatchObject({ errors: 3 });
   });
 
   it('a conversation stays on one key of the pool on both instances; a 429 moves it to the next key, where it stays', async () => {

@@ -290,3 +290,73 @@ describe('cache affinity', () => {
     expect(moved).toBeGreaterThan(90);
   });
 });
+
+describe('review fixes', () => {
+  const dead = provider('dead');
+
+  it("a 4xx answer never counts against the upstream, and a probe the upstream answers closes its breaker", async () => {
+    const { router, advance } = setup({ circuit_breaker: { consecutive_failures: 2, cooldown_seconds: 10 } });
+    const m = model('failover', [{ provider: 'dead' }]);
+    const routed = () => router.plan(m, [target(dead)])[0]!;
+    const attempt = async (e: UpstreamError) => {
+      const lease = (await router.acquire(routed(), 'r', 0)) as Lease;
+      router.failed(lease, e, 5);
+      router.end(lease);
+      await Promise.resolve();
+      return lease;
+    };
+    for (let i = 0; i < 5; i++) await attempt(new UpstreamError('gone', 404, true, 'upstream_error'));
+    expect(router.upstreamView('dead', 'm').state).toBe('closed');
+    await attempt(fail(503));
+    await attempt(fail(503));
+    expect(router.upstreamView('dead', 'm').state).toBe('open');
+    advance(10_000);
+    const probe = await attempt(new UpstreamError('gone', 404, true, 'upstream_error'));
+    expect(probe.probe).toBe(true);
+    expect(router.upstreamView('dead', 'm').state).toBe('closed');
+  });
+
+  it('failover leaves an upstream whose own failure it met for the next upstream, not for its other keys', async () => {
+    const { router } = setup();
+    const pool = provider('pool', { api_key: undefined, api_keys: ['k0', 'k1', 'k2'] });
+    const other = provider('other');
+    const m = model('failover', [{ provider: 'pool' }, { provider: 'other' }], { cache_affinity: false });
+    const { withFailover } = await import('../../server/routing/failover.ts');
+    const health = { record: () => 0, recordLateFailure: () => {} };
+    const tried: string[] = [];
+    const r = await withFailover(
+      router.plan(m, [target(pool), target(other)]),
+      async (c) => {
+        tried.push(c.key.label);
+        if (c.provider.id === 'pool') throw fail(503);
+        return 'ok';
+      },
+      { model: 'm', health: health as never, metrics: createMetrics(), router, baseBackoffMs: 1 },
+    );
+    expect(r.value).toBe('ok');
+    expect(tried).toEqual(['pool#0', 'pool#0', 'other']);
+  });
+
+  it('a pool keeps each key at its configured index when a key before it is unset; a one-key pool is no pool', async () => {
+    const { keysOf } = await import('../../server/routing/key-pool.ts');
+    const p = ProviderConfig.parse({ id: 'p', type: 'openai', api_keys: ['', { key: 'sk-b' }, { key: 'sk-c', alias: 'c' }] });
+    expect(keysOf(p).map((k) => [k.index, k.label, k.pooled])).toEqual([
+      [1, 'p#1', true],
+      [2, 'p#c', true],
+    ]);
+    const one = ProviderConfig.parse({ id: 'q', type: 'openai', api_keys: [{ key: '' }, 'sk-only'] });
+    expect(keysOf(one).map((k) => [k.label, k.pooled])).toEqual([['q#1', false]]);
+    expect(ProviderConfig.parse({ id: 'r', type: 'openai', api_keys: ['', ''] }).api_keys).toBeUndefined();
+  });
+
+  it('a 429 with Retry-After 0 rests the key for the base time, and the backoff still grows', async () => {
+    const { router } = setup({ key_cooldown: { rate_limited_seconds: 2 } });
+    const pool = provider('pool', { api_key: undefined, api_keys: ['k0', 'k1'] });
+    const m = model('failover', [{ provider: 'pool' }], { cache_affinity: false });
+    const k0 = router.plan(m, [target(pool)]).find((r) => r.key.label === 'pool#0')!;
+    const lease = (await router.acquire(k0, 'a', 0)) as Lease;
+    router.failed(lease, fail(429, 0));
+    router.end(lease);
+    expect(await router.acquire(k0, 'b', 0)).toMatchObject({ retryAt: Date.parse('2026-11-27T12:00:02Z') });
+  });
+});

@@ -146,8 +146,9 @@ async function videoStep(services: CapabilityDeps, job: JobRecord, signal: Abort
     return { type: 'recheck', inMs: pollMs, state: next };
   }
   const configured = services.catalog.providers.get(state.provider);
-  // The operation belongs to the account of the key that started it: checked with that key.
-  const provider = configured && (keysOf(configured)[state.keyIndex ?? 0] ?? keysOf(configured)[0]!).provider;
+  // The operation belongs to the account of the key that started it: checked with that key, or not at all.
+  const provider = configured && keysOf(configured).find((k) => k.index === (state.keyIndex ?? 0))?.provider;
+  if (configured && !provider) throw new GatewayError(502, 'provider_error', 'upstream_error', `The key of provider '${state.provider}' that started this video is no longer configured: its account alone can report on it.`);
   const adapter = provider && adapterFor(provider.type, 'video');
   if (!provider || !adapter) throw new GatewayError(502, 'provider_error', 'upstream_error', `The provider '${state.provider}' running this video is no longer configured for video.`);
   const call: AdapterCall = { provider, upstreamModel: state.upstreamModel, warn: () => {}, waitOn: (p) => p, signal };
