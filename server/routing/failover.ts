@@ -3,7 +3,7 @@ import type { Metrics } from '../runtime/metrics.ts';
 import { upstreamFailure, type UpstreamError } from '../upstream/errors.ts';
 import type { HealthRecorder } from './health.ts';
 import { missingCredential } from '../providers/credentials.ts';
-import type { PoolKey } from './key-pool.ts';
+import { labelOf, sampleKeyOf, type PoolKey } from './key-pool.ts';
 import { upstreamAtFault, type Routed, type Router } from './router.ts';
 
 export type FailoverOptions = {
@@ -27,9 +27,6 @@ export type FailoverOptions = {
 };
 
 type Candidate = { provider: { id: string; type?: string; api_key?: string; headers?: Record<string, string> }; upstreamModel?: string; key?: PoolKey; upstreamId?: string };
-
-/** What the failure list calls a candidate: its key's label when its provider has a pool (`openai#backup`). */
-const nameOf = (c: Candidate) => c.key?.label ?? c.provider.id;
 
 /**
  * One candidate's part in the failure: what went wrong last and how often it was tried; or why it
@@ -103,10 +100,11 @@ export async function withFailover<T, C extends Candidate>(
   for (const candidate of candidates) {
     if (candidate.upstreamId && downUpstreams.has(candidate.upstreamId)) continue;
     const provider = candidate.provider.id;
-    const name = nameOf(candidate);
-    const keyLabel = candidate.key?.label ?? '';
+    // The failure list names the key of a pool (`openai#backup`); samples and logs name it apart.
+    const name = labelOf(candidate);
+    const keyLabel = sampleKeyOf(candidate);
     // What every log line about this upstream names.
-    const where = { provider, ...(candidate.key && candidate.key.label !== provider && { key: candidate.key.label }), upstream_model: candidate.upstreamModel, model: opts.model };
+    const where = { provider, ...(keyLabel && { key: keyLabel }), upstream_model: candidate.upstreamModel, model: opts.model };
     // A provider the config left without the credential it needs cannot answer: named, not called.
     const missing = missingCredential(candidate.provider);
     if (missing) {

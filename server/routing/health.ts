@@ -21,9 +21,6 @@ export type Bucket = {
 };
 
 export const emptyHist = () => new Array(LATENCY_BOUNDS.length + 1).fill(0) as number[];
-/** A key's label as stored: '' for a provider without a pool (its one key is labelled with the provider id). */
-const poolKey = (provider: string, key: string) => (key === provider ? '' : key);
-
 const histIndex = (ms: number) => {
   const i = LATENCY_BOUNDS.findIndex((b) => ms <= b);
   return i < 0 ? LATENCY_BOUNDS.length : i;
@@ -62,7 +59,7 @@ export class HealthRecorder {
   /** Records one attempt; returns when (clock time), for a later recordLateFailure. */
   record(model: string, provider: string, ok: boolean, latencyMs: number, errorCode?: string, key = ''): number {
     const now = this.clock.now();
-    const b = this.bucket(model, provider, now, poolKey(provider, key));
+    const b = this.bucket(model, provider, now, key);
     const ms = Math.round(latencyMs);
     b.requests++;
     if (ok) b.lastSuccessAt = now;
@@ -83,7 +80,7 @@ export class HealthRecorder {
    * even when that minute was already written).
    */
   recordLateFailure(model: string, provider: string, at: number, errorCode: string, key = ''): void {
-    const b = this.bucket(model, provider, at, poolKey(provider, key));
+    const b = this.bucket(model, provider, at, key);
     b.errors++;
     b.lastError = errorCode;
     b.lastErrorAt = this.clock.now();

@@ -21,6 +21,12 @@ export type PoolKey = {
 
 const pools = new WeakMap<ProviderConfig, PoolKey[]>();
 
+/** What names the key that served (X-Gateway-Upstream, failure lists): its label, else the provider id. */
+export const labelOf = (t: { provider: { id: string }; key?: Pick<PoolKey, 'label'> }) => t.key?.label ?? t.provider.id;
+
+/** The key as the health samples and logs name it: its label for a key of `api_keys`, '' for a provider's single `api_key`. */
+export const sampleKeyOf = (t: { provider: { id: string }; key?: Pick<PoolKey, 'label'> }) => (t.key && t.key.label !== t.provider.id ? t.key.label : '');
+
 function limitsOf(k: PoolKeyConfig): KeyLimits | null {
   if (!k.requests_per_minute && !k.tokens_per_minute && !k.max_concurrency) return null;
   return { requestsPerMinute: k.requests_per_minute, tokensPerMinute: k.tokens_per_minute, maxConcurrency: k.max_concurrency };

@@ -17,8 +17,8 @@ import type { Target } from './targets.ts';
 /** A candidate of one request: an upstream of the model with one key of its provider (its `provider` carries that key). */
 export type Routed<T extends Target = Target> = T & { key: PoolKey; upstreamId: string };
 
-/** What the request tells the router: its affinity key (asked for only when it can matter) and its estimated tokens. */
-export type RouteHint = { affinity?: () => string | null; tokens?: number };
+/** What the request tells the router: its affinity key (asked for only when it can matter). */
+export type RouteHint = { affinity?: () => string | null };
 
 /** A candidate that may not be tried now: why, and when it may be again (epoch ms). */
 export type Skip = { skip: string; retryAt: number };

@@ -312,7 +312,6 @@ export function UnpricedNote() {
   return <p class="note">— : no known price. Unpriced: requests without a known price, not in the cost.</p>;
 }
 
-/** A right-aligned count, labelled for the phone layout. */
 /** A usage row's requests, errors, billed tokens and cost: the same four cells in every usage table. */
 export function CountedCells({ row }: { row: { requests: number; errors: number; billed_tokens: number; cost: string | null; unpriced_requests: number } }) {
   return (
@@ -325,6 +324,7 @@ export function CountedCells({ row }: { row: { requests: number; errors: number;
   );
 }
 
+/** A right-aligned count, labelled for the phone layout. */
 export function NumCell({ label, value, unit }: { label: string; value: number | null; unit?: string }) {
   return (
     <td data-label={label} class="num">

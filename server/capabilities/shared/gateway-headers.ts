@@ -13,4 +13,4 @@ export function gatewayHeaders(upstream: string, warnings: readonly string[]): R
 }
 
 /** What X-Gateway-Upstream names: the provider id, and for a provider with a key pool the key's alias or index after `#`. */
-export const upstreamLabel = (t: { provider: { id: string }; key?: { label: string } }) => t.key?.label ?? t.provider.id;
+export { labelOf as upstreamLabel } from '../../routing/key-pool.ts';
