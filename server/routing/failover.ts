@@ -32,7 +32,7 @@ type Candidate = { provider: { id: string; type?: string; api_key?: string; head
  * One candidate's part in the failure: what went wrong last and how often it was tried; or why it
  * was passed over (`skipped`, with when it may be tried again).
  */
-type Failure = { provider: string; upstreamModel?: string; error: UpstreamError | null; reason: string; attempts: number; skipped?: number };
+type Failure = { provider: string; upstreamModel?: string; error: UpstreamError | null; reason: string; attempts: number; /** ms until it may be tried again */ skipped?: number };
 
 /** `openai [gpt-4o-mini]: connection refused (2 attempts)` for each upstream tried, in order. */
 function failureList(failures: Failure[]): string {
@@ -117,7 +117,9 @@ export async function withFailover<T, C extends Candidate>(
       // Breaker, cool-down and the key's limits: a candidate that may not be tried now is passed over at once.
       const lease = router && candidate.key ? await router.acquire(candidate as unknown as Routed, opts.requestId ?? 'exchange', attemptNo++, opts.tokens) : null;
       if (lease && 'skip' in lease) {
-        if (!mine.attempts) failures.push({ ...mine, reason: lease.skip, skipped: lease.retryAt });
+        // An upstream's open breaker sets all its keys aside: named once, by the provider.
+        if (lease.upstream) downUpstreams.add(candidate.upstreamId!);
+        if (!mine.attempts) failures.push({ ...mine, ...(lease.upstream && { provider }), reason: lease.skip, skipped: lease.retryInMs });
         break;
       }
       const started = performance.now();
@@ -177,7 +179,7 @@ export async function withFailover<T, C extends Candidate>(
   // The client may come back when the first of them may be tried again.
   const skipped = failures.filter((f) => f.skipped !== undefined);
   if (!tried.length && skipped.length) {
-    const retry = Math.min(3600, Math.max(1, Math.ceil((Math.min(...skipped.map((f) => f.skipped!)) - Date.now()) / 1000)));
+    const retry = Math.min(3600, Math.max(1, Math.ceil(Math.min(...skipped.map((f) => f.skipped!)) / 1000)));
     throw new GatewayError(503, 'provider_error', 'all_upstreams_failed', `No upstream of model '${opts.model}' can take the request now: ${list}. Retry in ${retry} s.`, null, { 'retry-after': String(retry) });
   }
   // Every upstream tried ran out of time: the gateway time-out the API documents (524), not a failure of theirs.

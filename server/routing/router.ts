@@ -20,8 +20,12 @@ export type Routed<T extends Target = Target> = T & { key: PoolKey; upstreamId: 
 /** What the request tells the router: its affinity key (asked for only when it can matter). */
 export type RouteHint = { affinity?: () => string | null };
 
-/** A candidate that may not be tried now: why, and when it may be again (epoch ms). */
-export type Skip = { skip: string; retryAt: number };
+/**
+ * A candidate that may not be tried now: why, and when it may be again (epoch ms, and from now on
+ * the router's clock). `upstream`:
+ * the reason is its upstream's (a breaker), so none of the upstream's keys may be tried either.
+ */
+export type Skip = { skip: string; retryAt: number; retryInMs: number; upstream?: true };
 
 /** A candidate being tried: released by `end` (once), whatever the outcome. */
 export type Lease = { routed: Routed; probe: boolean; holdId: string; tokens: number; ended: boolean };
@@ -42,6 +46,8 @@ const MINUTE = 60_000;
 const slotTtl = (timeoutMs: number) => timeoutMs + MINUTE;
 /** A half-open breaker's probe claim lapses after this, so a probe lost with its instance does not block the upstream. */
 const PROBE_TTL_MS = 30_000;
+/** The most a failure counts as in least-latency's average (the health histogram's last bound). */
+const FAILURE_SAMPLE_MAX_MS = 30_000;
 
 export class Router {
   private holds = new Map<string, RouteHold>();
@@ -176,8 +182,8 @@ export class Router {
     const up = routed.upstreamId;
     const breaker = this.cfg.circuit_breaker.enabled ? this.holds.get(up) : undefined;
     if (breaker) {
-      if (now < breaker.until) return this.skipped(routed, 'circuit_open', `circuit open after ${breaker.reason}`, breaker.until);
-      if (this.probing.has(up) || (this.probedElsewhere.get(up) ?? 0) > now) return this.skipped(routed, 'circuit_half_open', 'circuit half-open, its probe under way', now + 1000);
+      if (now < breaker.until) return { ...this.skipped(routed, 'circuit_open', `circuit open after ${breaker.reason}`, breaker.until), upstream: true };
+      if (this.probing.has(up) || (this.probedElsewhere.get(up) ?? 0) > now) return { ...this.skipped(routed, 'circuit_half_open', 'circuit half-open, its probe under way', now + 1000), upstream: true };
     }
     if (routed.key.pooled) {
       const cooling = this.coolingDown(routed, now);
@@ -188,7 +194,7 @@ export class Router {
       const claimed = await this.store.claimProbe(up, PROBE_TTL_MS).catch((err) => (this.storeWarn(err), true));
       if (!claimed) {
         this.probedElsewhere.set(up, now + 1000);
-        return this.skipped(routed, 'circuit_half_open', 'circuit half-open, its probe under way', now + 1000);
+        return { ...this.skipped(routed, 'circuit_half_open', 'circuit half-open, its probe under way', now + 1000), upstream: true };
       }
       this.probing.add(up);
       probe = true;
@@ -245,7 +251,7 @@ export class Router {
 
   private skipped(routed: Routed, reason: string, text: string, retryAt: number): Skip {
     this.metrics.routingSkips.inc({ provider: routed.provider.id, key: routed.key.label, reason });
-    return { skip: text, retryAt };
+    return { skip: text, retryAt, retryInMs: retryAt - this.clock.now() };
   }
 
   /** The attempt answered (a stream: its first event) after `ms`. */
@@ -286,8 +292,9 @@ export class Router {
       return;
     }
     // Least-latency reads a failure as a slow answer: an upstream that fails is not the fastest.
+    // Bounded, so an upstream that failed for long is measured back down by a few dozen answers.
     const s = this.stat(up);
-    this.sample(s, Math.max(ms, 2 * (s.ewmaMs ?? 0), 1000));
+    this.sample(s, Math.max(ms, Math.min(2 * (s.ewmaMs ?? 0), FAILURE_SAMPLE_MAX_MS), 1000));
     this.upstreamFailed(routed, healthReason(e), lease.probe, streak, false);
   }
 

@@ -337,6 +337,34 @@ describe('review fixes', () => {
     expect(tried).toEqual(['pool#0', 'pool#0', 'other']);
   });
 
+  it("an open breaker sets every key of its upstream aside, named once by the provider; a failing upstream's average stays bounded", async () => {
+    const { router } = setup({ circuit_breaker: { consecutive_failures: 1 } });
+    const pool = provider('pool', { api_key: undefined, api_keys: ['k0', 'k1', 'k2'] });
+    const m = model('failover', [{ provider: 'pool' }], { cache_affinity: false });
+    const { withFailover } = await import('../../server/routing/failover.ts');
+    const health = { record: () => 0, recordLateFailure: () => {} };
+    const opts = { model: 'm', health: health as never, metrics: createMetrics(), router, baseBackoffMs: 1 };
+    let calls = 0;
+    const down = async () => {
+      calls++;
+      throw fail(503);
+    };
+    await expect(withFailover(router.plan(m, [target(pool)]), down, opts)).rejects.toMatchObject({ status: 503, message: "All upstreams failed for model 'm': pool#0 [m]: fake 503." });
+    expect(calls).toBe(1); // its failure opened the breaker: not retried, and the other keys would fare no better
+    await expect(withFailover(router.plan(m, [target(pool)]), down, opts)).rejects.toMatchObject({
+      status: 503,
+      message: expect.stringMatching(/^No upstream of model 'm' can take the request now: pool \[m\]: circuit open after http_503; 1 failures in a row\. Retry in 30 s\.$/),
+    });
+    expect(calls).toBe(1); // nothing called: the breaker answered for all three keys
+    const open = setup({ circuit_breaker: { enabled: false } }).router; // tried on every request
+    for (let i = 0; i < 200; i++) {
+      const lease = (await open.acquire(open.plan(model('failover', [{ provider: 'dead' }]), [target(dead)])[0]!, 'r', 0)) as Lease;
+      open.failed(lease, fail(503), 5);
+      open.end(lease);
+    }
+    expect(open.upstreamView('dead', 'm').latency_ms_ewma).toBe(30_000);
+  });
+
   it('a pool keeps each key at its configured index when a key before it is unset; a one-key pool is no pool', async () => {
     const { keysOf } = await import('../../server/routing/key-pool.ts');
     const p = ProviderConfig.parse({ id: 'p', type: 'openai', api_keys: ['', { key: 'sk-b' }, { key: 'sk-c', alias: 'c' }] });
