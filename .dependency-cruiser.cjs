@@ -3,12 +3,12 @@
 // (docs/architecture.md draws it). A folder belongs to one layer; a new folder gets a line here.
 const layers = [
   ['contract', ['^contract/']],
-  ['base', ['^server/runtime/', '^server/config/']],
+  ['base', ['^server/runtime/', '^server/config/', '^server/observe/']],
   ['stores', ['^server/db/', '^server/stores/', '^server/auth/', '^server/blobs/']],
   ['upstream', ['^server/upstream/']],
   ['formats', ['^server/translate/', '^server/media/', '^server/speech/', '^server/transcription/']],
   ['providers', ['^server/providers/', '^server/search/']],
-  ['domain', ['^server/routing/', '^server/billing/', '^server/jobs/', '^server/catalog/', '^server/accounts/', '^server/oauth/', '^server/boot/']],
+  ['domain', ['^server/routing/', '^server/requests/', '^server/billing/', '^server/jobs/', '^server/catalog/', '^server/accounts/', '^server/oauth/', '^server/boot/']],
   ['capabilities', ['^server/capabilities/']],
   ['http', ['^server/http/', '^server/web/']],
   ['app', ['^server/[^/]+\\.ts$']],

@@ -26,7 +26,11 @@ async function waitForFile(file: string, proc: ChildProcess, log: () => string) 
   if (!existsSync(file)) throw new Error(`timed out: ${log()}`);
 }
 
-export async function startGateway(opts: { json: string; sse: string; postgres?: boolean; redisUrl?: string; env?: Record<string, string>; bin?: string }): Promise<{ url: string; key: string; pid: number; close(): Promise<void> }> {
+/**
+ * `workers`: `serve --workers N` (WORKERS); 1 by default, so that the gateway on PostgreSQL + Redis,
+ * which would otherwise run one worker per core, is one process like the other contenders.
+ */
+export async function startGateway(opts: { json: string; sse: string; postgres?: boolean; redisUrl?: string; env?: Record<string, string>; bin?: string; workers?: number }): Promise<{ url: string; key: string; pid: number; close(): Promise<void> }> {
   const dir = mkdtempSync(path.join(tmpdir(), 'mg-bench-gw-'));
   const config = path.join(dir, 'gateway.config.yaml');
   writeFileSync(
@@ -54,6 +58,7 @@ plans:
     LOG_LEVEL: 'warn',
     GATEWAY_METADATA_FETCH: 'off',
     GATEWAY_ADMIN_TOKEN: `mga-${randomToken(30)}`,
+    WORKERS: String(opts.workers ?? 1),
     // Experiments: BENCH_GATEWAY_ENV='{"UPSTREAM_MAX_CONNECTIONS":"256"}' npm run bench -- streams
     ...(process.env.BENCH_GATEWAY_ENV ? (JSON.parse(process.env.BENCH_GATEWAY_ENV) as Record<string, string>) : {}),
     ...opts.env,
@@ -85,7 +90,10 @@ plans:
   let log = '';
   proc.stderr!.on('data', (d) => (log += d));
   await waitForFile(path.join(dir, 'server.json'), proc, () => log);
-  const url: string = JSON.parse(readFileSync(path.join(dir, 'server.json'), 'utf8')).url;
+  // With workers, server.json appears when the first serves; it counts them as they do.
+  const info = () => JSON.parse(readFileSync(path.join(dir, 'server.json'), 'utf8')) as { url: string; serving?: number };
+  for (let i = 0; i < 600 && (info().serving ?? 1) < (opts.workers ?? 1); i++) await new Promise((r) => setTimeout(r, 100));
+  const url = info().url;
   const admin = { authorization: `Bearer ${env.GATEWAY_ADMIN_TOKEN}`, 'content-type': 'application/json' };
   await fetch(`${url}/admin/v1/users`, { method: 'POST', headers: admin, body: JSON.stringify({ email: 'bench@example.com', plan: 'bench' }) });
   const { key } = (await (await fetch(`${url}/admin/v1/keys`, { method: 'POST', headers: admin, body: JSON.stringify({ user: 'bench@example.com' }) })).json()) as { key: string };

@@ -1,4 +1,4 @@
-// npm run bench -- <overhead|throughput|streams|all> [--quick]
+// npm run bench -- <overhead|throughput|streams|all|workers> [--quick] [--workers N]
 // Every contender in the same run, against the same mocks, interleaved where it matters. Prints a
 // table and writes JSON to bench/results/. Not a test: it asserts nothing.
 import { execFile } from 'node:child_process';
@@ -29,6 +29,24 @@ function table(title: string, header: string[], rows: (string | number)[][]) {
   const cells = [header, ...rows.map((r) => r.map(String))];
   const w = header.map((_, i) => Math.max(...cells.map((r) => r[i]!.length)));
   console.log(`\n${title}\n${cells.map((r, j) => r.map((c, i) => (i ? c.padStart(w[i]!) : c.padEnd(w[i]!))).join('  ') + (j === 0 ? `\n${w.map((x) => '-'.repeat(x)).join('  ')}` : '')).join('\n')}`);
+}
+
+/** Writes the run's figures to bench/results/. */
+function save(name: string) {
+  const dir = new URL('./results/', import.meta.url).pathname;
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${name}${quick ? '-quick' : ''}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, JSON.stringify(results, null, 2) + '\n');
+  return file;
+}
+
+// ---- workers: its own contenders (floors and gateways as 1 and N processes), none of the ones below.
+if (scenario === 'workers') {
+  const { workersBench } = await import('./workers.ts');
+  const at = args.indexOf('--workers');
+  results.workers = await workersBench({ quick, workers: at >= 0 ? Number(args[at + 1]) : undefined, table });
+  console.log(`\nresults: ${path.relative(process.cwd(), save('workers'))}`);
+  process.exit(0);
 }
 
 // ---- contenders --------------------------------------------------------------------------------
@@ -201,11 +219,8 @@ try {
   if (scenario === 'overhead' || scenario === 'all') await overhead();
   if (scenario === 'throughput' || scenario === 'all') await throughput();
   if (scenario === 'streams' || scenario === 'all') await streams();
-  if (!['overhead', 'throughput', 'streams', 'all'].includes(scenario)) throw new Error(`unknown scenario ${scenario}: overhead, throughput, streams or all`);
-  const dir = new URL('./results/', import.meta.url).pathname;
-  mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, `${scenario}${quick ? '-quick' : ''}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, JSON.stringify(results, null, 2) + '\n');
+  if (!['overhead', 'throughput', 'streams', 'all'].includes(scenario)) throw new Error(`unknown scenario ${scenario}: overhead, throughput, streams, all or workers`);
+  const file = save(scenario);
   console.log(`\nresults: ${path.relative(process.cwd(), file)}${useNginx ? '' : ' (nginx not installed: the mock is Node, no nginx floor)'}`);
 } finally {
   await Promise.all([gw.close(), gwShared?.close(), nodeFloor.close(), sse.close()]);

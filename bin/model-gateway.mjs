@@ -23,8 +23,10 @@ process.setSourceMapsEnabled(true);
 
 const bundle = process.env.MODEL_GATEWAY_FROM_SOURCE === '1' ? null : await ensureBundle();
 // The dashboard's assets, rebuilt when web/ changed (a failed build leaves the API serving and the
-// dashboard's pages saying how to build it).
-if (process.argv[2] === 'serve') await ensureWebBuild().catch((err) => console.error(`dashboard build failed: ${err.message}`));
+// dashboard's pages saying how to build it). A worker of `serve --workers N` (its primary set
+// MODEL_GATEWAY_WORKER, server/runtime/cluster.ts) finds them built by its primary: N processes
+// would only race to rebuild them.
+if (process.argv[2] === 'serve' && !process.env.MODEL_GATEWAY_WORKER) await ensureWebBuild().catch((err) => console.error(`dashboard build failed: ${err.message}`));
 let runCli;
 if (bundle) {
   ({ runCli } = await import(bundle));

@@ -27,6 +27,7 @@ export const AdminApiKey = z
     revoked_at: z.string().nullable(),
     daily_budget_usd: z.string().nullable().describe('The key’s own daily spend cap in US dollars (beside the plan’s per-key budget); null: none.'),
     monthly_budget_usd: z.string().nullable().describe('The key’s own monthly spend cap in US dollars; null: none.'),
+    capture_bodies: z.boolean().describe('The request log keeps this key’s request and response bodies (`request_log.capture_bodies` keeps every key’s).'),
   })
   .meta({ id: 'AdminApiKey' });
 

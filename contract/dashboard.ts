@@ -75,6 +75,14 @@ export const UpdateApiKeyBody = BudgetSettings.refine((b) => b.daily_budget_usd 
   message: 'set daily_budget_usd or monthly_budget_usd (null removes one)',
 }).meta({ id: 'UpdateApiKeyBody', description: 'Spend caps of one key: they hold beside the plan’s per-key budgets (the lower binds), so they can tighten, not loosen, the plan.' });
 
+export const AdminUpdateApiKeyBody = BudgetSettings.extend({
+  capture_bodies: z.boolean().optional().describe('true: the request log keeps this key’s request and response bodies (secrets and media elided, size-capped); false: it stops.'),
+})
+  .refine((b) => b.daily_budget_usd !== undefined || b.monthly_budget_usd !== undefined || b.capture_bodies !== undefined, {
+    message: 'set daily_budget_usd, monthly_budget_usd (null removes one) or capture_bodies',
+  })
+  .meta({ id: 'AdminUpdateApiKeyBody', description: 'Spend caps of one key (beside the plan’s per-key budgets: the lower binds), and whether the request log keeps its bodies.' });
+
 export const JobListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50).describe('How many, newest first.'),
 });

@@ -25,7 +25,7 @@ export const ErrorObject = z
           'too_many_active_jobs, upstream_error, all_upstreams_failed, upstream_timeout, upstream_invalid_request, content_policy_violation, ' +
           'invalid_size, invalid_image_url, model_cannot_edit, too_many_images, invalid_voice, input_too_long, unsupported_audio_format, ' +
           'model_not_supported, generation_timeout, job_interrupted, job_input_missing, internal_error, ' +
-          'counter_store_unavailable, database_unavailable.',
+          'counter_store_unavailable, database_unavailable, server_shutting_down.',
       ),
     param: z
       .string()

@@ -12,6 +12,7 @@ import { initServer } from '@ts-rest/fastify';
 import { contract } from '../contract/index.ts';
 import { buildOpenApiDocument } from '../contract/openapi.ts';
 import { geminiErrorOf } from './translate/gemini.ts';
+import { trailHooks } from './http/request-trail-hooks.ts';
 import { authHook, routeMeta } from './http/auth-hook.ts';
 import { GatewayError, errors, validationError } from './runtime/errors.ts';
 import { clientErrorHandler, defaultRequestTimeouts, serverTimeoutOptions, type RequestTimeouts } from './http/client-errors.ts';
@@ -22,6 +23,8 @@ import { MAX_JSON_DEPTH } from '../contract/common.ts';
 import { errorPage } from './http/oauth-endpoints.ts';
 import { buildRouter } from './http/router.ts';
 import { lingerAfterAnswer } from './http/lingering-close.ts';
+import { closeConnectionsWhileDraining } from './http/graceful-close.ts';
+import type { Drain } from './runtime/shutdown.ts';
 import { randomToken } from './runtime/secrets.ts';
 import { isDatabaseUnavailable } from './db/unavailable.ts';
 import { CounterStoreUnavailableError } from './stores/index.ts';
@@ -37,6 +40,8 @@ export type AppOptions = {
   bodyLimit?: number;
   /** How long a client may take to send a request's headers, and the whole request. */
   requestTimeouts?: RequestTimeouts;
+  /** The process's drain: while it holds, every answer closes its connection (server/http/graceful-close.ts). */
+  drain?: Drain;
 };
 
 /** Headers never logged: credentials of every kind the gateway accepts. */
@@ -216,7 +221,10 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     // ignore it), which is right only when clients cannot reach the gateway directly.
     trustProxy: typeof trustProxy === 'number' ? (_address: string, hop: number) => hop < trustProxy : trustProxy,
     logController: new OneLinePerRequest(),
-    return503OnClosing: true,
+    // A request that reaches a closing server (on a connection already open) is served, with
+    // `Connection: close`: a 503 would fail it, as a proxy does not retry a POST it has sent
+    // (decision 0029). The closed listener and /readyz are what turn traffic away.
+    return503OnClosing: false,
     rewriteUrl: geminiCatalogUnderV1,
     forceCloseConnections: 'idle',
     // Headers and bodies that trickle in or stall are cut (408) rather than holding a connection
@@ -236,6 +244,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
 
   // Every route's methods, for 405 on a known path (registered before any route is added).
   const routeMethods = RouteMethods.track(app);
+  if (opts.drain) closeConnectionsWhileDraining(app, opts.drain);
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const gw = toGatewayError(err, request.routeOptions?.bodyLimit ?? opts.bodyLimit ?? DEFAULT_BODY_LIMIT);
@@ -331,7 +340,11 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
 
   // The contract's routes in a child scope: its hooks apply to them alone.
   await app.register(async (scope) => {
+    // Before the credential is checked: a refused request is logged too.
+    const trails = trailHooks(services);
+    scope.addHook('onRequest', trails.onRequest);
     scope.addHook('onRequest', authHook(services));
+    scope.addHook('preValidation', trails.preValidation);
     // Multipart bodies (transcription uploads) are read by their route as a stream
     // (http/multipart-form.ts): let through unread to the routes that take a form; any other
     // route refuses one at once, closing the connection rather than reading a body it cannot use.

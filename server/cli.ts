@@ -230,6 +230,10 @@ Environment:
                         (default: with DATABASE_URL in PostgreSQL; else DATA_DIR/blobs)
   S3_BUCKET, S3_ENDPOINT, S3_REGION, S3_PREFIX, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY,
   S3_FORCE_PATH_STYLE   uploads and job outputs in an S3-compatible bucket (wins over BLOB_DIR)
+  WORKERS               serve: worker processes on one port (--workers wins; default: the cores
+                        with DATABASE_URL and REDIS_URL, else 1)
+  SHUTDOWN_TIMEOUT_MS   serve: how long in-flight requests and streams get to finish at SIGTERM (30000)
+  SHUTDOWN_DELAY_MS     serve: /readyz answers 503 this long before the listener closes (0)
   GATEWAY_URL           CLI: manage a gateway at this URL through its admin API
 
 Several instances: the same DATABASE_URL and REDIS_URL on each, and a DATA_DIR each; nothing
@@ -239,7 +243,11 @@ else needs to be shared (README, "PostgreSQL and Redis").`,
   program
     .command('serve')
     .description('run the gateway (what `npm start` does)')
-    .action(async () => serve(process.env));
+    .option(
+      '--workers <n>',
+      'worker processes sharing the port (wins over WORKERS; default: the cores with DATABASE_URL and REDIS_URL, else 1; more than 1 needs both)',
+    )
+    .action(async (o: { workers?: string }) => serve(process.env, { workers: o.workers }));
 
   program
     .command('migrate')

@@ -1,5 +1,6 @@
 // Process entry: config -> database (+ migrations) -> counters -> app -> listen, and a graceful stop.
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { AccountService } from './accounts/service.ts';
@@ -28,6 +29,10 @@ import { AccountDirectory } from './accounts/directory.ts';
 import { IdentityProviders } from './accounts/identity.ts';
 import { Sessions } from './web/sessions.ts';
 import { HealthRecorder } from './routing/health.ts';
+import { RequestTrails } from './observe/request-trail.ts';
+import { startTracing } from './observe/tracing.ts';
+import { vendorOf } from './providers/registry.ts';
+import { RequestLog } from './requests/request-log.ts';
 import { Router } from './routing/router.ts';
 import { openRoutingStateStore } from './stores/routing-state.ts';
 import { buildApp, redactedPaths } from './app.ts';
@@ -45,6 +50,9 @@ import { createMetrics } from './runtime/metrics.ts';
 import { projectPath } from './runtime/paths.ts';
 import { StartupError, acquireEmbeddedLock, dataDirOf, ensureDataDir, writeServerInfo } from './runtime/data-dir.ts';
 import { checkListenAddress, listenError } from './runtime/port.ts';
+import { Drain, hardLimitMs, onStopSignals, shutdownTimings } from './runtime/shutdown.ts';
+import { WorkerPool, joinPool, workerCount, workerSlot } from './runtime/cluster.ts';
+import { drainHttp } from './http/graceful-close.ts';
 import type { Services } from './http/services.ts';
 import { defaultRedisTimeouts, envMs, openCounterStore, openItemStore, type RedisTimeouts } from './stores/index.ts';
 import { RedisCounterStore } from './stores/redis.ts';
@@ -67,11 +75,15 @@ function redisTimeouts(env: NodeJS.ProcessEnv): RedisTimeouts {
 
 export type RunningGateway = { url: string; services: Services; close(): Promise<void> };
 
-/** What a caller adds to the gateway it starts: job kinds besides the capabilities' own (a test's). */
-export type GatewayExtras = { jobKinds?: JobKind[] };
+/**
+ * What a caller adds to the gateway it starts: job kinds besides the capabilities' own (a test's);
+ * `worker`: this process is worker N of `serve --workers`, whose primary already logged the
+ * config, checked the listen address, and writes the server info file (decision 0029).
+ */
+export type GatewayExtras = { jobKinds?: JobKind[]; worker?: number };
 
-export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger: Logger = createLogger(env), extras: GatewayExtras = {}): Promise<RunningGateway> {
-  const { config, enabledFromEnv } = loadConfig(env);
+/** The config's summary and warnings, as start-up logs them (once per deployment start: the primary's with workers). */
+function logConfig(logger: Logger, env: NodeJS.ProcessEnv, { config, enabledFromEnv }: ReturnType<typeof loadConfig>): void {
   if (enabledFromEnv?.length) {
     logger.info(`no config file: enabled ${enabledFromEnv.join(', ')} from API keys in the environment (${config.models.length} models)`);
   } else if (!enabledFromEnv) {
@@ -82,14 +94,30 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
   if (setup) logger.warn(setupAdvice(setup, config.source));
   for (const warning of configWarnings(config)) logger.warn(warning);
   for (const warning of deploymentWarnings(env)) logger.warn(warning);
+}
+
+/** HOST and PORT, checked. */
+function listenAddressOf(env: NodeJS.ProcessEnv): { host: string; port: number } {
+  const host = env.HOST ?? '0.0.0.0';
+  const port = Number(env.PORT ?? 8080);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new StartupError(`PORT ${env.PORT} is not a port number: set PORT to a number from 1 to 65535 (0: any free port).`);
+  return { host, port };
+}
+
+export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger: Logger = createLogger(env), extras: GatewayExtras = {}): Promise<RunningGateway> {
+  const loaded = loadConfig(env);
+  const { config } = loaded;
+  if (!extras.worker) logConfig(logger, env, loaded);
 
   // What the operator can get wrong about the machine is checked before the database is opened
   // and migrated (seconds): DATA_DIR, then the port.
   const dataDir = dataDirOf(env);
   ensureDataDir(dataDir);
-  const host = env.HOST ?? '0.0.0.0';
-  const port = Number(env.PORT ?? 8080);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new StartupError(`PORT ${env.PORT} is not a port number: set PORT to a number from 1 to 65535 (0: any free port).`);
+  const { host, port } = listenAddressOf(env);
+  const timings = shutdownTimings(env);
+  // While it holds, /readyz answers 503, answers close their connections, and the streams still
+  // open at SHUTDOWN_TIMEOUT_MS are ended (decision 0029).
+  const drain = new Drain();
   const lock = env.DATABASE_URL ? null : acquireEmbeddedLock(dataDir);
   const cleanups: (() => Promise<void> | void)[] = [];
   const cleanup = async () => {
@@ -98,7 +126,8 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
   };
   if (lock) cleanups.push(() => lock.release());
   try {
-    await checkListenAddress(host, port);
+    // A worker shares its primary's listening socket: the primary checked the address before forking.
+    if (!extras.worker) await checkListenAddress(host, port);
     const started = Date.now();
     const db = await openDatabase({ databaseUrl: env.DATABASE_URL, dataDir, timeouts: databaseTimeouts(env), progress: (message) => logger.info(`database: ${message}`) });
     cleanups.push(() => db.close());
@@ -182,7 +211,19 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
     budgetAlerts.start();
     cleanups.push(() => budgetAlerts.close());
     if (budgetAlerts.webhookHost) logger.info(`budget alerts: posted to ${budgetAlerts.webhookHost} at ${config.budgetAlerts.thresholds.join('/')} % of a budget`);
-    const billing = new QuotaBilling(config, counters, ledger, clock, (id) => catalog.model(id), settlements, (id) => catalog.entry(id)?.pricing, budgetAlerts);
+    // Each request's trail: the request log's record and, when tracing is on, the tracer's spans.
+    const trails = new RequestTrails();
+    // OTEL_EXPORTER_OTLP_ENDPOINT set: spans from the trails (nothing loaded otherwise). Shut down
+    // after the app has drained (cleanups run in reverse): the last requests' spans are sent.
+    const tracing = await startTracing(env, trails, logger, {
+      version,
+      upstream: (id) => {
+        const p = catalog.providers.get(id);
+        return p && { type: p.type, baseUrl: vendorOf(p.type)?.client.baseUrl(p) };
+      },
+    });
+    if (tracing) cleanups.push(() => tracing.shutdown());
+    const billing = new QuotaBilling(config, counters, ledger, clock, (id) => catalog.model(id), settlements, (id) => catalog.entry(id)?.pricing, budgetAlerts, trails);
     let itemWarnedAt = -Infinity;
     const items = openItemStore(counters, (err) => {
       // Once a minute at most: during an outage every translated answer fails to store its items.
@@ -192,15 +233,24 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
     });
     // The capabilities add their job kinds below, once what they run with exists.
     const jobKinds = new JobKinds();
-    const jobDeps = { config, db, clock, counters, billing, catalog };
+    const jobDeps = { config, db, clock, counters, billing, catalog, trails };
     // With Redis, BullMQ brings due jobs at once and the database poll is only the safety net.
     const jobRunner = new JobRunner(jobDeps, opened.store, jobKinds, logger, { leaseMs: Number(env.JOB_LEASE_MS ?? 30_000), pollMs: Number(env.JOB_POLL_MS ?? (env.REDIS_URL ? 5_000 : 500)) });
     const jobs = new JobService(jobDeps, opened.store, jobKinds, jobRunner);
     const search = openSearchBackend(config.webSearch);
-    const capabilities: CapabilityDeps = { config, clock, catalog, health, router, metrics, billing, search, items, jobs, urls };
+    const capabilities: CapabilityDeps = { config, clock, catalog, health, router, metrics, billing, search, items, jobs, urls, trails, drain };
     jobKinds.add(...CAPABILITY_DESCRIPTORS.flatMap((d) => d.jobKinds?.(capabilities) ?? []), ...(extras.jobKinds ?? []));
+    // Records written off the request path in batches; closed after the app (cleanups run in
+    // reverse), so the last requests' records are written before the database closes.
+    const requestLog = new RequestLog(db.sql, config.requestLog, opened.store, clock, {
+      dropped: () => metrics.requestLogDropped.inc(),
+      log: { warn: (obj, msg) => logger.warn(obj, msg), error: (obj, msg) => logger.error(obj, msg) },
+    });
+    cleanups.push(() => requestLog.close());
+    void requestLog.upkeep();
     const services: Services = {
       ...capabilities,
+      requestLog,
       jobRunner,
       jobKinds,
       db,
@@ -219,29 +269,63 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
       adminTokens: admin.tokens,
       version,
     };
-    const app = await buildApp(services, { logger, requestTimeouts: requestTimeouts(env) });
-    cleanups.push(() => app.close());
+    const app = await buildApp(services, { logger, requestTimeouts: requestTimeouts(env), drain });
+    // In-flight requests and streams finish (bounded by SHUTDOWN_TIMEOUT_MS) before anything they
+    // bill to closes: the stores are closed after this (cleanups run in reverse).
+    cleanups.push(async () => {
+      const r = await drainHttp(app, drain, timings, logger);
+      logger.info(
+        { drain_ms: r.ms, connections: r.connections, streams_ended: r.streamsEnded },
+        `HTTP drained in ${r.ms} ms (${r.connections} connection(s) open when the listener closed${r.streamsEnded ? `, ${r.streamsEnded} stream(s) ended at the bound` : ''}${r.cut ? ', the last ones cut' : ''})`,
+      );
+    });
     const address = await app.listen({ host, port }).catch((err: NodeJS.ErrnoException) => {
       throw listenError(err, host, port);
     });
     const url = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '[::1]');
     services.listenUrl = url;
-    cleanups.push(writeServerInfo(dataDir, { pid: process.pid, url, started_at: new Date().toISOString(), database: db.kind }));
+    if (!extras.worker) cleanups.push(writeServerInfo(dataDir, { pid: process.pid, url, started_at: new Date().toISOString(), database: db.kind }));
     // Last to start, first to stop: running jobs give their leases back before the stores close.
     if (env.REDIS_URL) jobRunner.queue = await BullQueue.open(env.REDIS_URL, env.REDIS_KEY_PREFIX ?? 'mg:', config.jobs.concurrency, (id) => jobRunner.runById(id));
     jobRunner.start();
     cleanups.push(() => jobRunner.close());
     logger.info(`model-gateway ${version} listening on ${address} — dashboard ${url}/, API ${url}/v1, reference ${url}/docs`);
     logger.info(`admin API: ${admin.source}`);
-    return { url, services, close: cleanup };
+    // Draining begins before the first step: /readyz says so while the jobs give their leases back.
+    const close = async () => {
+      drain.begin();
+      await cleanup();
+    };
+    return { url, services, close };
   } catch (err) {
     await cleanup();
     throw err;
   }
 }
 
-/** Runs until SIGTERM/SIGINT, then stops accepting, finishes in-flight requests and closes stores. */
-export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export type ServeOptions = {
+  /** `--workers` as typed (it wins over WORKERS). */
+  workers?: string;
+};
+
+const startFailure = (logger: Logger, err: unknown) => logger.fatal(`cannot start: ${(err as Error).message}`);
+
+/** The idle collector (server/runtime/idle-gc.ts) of a serving process; the function stops it. */
+function idleGc(env: NodeJS.ProcessEnv, logger: Logger): () => void {
+  if (env.GATEWAY_IDLE_GC === 'off') return () => {};
+  return startIdleGc({
+    onCollect: ({ beforeBytes, afterBytes, ms }) => logger.debug(`idle: heap ${Math.round(beforeBytes / 2 ** 20)} -> ${Math.round(afterBytes / 2 ** 20)} MB in ${Math.round(ms)} ms`),
+  });
+}
+
+/**
+ * Runs until SIGTERM/SIGINT, then drains (decision 0029): /readyz answers 503, the listener closes,
+ * in-flight requests and streams finish within SHUTDOWN_TIMEOUT_MS, jobs give their leases back,
+ * settlements and the ledger are flushed, the stores close. With several workers (`--workers`,
+ * WORKERS) this process is their primary: it checks what can be checked once, forks them, replaces
+ * one that dies, and passes the signal on.
+ */
+export async function serve(env: NodeJS.ProcessEnv = process.env, opts: ServeOptions = {}): Promise<void> {
   let logger: Logger;
   try {
     logger = createLogger(env);
@@ -250,36 +334,166 @@ export async function serve(env: NodeJS.ProcessEnv = process.env): Promise<void>
     process.exitCode = 1;
     return;
   }
+  const slot = workerSlot(env);
+  // Every line of a worker names it: the workers write to one stdout.
+  if (slot !== null) return serveWorker(env, logger.child({ worker: slot }), slot);
+  let count: number;
+  try {
+    count = workerCount(opts.workers, env);
+    shutdownTimings(env);
+  } catch (err) {
+    startFailure(logger, err);
+    process.exitCode = 1;
+    return;
+  }
+  return count === 1 ? serveOne(env, logger) : servePrimary(env, logger, count);
+}
+
+/** One process serving, as without workers. */
+async function serveOne(env: NodeJS.ProcessEnv, logger: Logger): Promise<void> {
   let gateway: RunningGateway;
   try {
     gateway = await startGateway(env, logger);
   } catch (err) {
-    logger.fatal(`cannot start: ${(err as Error).message}`);
+    startFailure(logger, err);
     process.exitCode = 1;
     return;
   }
-  const stopIdleGc =
-    env.GATEWAY_IDLE_GC === 'off'
-      ? () => {}
-      : startIdleGc({
-          onCollect: ({ beforeBytes, afterBytes, ms }) =>
-            logger.debug(`idle: heap ${Math.round(beforeBytes / 2 ** 20)} -> ${Math.round(afterBytes / 2 ** 20)} MB in ${Math.round(ms)} ms`),
-        });
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info(`${signal}: shutting down gracefully`);
-    const force = setTimeout(() => {
-      logger.error('shutdown took longer than 30 s; exiting');
+  const stopIdleGc = idleGc(env, logger);
+  const limit = hardLimitMs(shutdownTimings(env));
+  const off = onStopSignals(
+    (signal) =>
+      void (async () => {
+        const started = Date.now();
+        logger.info(`${signal}: shutting down gracefully`);
+        const force = setTimeout(() => {
+          logger.error(`shutdown took longer than ${limit} ms; exiting`);
+          process.exit(1);
+        }, limit);
+        force.unref();
+        stopIdleGc();
+        await gateway.close();
+        logger.info({ stop_ms: Date.now() - started }, `stopped in ${Date.now() - started} ms`);
+        clearTimeout(force);
+        // Gone, the handlers would leave a later signal nothing to do; the process exits as its loop empties.
+        off();
+      })(),
+    (signal) => {
+      logger.warn(`${signal} again: exiting without finishing what is in flight`);
       process.exit(1);
-    }, 30_000);
-    force.unref();
-    stopIdleGc();
-    await gateway.close();
-    logger.info('stopped');
-    clearTimeout(force);
-  };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+    },
+  );
+}
+
+/** Worker `slot` of `serve --workers N`: the gateway on the primary's socket, stopped by the primary's signal. */
+async function serveWorker(env: NodeJS.ProcessEnv, logger: Logger, slot: number): Promise<void> {
+  let gateway: RunningGateway;
+  try {
+    gateway = await startGateway(env, logger, { worker: slot });
+  } catch (err) {
+    startFailure(logger, err);
+    // Explicitly: the IPC channel to the primary would keep the process alive.
+    process.exit(1);
+  }
+  const { metrics } = gateway.services;
+  const pool = joinPool(metrics.registry);
+  metrics.scrape = pool.scrape;
+  pool.ready(gateway.url);
+  const stopIdleGc = idleGc(env, logger);
+  const limit = hardLimitMs(shutdownTimings(env));
+  // Ctrl-C reaches a worker from the terminal and again from the primary: one stop.
+  onStopSignals(
+    (signal) =>
+      void (async () => {
+        const started = Date.now();
+        logger.info(`${signal}: shutting down gracefully`);
+        setTimeout(() => {
+          logger.error(`shutdown took longer than ${limit} ms; exiting`);
+          process.exit(1);
+        }, limit).unref();
+        stopIdleGc();
+        await gateway.close();
+        logger.info({ stop_ms: Date.now() - started }, `stopped in ${Date.now() - started} ms`);
+        // Explicitly: the IPC channel to the primary would keep the process alive.
+        process.exit(0);
+      })(),
+    (signal) => {
+      logger.warn(`${signal} again: exiting without finishing what is in flight`);
+      process.exit(1);
+    },
+  );
+}
+
+/**
+ * What N workers would each check, or race on, done once before forking: the config (logged once),
+ * DATA_DIR and the listen address (a bad one fails once, clearly, not N times), the migrations
+ * (safe concurrently, under an advisory lock, but N processes would queue on it), and the
+ * deployment's secret and admin token (the first start creates them: N workers would race to).
+ */
+async function prepareWorkers(env: NodeJS.ProcessEnv, logger: Logger): Promise<void> {
+  logConfig(logger, env, loadConfig(env));
+  const dataDir = dataDirOf(env);
+  ensureDataDir(dataDir);
+  const { host, port } = listenAddressOf(env);
+  await checkListenAddress(host, port);
+  const started = Date.now();
+  const db = await openDatabase({ databaseUrl: env.DATABASE_URL, dataDir, timeouts: databaseTimeouts(env), progress: (message) => logger.info(`database: ${message}`) });
+  try {
+    const applied = db.migrationsApplied.length;
+    logger.info(`database: ${db.kind} (${db.location}) ready in ${Date.now() - started} ms, ${applied ? `${applied} migration${applied === 1 ? '' : 's'} applied` : 'migrations up to date'}`);
+    const shared = new SharedSettings(db.prisma);
+    const secret = await resolveGatewaySecret(env, shared);
+    logger.info(`secret: from ${secret.source}`);
+    for (const warning of secret.warnings) logger.warn(warning);
+    const admin = await resolveAdminTokens(env, shared);
+    logger.info(`admin API: ${admin.source}`);
+    for (const warning of admin.warnings) logger.warn(warning);
+  } finally {
+    await db.close();
+  }
+}
+
+/** The primary of `serve --workers N`: it serves nothing itself. */
+async function servePrimary(env: NodeJS.ProcessEnv, logger: Logger, count: number): Promise<void> {
+  try {
+    await prepareWorkers(env, logger);
+  } catch (err) {
+    startFailure(logger, err);
+    process.exitCode = 1;
+    return;
+  }
+  // The primary is idle from now on: what loading the config and migrating left is collected.
+  const stopIdleGc = idleGc(env, logger);
+  const dataDir = dataDirOf(env);
+  const startedAt = new Date().toISOString();
+  // Written when a worker starts serving or one that served exits (workers, serving), removed at the end.
+  const info: { remove: (() => void) | null; announced: boolean } = { remove: null, announced: false };
+  logger.info(`workers: starting ${count} worker processes on one port (this machine has ${availableParallelism()} cores)`);
+  const pool = new WorkerPool({
+    count,
+    log: logger,
+    // A worker's own limit, and a margin for its exit.
+    stopLimitMs: hardLimitMs(shutdownTimings(env)) + 2_000,
+    onServing: (url, serving) => {
+      // Rewritten in place (renamed over): a reader sees the old or the new count.
+      info.remove = writeServerInfo(dataDir, { pid: process.pid, url, started_at: startedAt, database: 'postgresql', workers: count, serving });
+      if (serving === count && !info.announced) {
+        info.announced = true;
+        logger.info(`model-gateway ${version} listening on ${url} with ${count} workers — dashboard ${url}/, API ${url}/v1, reference ${url}/docs`);
+      }
+    },
+  });
+  const off = onStopSignals(
+    (signal) => pool.stop(signal),
+    (signal) => {
+      logger.warn(`${signal} again: the workers are killed without finishing what they serve`);
+      pool.kill();
+    },
+  );
+  const code = await pool.run();
+  off();
+  stopIdleGc();
+  info.remove?.();
+  logger.info(`stopped (${count} workers)`);
+  process.exitCode = code;
 }

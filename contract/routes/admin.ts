@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import * as admin from '../admin.ts';
 import * as dashboard from '../dashboard.ts';
+import { AdminRequestListQuery, RequestList } from '../requests.ts';
 import { ErrorBody, errorResponses } from '../errors.ts';
 import { c, meta } from './meta.ts';
 
@@ -91,9 +92,9 @@ export const adminRoutes = c.router({
     method: 'PATCH',
     path: '/admin/v1/keys/:id',
     pathParams: admin.KeyRef,
-    body: dashboard.UpdateApiKeyBody,
+    body: dashboard.AdminUpdateApiKeyBody,
     responses: { 200: admin.AdminApiKey, ...adminErrors },
-    summary: 'Set or remove spend caps on an API key',
+    summary: 'Set or remove spend caps on an API key; switch the capture of its bodies',
     description: 'A cap holds beside the plan’s per-key budget (the lower binds). Running gateways apply it within the key-cache TTL (5 s by default).',
     ...meta({ session: true, auth: 'admin', tag: 'Admin', notFound: { code: 'key_not_found', what: 'API key' } }),
   },
@@ -110,6 +111,15 @@ export const adminRoutes = c.router({
     query: dashboard.AdminUsageQuery,
     responses: { 200: dashboard.AdminUsageReport, ...adminErrors },
     summary: 'Usage across users: top users and models, per-day totals',
+    ...meta({ session: true, auth: 'admin', tag: 'Admin' }),
+  },
+  adminRequests: {
+    method: 'GET',
+    path: '/admin/v1/requests',
+    query: AdminRequestListQuery,
+    responses: { 200: RequestList, ...adminErrors },
+    summary: 'The request log of every user, newest first',
+    description: 'Like `GET /v1/requests`, across all users, with a `user` filter; requests refused before a credential was known (401) are here too.',
     ...meta({ session: true, auth: 'admin', tag: 'Admin' }),
   },
 });

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { errorResponses } from '../errors.ts';
 import { ModelList, ModelStatusList, ModelStatusQuery } from '../models.ts';
 import { UsageQuery, UsageReport } from '../usage.ts';
+import { RequestList, RequestListQuery } from '../requests.ts';
 import { c, meta } from './meta.ts';
 
 export const metadataRoutes = c.router({
@@ -34,6 +35,18 @@ export const metadataRoutes = c.router({
       'The calling key’s plan, its live counters with exact reset times (daily tokens reset at 00:00 UTC; the minute window starts at its first request), ' +
       'and a per-model and per-day breakdown of the usage ledger for `start`..`end` (UTC days, inclusive; default the last 7 days, at most 366). ' +
       'With the dashboard session it covers all your keys (or the one named by `key`).',
+    ...meta({ session: true, auth: 'bearer', tag: 'Usage' }),
+  },
+  listRequests: {
+    method: 'GET',
+    path: '/v1/requests',
+    query: RequestListQuery,
+    responses: { 200: RequestList, ...errorResponses(400, 401, 404, 500) },
+    summary: 'The request log: your requests, newest first',
+    description:
+      'One record per request through /v1 with this key (with the dashboard session: all your keys, or the one named by `key`): status, timings, every upstream attempt, ' +
+      'usage and cost from the ledger, warnings, and captured bodies when capture is on. Records are kept `request_log.retention_days` (30 by default). ' +
+      'Paged by time with `cursor`; a record appears within about a second of its request ending.',
     ...meta({ session: true, auth: 'bearer', tag: 'Usage' }),
   },
   hostedFile: {

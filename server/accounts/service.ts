@@ -44,6 +44,7 @@ const keyView = (k: {
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
+  captureBodies: boolean;
 } & StoredBudgets): Key => ({
   id: k.id,
   user_id: k.userId,
@@ -55,6 +56,7 @@ const keyView = (k: {
   revoked_at: k.revokedAt?.toISOString() ?? null,
   daily_budget_usd: budgetText(k.dailyBudgetUsd),
   monthly_budget_usd: budgetText(k.monthlyBudgetUsd),
+  capture_bodies: k.captureBodies,
 });
 
 export class AccountService {
@@ -210,8 +212,11 @@ export class AccountService {
     return this.prisma.apiKey.update({ where: { id }, data: budgetChange(change) });
   }
 
-  async updateKey(id: string, change: z.infer<typeof BudgetSettings>): Promise<Key> {
-    return keyView(await this.setKeyBudgets(id, change));
+  /** An operator's change: spend caps, and whether the request log keeps the key's bodies. */
+  async updateKey(id: string, change: z.infer<typeof BudgetSettings> & { capture_bodies?: boolean }): Promise<Key> {
+    const { capture_bodies, ...budgets } = change;
+    const key = await this.setKeyBudgets(id, budgets);
+    return keyView(capture_bodies === undefined ? key : await this.prisma.apiKey.update({ where: { id }, data: { captureBodies: capture_bodies } }));
   }
 
   async revokeKey(id: string): Promise<Key> {

@@ -59,6 +59,7 @@ export class KeyAuthenticator {
         revokedAt: true,
         dailyBudgetUsd: true,
         monthlyBudgetUsd: true,
+        captureBodies: true,
         user: { select: { id: true, planId: true, disabledAt: true, dailyBudgetUsd: true, monthlyBudgetUsd: true } },
         grant: { select: { appId: true, revokedAt: true } },
       },
@@ -67,7 +68,7 @@ export class KeyAuthenticator {
     const valid = row && !row.revokedAt && !row.grant?.revokedAt && !row.user.disabledAt && constantTimeEqualHex(row.hash, hash);
     const budgets = valid ? principalBudgets(row.user, row) : undefined;
     const principal: Principal | null = valid
-      ? { kind: 'api_key', keyId: row.id, userId: row.user.id, planId: row.user.planId, ...(row.grant && { appId: row.grant.appId }), ...(budgets && { budgets }) }
+      ? { kind: 'api_key', keyId: row.id, userId: row.user.id, planId: row.user.planId, ...(row.grant && { appId: row.grant.appId }), ...(budgets && { budgets }), ...(row.captureBodies && { captureBodies: true }) }
       : null;
     if (this.cache.size >= this.maxEntries) this.cache.delete(this.cache.keys().next().value!);
     this.cache.set(hash, { principal, expiresAt: this.now() + this.ttlMs });

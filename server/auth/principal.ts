@@ -15,6 +15,8 @@ export type Principal = {
    * binds) and on its user (instead of the plan's user budgets); absent where none is set.
    */
   budgets?: PrincipalBudgets;
+  /** The request log keeps this key's request and response bodies (an operator's switch on the key). */
+  captureBodies?: true;
 };
 
 export type PrincipalBudgets = { keyDaily?: string; keyMonthly?: string; userDaily?: string; userMonthly?: string };

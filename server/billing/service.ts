@@ -10,6 +10,7 @@ import { tokensPerUnit, unitOf, unitTokens } from '../config/billing-rules.ts';
 import { bucketsOf, resolveWeights, webSearchCallsOf, BUCKETS, type Buckets } from './buckets.ts';
 import { money, nanoToUsd, priceLists, toNano, usdText, usdToNano, type CostEstimate, type Pricing } from './prices.ts';
 import type { UsageLedger } from './ledger.ts';
+import type { RequestTrails } from '../observe/request-trail.ts';
 import { SettlementRetries } from './settle-retry.ts';
 import { budgetsFor, keySpendKey, lastFormatted, nextUtcMidnight, nextUtcMonth, planOf, quotaKey, rankOf, rpmKey, userQuotaKey, userRpmKey, userSpendKey, utcDay, utcMonth } from './plans.ts';
 
@@ -78,6 +79,8 @@ export class QuotaBilling implements Billing {
     private readonly pricingOf: (id: string) => Pricing | null | undefined = () => null,
     /** Told of spend under budgets (threshold alerts); none by default. */
     private readonly budgetObserver: BudgetObserver | null = null,
+    /** The open requests' trails: admission and settlement are timed there (spans), settled usage recorded. */
+    private readonly trails: Pick<RequestTrails, 'get'> | null = null,
   ) {}
 
   private readonly prices = priceLists();
@@ -168,7 +171,26 @@ export class QuotaBilling implements Billing {
     return headers;
   }
 
-  async begin(ctx: Parameters<Billing['begin']>[0]): Promise<BillingTicket> {
+  begin(ctx: Parameters<Billing['begin']>[0]): Promise<BillingTicket> {
+    // Timed on the request's trail when one is open (span gateway.quota.admit); otherwise the
+    // lookup is all this adds (not async itself: no extra promise on the way).
+    const trail = this.trails?.get(ctx.requestId);
+    if (!trail) return this.reserve(ctx);
+    const start = trail.now();
+    return this.reserve(ctx).then(
+      (ticket) => {
+        trail.phase('quota.admit', start);
+        return ticket;
+      },
+      (err: unknown) => {
+        trail.phase('quota.admit', start, true);
+        throw err;
+      },
+    );
+  }
+
+  /** Requests per minute counted, the quota and budgets reserved: the ticket, or the refusal. */
+  private async reserve(ctx: Parameters<Billing['begin']>[0]): Promise<BillingTicket> {
     const { principal } = ctx;
     const { keyId, plan } = this.gate(principal, ctx.model);
     const now = this.clock.now();
@@ -298,9 +320,16 @@ export class QuotaBilling implements Billing {
     return async (report) => {
       if (settled) return;
       settled = true;
+      // The request's trail, when one is open: what was settled, for the request log and the span.
+      const trail = this.trails?.get(report.requestId);
+      const start = trail?.now() ?? 0;
       const u = report.usage;
       const buckets = u ? bucketsOf(u) : null;
       const billed = this.billedTokens(report, res.multiplier, buckets);
+      if (trail) {
+        trail.usage = { inputTokens: u?.inputTokens ?? 0, outputTokens: u?.outputTokens ?? 0, billedTokens: billed, cachedTokens: buckets?.cache_read ?? 0, reasoningTokens: buckets?.reasoning ?? 0 };
+        if (report.upstreamModel && !trail.responseModel) trail.responseModel = report.upstreamModel;
+      }
       // What it cost in US dollars; null when a price it needed is unknown.
       const price = this.prices(this.pricingOf(report.model)).cost(u, report.metered, buckets);
       const cost = price === null ? null : usdText(price);
@@ -346,14 +375,20 @@ export class QuotaBilling implements Billing {
       // The user's counter (when the plan limits the user's day) settles the same way, on its own;
       // so does each budget, to the real cost (a cost that is unknown after all keeps what was held).
       const spent = price !== null ? toNano(price) : this.config.budgetUnpricedModels === 'allow' ? 0 : (res.costAmount ?? 0);
-      await Promise.all([
-        this.settlements.settle(res.key, res.id, billed, res.dayEnd, onlyIfHeld),
-        res.userKey ? this.settlements.settle(res.userKey, res.id, billed, res.dayEnd, onlyIfHeld) : null,
-        ...(res.budgets ?? []).map(async (b) => {
-          const after = await this.settlements.settle(b.key, res.id, spent, b.until, onlyIfHeld);
-          if (after !== null && spent > 0) this.observeSpend(res, b, after - spent, after);
-        }),
-      ]);
+      try {
+        await Promise.all([
+          this.settlements.settle(res.key, res.id, billed, res.dayEnd, onlyIfHeld),
+          res.userKey ? this.settlements.settle(res.userKey, res.id, billed, res.dayEnd, onlyIfHeld) : null,
+          ...(res.budgets ?? []).map(async (b) => {
+            const after = await this.settlements.settle(b.key, res.id, spent, b.until, onlyIfHeld);
+            if (after !== null && spent > 0) this.observeSpend(res, b, after - spent, after);
+          }),
+        ]);
+      } catch (err) {
+        trail?.phase('quota.settle', start, true);
+        throw err;
+      }
+      trail?.phase('quota.settle', start);
     };
   }
 

@@ -151,6 +151,7 @@ function resolve(raw: unknown, loc: Located, env: NodeJS.ProcessEnv): ResolvedCo
     reservationTtlMs: cfg.reservation_ttl_ms,
     jobs: cfg.jobs,
     ledger: cfg.ledger,
+    requestLog: cfg.request_log,
     budgetAlerts: cfg.budget_alerts,
     routing: cfg.routing,
     webSearchSurchargeTokens: cfg.web_search_surcharge_tokens,

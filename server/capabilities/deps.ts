@@ -10,6 +10,8 @@ import type { HealthRecorder } from '../routing/health.ts';
 import type { Router } from '../routing/router.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { Metrics } from '../runtime/metrics.ts';
+import type { Drain } from '../runtime/shutdown.ts';
+import type { RequestTrails } from '../observe/request-trail.ts';
 import type { SearchBackend } from '../search/backends.ts';
 import type { ItemStore } from '../stores/index.ts';
 
@@ -29,4 +31,8 @@ export type CapabilityDeps = {
   jobs: JobService;
   /** Signs hosted-copy links. */
   urls: UrlSigner;
+  /** The process's drain at shutdown: streams still open at its bound are ended through it (none in tests that never stop). */
+  drain?: Drain;
+  /** Each request's trail (attempts, phases): the request log's record and the tracer's spans. */
+  trails: RequestTrails;
 };

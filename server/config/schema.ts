@@ -307,6 +307,24 @@ export const LedgerConfig = z.strictObject({
     .describe('The daily aggregates per key and model that every usage report reads are kept this many UTC days (default 2 years).'),
 });
 
+/** The request log (server/requests/, docs/decisions/0030-request-log.md): how long it keeps what, and whether it keeps bodies. */
+export const RequestLogConfig = z.strictObject({
+  enabled: z.boolean().default(true).describe('false: no request is recorded (GET /v1/requests answers an empty list).'),
+  retention_days: z.number().int().min(1).max(3650).default(30).describe('Records are deleted after this many days.'),
+  capture_bodies: z
+    .boolean()
+    .default(false)
+    .describe("Keep every request's and response's body (secrets and media payloads elided, size-capped) in the blob store. Off by default; an operator can also switch it on for one key (PATCH /admin/v1/keys/{id} with capture_bodies)."),
+  body_retention_days: z.number().int().min(1).max(365).default(7).describe('Captured bodies are deleted after this many days (at most retention_days).'),
+  max_body_bytes: z
+    .number()
+    .int()
+    .min(1024)
+    .max(16 * 1024 * 1024)
+    .default(256 * 1024)
+    .describe('Each captured body is cut after this many bytes (the record says so).'),
+});
+
 /** Spend budgets' thresholds, recorded once per period and posted to a webhook (server/billing/budget-alerts.ts). */
 export const BudgetAlertsConfig = z
   .strictObject({
@@ -403,6 +421,7 @@ export const GatewayConfigShape = z.strictObject({
     .describe("Under a spend budget, a request to a model whose price is unknown: 'refuse' it (403 model_price_unknown), or 'allow' it, counted at no cost."),
   jobs: JobsConfig.prefault({}).describe('Async jobs (images/video, speech, transcription): how long they and their outputs are kept, and how they run.'),
   ledger: LedgerConfig.prefault({}).describe('How long the usage ledger keeps its raw rows and its daily aggregates.'),
+  request_log: RequestLogConfig.prefault({}).describe('The request log behind GET /v1/requests: retention, and body capture (off by default).'),
   routing: RoutingConfig.prefault({}).describe('Circuit breakers, key cool-downs, least-latency and cache affinity settings shared by every model.'),
   budget_alerts: BudgetAlertsConfig.prefault({}).describe("Alerts when spend crosses a share of a plan's budget: recorded once per threshold and period, posted to a webhook when one is set."),
   auth: AuthConfig.prefault({}),
@@ -524,6 +543,7 @@ export type ResolvedConfig = {
   budgetUnpricedModels: 'refuse' | 'allow';
   jobs: z.infer<typeof JobsConfig>;
   ledger: z.infer<typeof LedgerConfig>;
+  requestLog: z.infer<typeof RequestLogConfig>;
   budgetAlerts: z.infer<typeof BudgetAlertsConfig>;
   routing: RoutingConfig;
   webSearch?: z.infer<typeof WebSearchConfig>;

@@ -15,6 +15,7 @@ import { CAPABILITY_DESCRIPTORS } from '../capabilities/index.ts';
 import type { AnswerMeta, CallInfo, Inference, InferenceRoute, RouteBinding } from '../capabilities/descriptor.ts';
 import { createKey, listJobs, listKeys, revokeKey, sessionInfo, updateKey } from './dashboard-api.ts';
 import { hostedFile } from './hosted-file.ts';
+import { adminRequests, ownRequests } from './request-list.ts';
 import { linkOrigin } from './link-origin.ts';
 
 const s = initServer();
@@ -39,6 +40,7 @@ export function buildRouter(services: Services) {
       geminiGetModel: async ({ params }) => ({ status: 200, body: geminiModelById((id) => catalog.entry(id), params['*']) }),
       modelStatus: async ({ query }) => ({ status: 200, body: await modelStatus(services, query) }),
       usage: async ({ query, request }) => ({ status: 200, body: await usageReport(services, request.principal!, query) }),
+      listRequests: async ({ query, request }) => ({ status: 200, body: await ownRequests(services, request, request.principal!, query) }),
       hostedFile: async ({ params, request, reply }) => {
         const file = await hostedFile(services, params.token);
         request.rawContentType = file.headers['content-type'];
@@ -120,10 +122,14 @@ export function buildRouter(services: Services) {
         },
       }),
       adminUsage: async ({ query }) => ({ status: 200, body: await adminUsageReport(services, query) }),
+      adminRequests: async ({ query, request }) => ({ status: 200, body: await adminRequests(services, request, query) }),
     },
     operator: {
       healthz: async () => ({ status: 200, body: { status: 'ok' } }),
       readyz: async () => {
+        // A stopping instance is not ready whatever its stores say: balancers that route by this
+        // check stop sending it requests while it finishes the ones it has (decision 0029).
+        if (services.drain?.draining) return { status: 503, body: { status: 'unavailable', checks: { shutdown: 'draining: this instance is shutting down' } } };
         const checks: Record<string, string> = {};
         const probe = async (name: string, fn: () => Promise<void>) => {
           try {
@@ -137,7 +143,7 @@ export function buildRouter(services: Services) {
         const ok = Object.values(checks).every((v) => v === 'ok');
         return ok ? { status: 200, body: { status: 'ok', checks } } : { status: 503, body: { status: 'unavailable', checks } };
       },
-      metrics: async () => ({ status: 200, body: await metrics.registry.metrics() }),
+      metrics: async () => ({ status: 200, body: await metrics.scrape() }),
     },
   });
 }
@@ -162,15 +168,44 @@ type RouteInput = { request: FastifyRequest; reply: FastifyReply } & Parameters<
 
 function bindRoute(services: Services, binding: RouteBinding<InferenceRoute>) {
   const label = surfaceOf(binding.capability);
+  const format = formatOf(binding.capability);
   const handler = async ({ request, reply, ...input }: RouteInput) => {
     const call: CallInfo = { principal: request.principal!, requestId: request.id, headers: request.headers, origin: () => linkOrigin(services, request), upload: request.upload, log: request.log };
+    const trail = request.trail;
+    if (trail) {
+      trail.capability = label;
+      trail.format = format ?? (request.url.startsWith('/v1beta/') ? 'gemini' : 'openai');
+      trail.model = modelOf(input);
+    }
     const answer = await binding.run(services, input as Parameters<RouteBinding<InferenceRoute>['run']>[1], call);
+    // A job started: its id is the record's (a 202's body is the job).
+    if (trail && answer.status === 202) trail.jobId = idOf(answer.body);
     // A job took the stored upload: it outlives the response.
     if (binding.upload === 'blob') request.keepUpload?.();
     return respond(services, request, reply, answer, label);
   };
   return binding.upload ? { hooks: { preValidation: receiveUpload(services.jobs.blobs, binding.upload) }, handler } : handler;
 }
+
+/** The client's API format where the capability decides it (Messages, generateContent); else by path. */
+function formatOf(capability: string): 'anthropic' | 'gemini' | null {
+  return capability === 'messages' ? 'anthropic' : capability === 'generate_content' ? 'gemini' : null;
+}
+
+/** The model a request names: in its body (`model`), else in its path (Gemini's `models/{model}:…`). */
+function modelOf(input: { body?: unknown; params?: unknown }): string | null {
+  for (const part of [input.body, input.params]) {
+    const model = part && typeof part === 'object' ? (part as { model?: unknown }).model : undefined;
+    if (typeof model === 'string' && model) return model.slice(0, 256);
+  }
+  // Gemini's `/v1beta/models/{model}:{method}`, matched as the rest of the path.
+  const rest = input.params && typeof input.params === 'object' ? (input.params as { '*'?: unknown })['*'] : undefined;
+  if (typeof rest !== 'string') return null;
+  const colon = rest.lastIndexOf(':');
+  return (colon > 0 ? rest.slice(0, colon) : rest).slice(0, 256) || null;
+}
+
+const idOf = (body: unknown) => (body && typeof body === 'object' && typeof (body as { id?: unknown }).id === 'string' ? (body as { id: string }).id : null);
 
 function respond(services: Services, request: FastifyRequest, reply: FastifyReply, answer: { status: number; body: unknown } & AnswerMeta, label: string) {
   if (answer.upstreamMs !== undefined) {

@@ -22,6 +22,9 @@ import type { JobRunner } from '../jobs/runner.ts';
 import type { JobKinds } from '../jobs/kinds.ts';
 import type { UrlSigner } from '../blobs/signed-url.ts';
 import type { AdminTokens } from '../auth/admin-token.ts';
+import type { Drain } from '../runtime/shutdown.ts';
+import type { RequestTrails } from '../observe/request-trail.ts';
+import type { RequestLog } from '../requests/request-log.ts';
 
 /** What the HTTP layer needs, built once by main.ts (or by a test). */
 export type Services = {
@@ -36,6 +39,10 @@ export type Services = {
   metrics: Metrics;
   health: HealthRecorder;
   router: Router;
+  /** Each request's trail (attempts, phases): the request log's record and the tracer's spans. */
+  trails: RequestTrails;
+  /** Writes finished trails as request log records (GET /v1/requests), with captured bodies. */
+  requestLog: RequestLog;
   billing: Billing;
   ledger: UsageLedger;
   /** Spend budgets' thresholds crossed: recorded once per period, posted to the operator's webhook; `list` for the usage reports. */
@@ -71,4 +78,6 @@ export type Services = {
    * (password resets) use public_url, else this, never a request's Host header.
    */
   listenUrl?: string;
+  /** Set while the process stops: /readyz answers 503 and open streams are ended at the bound (decision 0029). */
+  drain?: Drain;
 };

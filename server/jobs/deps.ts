@@ -4,6 +4,7 @@ import type { Catalog } from '../catalog/catalog.ts';
 import type { ResolvedConfig } from '../config/schema.ts';
 import type { Database } from '../db/client.ts';
 import type { Clock } from '../runtime/clock.ts';
+import type { RequestTrails } from '../observe/request-trail.ts';
 import type { CounterStore } from '../stores/index.ts';
 
 /** What jobs need besides their blob store: the database, the clock, the limits and the quota. */
@@ -14,6 +15,8 @@ export type JobDeps = {
   counters: CounterStore;
   billing: Billing;
   catalog: Pick<Catalog, 'model'>;
+  /** Each run's trail (its attempts and settlement under one span when tracing is on); none in some tests. */
+  trails?: RequestTrails;
 };
 
 /** How long a job may take from submission: its reservation and slot hold as long. */

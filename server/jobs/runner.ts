@@ -134,26 +134,41 @@ export class JobRunner {
     this.running.set(job.id, abort);
     const heartbeat = setInterval(() => void this.renew(job.id, abort), Math.max(50, this.leaseMs / 3));
     heartbeat.unref();
+    // The run's trail when tracing is on (the request log keeps no runs): its upstream attempts and
+    // settlement, found by the job's id, under one span. `runEnd`: how the run ended, for it.
+    const trails = services.trails;
+    const trail = trails?.observed ? trails.start(job.id, 'JOB', job.kind, {}) : undefined;
+    if (trail) {
+      trail.jobId = job.id;
+      trail.model = job.model;
+      trail.capability = kind ? surfaceOf(kind.capability) : null;
+    }
+    let runEnd: { status: number; code: string | null } = { status: 200, code: null };
+    const fail = (err: GatewayError, logged?: string) => {
+      runEnd = { status: err.status, code: err.code };
+      return this.fail(job, err, logged);
+    };
     try {
-      if (!kind) return await this.fail(job, errors.internal(), `no job kind '${job.kind}' in this instance`);
+      if (!kind) return await fail(errors.internal(), `no job kind '${job.kind}' in this instance`);
       if (job.attempts > MAX_ATTEMPTS) {
-        return await this.fail(job, new GatewayError(500, 'server_error', 'job_interrupted', `The job was interrupted ${MAX_ATTEMPTS} times (the gateway running it stopped) and was given up. Nothing was billed.`));
+        return await fail(new GatewayError(500, 'server_error', 'job_interrupted', `The job was interrupted ${MAX_ATTEMPTS} times (the gateway running it stopped) and was given up. Nothing was billed.`));
       }
       if (services.clock.now() - job.createdAt.getTime() > maxRunMs(services.config)) {
-        return await this.fail(job, new GatewayError(524, 'server_error', 'upstream_timeout', `The job did not finish within ${services.config.jobs.max_run_minutes} minutes. Nothing was billed.`));
+        return await fail(new GatewayError(524, 'server_error', 'upstream_timeout', `The job did not finish within ${services.config.jobs.max_run_minutes} minutes. Nothing was billed.`));
       }
       let outcome;
       try {
         outcome = await work(kind);
       } catch (err) {
         if (abort.signal.aborted) return; // shut down or lease lost: another claim finishes it
-        if (err instanceof GatewayError) return await this.fail(job, err);
+        if (err instanceof GatewayError) return await fail(err);
         // reqId: the job's error object names this id as its request_id (its usage record's too).
         this.log.error({ err, job: job.id, reqId: job.id }, 'job failed in the gateway');
-        return await this.fail(job, errors.internal());
+        return await fail(errors.internal());
       }
       if (abort.signal.aborted) return;
       if (outcome.type === 'recheck') {
+        runEnd = { status: 202, code: null };
         await services.db.prisma.job.updateMany({
           where: { id: job.id, lockedBy: this.instance },
           data: { state: jsonColumn(outcome.state), runAt: new Date(services.clock.now() + outcome.inMs), lockedBy: null, lockedUntil: null, attempts: 0 },
@@ -193,9 +208,14 @@ export class JobRunner {
       // awaits this run, so the failure stops here. The job keeps its lease until it lapses, then
       // is claimed again and run to its end (billed once: the reservation settles only while held).
       if (!abort.signal.aborted) this.log.error({ err, job: job.id, reqId: job.id }, 'ending the job failed; it is claimed again once its lease runs out');
+      runEnd = { status: 500, code: 'internal_error' };
     } finally {
       clearInterval(heartbeat);
       this.running.delete(job.id);
+      if (trails && trail) {
+        const principal = { keyId: job.apiKeyId, userId: job.userId, appId: null };
+        trails.finish(trail, { status: runEnd.status, errorCode: runEnd.code, aborted: abort.signal.aborted, totalMs: Math.round(trail.now()), warnings: [], principal });
+      }
     }
   }
 

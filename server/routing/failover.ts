@@ -5,6 +5,7 @@ import type { HealthRecorder } from './health.ts';
 import { missingCredential } from '../providers/credentials.ts';
 import { labelOf, sampleKeyOf, type PoolKey } from './key-pool.ts';
 import { upstreamAtFault, type Routed, type Router } from './router.ts';
+import type { AttemptHandle, RequestTrail } from '../observe/request-trail.ts';
 
 export type FailoverOptions = {
   model: string;
@@ -24,6 +25,8 @@ export type FailoverOptions = {
   /** The request's id (key-limit holds are named by it) and its estimated tokens (tokens per minute). */
   requestId?: string;
   tokens?: number;
+  /** The request's trail: each attempt is recorded there (the request log, the tracer's spans). */
+  trail?: RequestTrail;
 };
 
 type Candidate = { provider: { id: string; type?: string; api_key?: string; headers?: Record<string, string> }; upstreamModel?: string; key?: PoolKey; upstreamId?: string };
@@ -123,14 +126,17 @@ export async function withFailover<T, C extends Candidate>(
         break;
       }
       const started = performance.now();
+      const recorded = opts.trail?.attempt({ provider, key: keyLabel || null, upstreamModel: candidate.upstreamModel ?? null, model: opts.model });
       try {
-        const value = await attempt(candidate);
+        const value = await attempt(traced(candidate, recorded));
+        recorded?.succeeded();
         const ms = performance.now() - started;
         const at = opts.health.record(opts.model, provider, true, ms, undefined, keyLabel);
         if (lease) router!.succeeded(lease, ms);
         opts.metrics.upstreamAttempts.inc({ provider, model: opts.model, outcome: 'ok' });
         opts.metrics.upstreamLatency.observe({ provider }, ms / 1000);
         const blame: Blame = (e) => {
+          recorded?.failedLate(e.status || null, healthCode(e));
           opts.health.recordLateFailure(opts.model, provider, at, healthCode(e), keyLabel);
           if (lease) router!.failedLate(lease.routed, e);
           opts.log?.warn({ ...where, status: e.status || undefined, failure: e.code, cause: causeCode(e) }, `upstream failed after its first event: ${e.message}`);
@@ -138,8 +144,9 @@ export async function withFailover<T, C extends Candidate>(
         return { value, candidate, blame, release: lease ? (used) => router!.end(lease, used) : noRelease };
       } catch (err) {
         if (lease) router!.end(lease);
+        const e = err instanceof GatewayError ? null : upstreamFailure(err, provider);
+        recorded?.failed(e?.status || null, e ? healthCode(e) : 'gateway_error');
         if (err instanceof GatewayError) throw err;
-        const e = upstreamFailure(err, provider);
         if (!e) throw gatewayFailure(err);
         const ms = performance.now() - started;
         opts.health.record(opts.model, provider, false, ms, healthCode(e), keyLabel);
@@ -188,6 +195,16 @@ export async function withFailover<T, C extends Candidate>(
   }
   const unavailable = tried.length > 0 && tried.every((f) => f.error!.status === 429 || f.error!.status === 503);
   throw new GatewayError(unavailable ? 503 : 502, 'provider_error', 'all_upstreams_failed', `All upstreams failed for model '${opts.model}': ${list}.`);
+}
+
+/**
+ * The candidate with the trail's headers for the upstream (W3C `traceparent` when traced) among its
+ * provider's headers, which every upstream call sends. The same candidate when nothing is traced.
+ */
+function traced<C extends Candidate>(candidate: C, recorded: AttemptHandle | undefined): C {
+  const headers = recorded?.headers;
+  if (!headers) return candidate;
+  return { ...candidate, provider: { ...candidate.provider, headers: { ...candidate.provider.headers, ...headers } } };
 }
 
 /** The socket error's code behind a network failure (for the log; its message may hold addresses, the code does not). */

@@ -90,7 +90,11 @@ export function adminToken(env: NodeJS.ProcessEnv, create: boolean): string | nu
   return token;
 }
 
-export type ServerInfo = { pid: number; url: string; started_at: string; database: string };
+/**
+ * `pid`: the serving process, or with `serve --workers N` the primary, which outlives its workers
+ * (`workers`: N; `serving`: how many serve now).
+ */
+export type ServerInfo = { pid: number; url: string; started_at: string; database: string; workers?: number; serving?: number };
 
 export const isAlive = (pid: number) => {
   try {

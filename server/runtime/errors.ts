@@ -69,6 +69,17 @@ export const errors = {
       null,
       { 'retry-after': String(RETRY_AFTER_SECONDS.database) },
     ),
+  /**
+   * A stream still open when its stopping process reached SHUTDOWN_TIMEOUT_MS (decision 0029): ended
+   * between two frames with this event; what was streamed is billed, the rest was never generated.
+   */
+  shuttingDown: () =>
+    new GatewayError(
+      503,
+      'server_error',
+      'server_shutting_down',
+      'This gateway instance is shutting down and ended the stream before the upstream finished it. Send the request again: another instance answers it.',
+    ),
   internal: () => new GatewayError(500, 'server_error', 'internal_error', 'Internal server error. The failure was logged with the request id.'),
 };
 

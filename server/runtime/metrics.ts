@@ -7,6 +7,11 @@ export function createMetrics() {
   collectDefaultMetrics({ register: registry, prefix: 'gateway_' });
   return {
     registry,
+    /**
+     * The text GET /metrics serves: this registry's; a cluster worker replaces it with the sum over
+     * every worker (server/runtime/cluster.ts), since a scrape reaches one worker only.
+     */
+    scrape: (): Promise<string> => registry.metrics(),
     requests: new Counter({
       name: 'gateway_http_requests_total',
       help: 'HTTP requests answered, by route template, method and status.',
@@ -48,6 +53,11 @@ export function createMetrics() {
       name: 'gateway_key_cooldowns_total',
       help: 'Keys set to cool down after a 429, 401 or 403, by provider, key and status.',
       labelNames: ['provider', 'key', 'reason'] as const,
+      registers: [registry],
+    }),
+    requestLogDropped: new Counter({
+      name: 'gateway_request_log_dropped_total',
+      help: 'Request log records dropped because the database did not take them in time (the log is diagnostics: money is in the ledger).',
       registers: [registry],
     }),
     overhead: new Histogram({

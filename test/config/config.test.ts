@@ -79,7 +79,7 @@ it('points an unknown field at its own line, top level or nested, and names the 
   expect(problems('providers:\n  - id: o\n    type: openai\n    apikey: sk\n')).toEqual(['gw.yaml:4:5 providers[0].apikey: unknown field (did you mean api_key?)']);
   expect(problems('catalog_metadata:\n  poe: { enabled: true, uri: x }\n')).toEqual(['gw.yaml:2:25 catalog_metadata.poe.uri: unknown field (did you mean url?)']);
   expect(problems('colour: blue\n')).toEqual([
-    'gw.yaml:1:1 colour: unknown field (known: providers, models, plans, default_plan, key_cache_ttl_ms, allow_private_image_urls, client_disconnect_drain_ms, reservation_ttl_ms, web_search_surcharge_tokens, budget_unpriced_models, jobs, ledger, routing, budget_alerts, auth, catalog_metadata, public_url, smtp, web_search, trust_proxy)',
+    'gw.yaml:1:1 colour: unknown field (known: providers, models, plans, default_plan, key_cache_ttl_ms, allow_private_image_urls, client_disconnect_drain_ms, reservation_ttl_ms, web_search_surcharge_tokens, budget_unpriced_models, jobs, ledger, request_log, routing, budget_alerts, auth, catalog_metadata, public_url, smtp, web_search, trust_proxy)',
   ]);
 });
 

@@ -8,7 +8,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
 import * as oauth from 'oauth4webapi';
 import OpenAI from 'openai';
@@ -18,6 +17,7 @@ import type { components } from '../../clients/typescript/src/schema.ts';
 import { clearOfMinuteEdge } from '../helpers/time.ts';
 import { pollJob } from '../helpers/gateway.ts';
 import { PASSWORD, startDashboardWorld, type DashboardWorld } from './setup.ts';
+import { axe, watchErrors } from './page-checks.ts';
 
 // Functions run in the page (page.evaluate) use its globals; the test's own types know no DOM.
 declare const document: any;
@@ -27,7 +27,6 @@ type HTMLCanvasElement = any;
 type HTMLSelectElement = any;
 type ModelStatus = components['schemas']['ModelStatus'];
 
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const bin = new URL('../../bin/model-gateway.mjs', import.meta.url).pathname;
 const run = promisify(execFile);
 const CALLBACK = 'http://127.0.0.1:9/callback';
@@ -58,16 +57,7 @@ async function newContext(): Promise<BrowserContext> {
   return context;
 }
 
-function watch(p: Page) {
-  p.on('pageerror', (err) => pageErrors.push(`${p.url()}: ${err.message}`));
-  p.on('console', (m) => {
-    if (m.type() !== 'error') return;
-    const text = `${p.url()}: ${m.text()}`;
-    const expected = expectedErrors.findIndex((e) => e.test(text));
-    if (expected >= 0) expectedErrors.splice(expected, 1);
-    else pageErrors.push(text);
-  });
-}
+const watch = (p: Page) => watchErrors(p, pageErrors, expectedErrors);
 
 /** The page's data has loaded: its heading is there and nothing says "Loading". */
 async function settled(p: Page) {
@@ -75,15 +65,6 @@ async function settled(p: Page) {
   await p.waitForFunction(() => !document.querySelector('.loading'));
 }
 
-type Violation = { id: string; impact: string; nodes: { target: string[] }[] };
-async function axe(p: Page): Promise<Violation[]> {
-  if (!(await p.evaluate(() => 'axe' in globalThis))) await p.addScriptTag({ content: axeSource });
-  const violations = await p.evaluate(async () => {
-    const a = (globalThis as unknown as { axe: { run(o: unknown): Promise<{ violations: Violation[] }> } }).axe;
-    return (await a.run({ runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } })).violations;
-  });
-  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-}
 
 /** axe at both widths, nothing wider than a phone, and a screenshot of each under test/artifacts/. */
 async function review(p: Page, name: string) {

@@ -9,7 +9,8 @@ import { startFakeMedia, type FakeMedia } from '../media/fake-media.ts';
 
 export const PASSWORD = 'correct horse battery';
 
-export const dashboardConfig = (text: string, media: string) => `
+/** `extra.models`: more lines of the models list (YAML flow maps, indented two spaces); `extra.settings`: more top-level settings. */
+export const dashboardConfig = (text: string, media: string, extra: { models?: string; settings?: string } = {}) => `
 providers:
   # A pool of two keys (the first with an alias): the health views show each key's share and state.
   - { id: openai, type: openai, base_url: "${text}/v1", api_keys: [{ key: sk-openai-secret, alias: primary }, sk-openai-second] }
@@ -18,7 +19,7 @@ providers:
   - { id: gemini, type: gemini, base_url: "${media}/gemini/v1beta", api_key: gemini-key }
   - { id: keyless, type: openai, base_url: "${text}/v1" }
 models:
-  - { id: gpt-4o-mini, endpoint: chat, context_window: 128000, max_output_tokens: 16384, supports_tools: true, supports_vision: true, upstreams: [{ provider: openai, model: text-model }] }
+${extra.models ?? ''}  - { id: gpt-4o-mini, endpoint: chat, context_window: 128000, max_output_tokens: 16384, supports_tools: true, supports_vision: true, upstreams: [{ provider: openai, model: text-model }] }
   - { id: claude-sonnet-4-5, endpoint: messages, token_multiplier: 3, upstreams: [{ provider: anthropic, model: text-model }] }
   - { id: gpt-5-pro, endpoint: chat, premium: true, required_plan: pro, token_multiplier: 10, upstreams: [{ provider: openai, model: text-model }] }
   - { id: gpt-4o-broken, endpoint: chat, upstreams: [{ provider: openai, model: fail400-model }] }
@@ -40,14 +41,14 @@ jobs: { retention_hours: 24, poll_seconds: 0.05, sync_timeout_seconds: 30 }
 auth:
   local:
     throttle: { failures_per_address: 1000, signups_per_address: 1000 }
-`;
+${extra.settings ?? ''}`;
 
 export type DashboardWorld = { gw: TestGateway; text: FakeUpstreams; media: FakeMedia; close(): Promise<void> };
 
-export async function startDashboardWorld(opts: { logger?: Logger; env?: NodeJS.ProcessEnv } = {}): Promise<DashboardWorld> {
+export async function startDashboardWorld(opts: { logger?: Logger; env?: NodeJS.ProcessEnv; extra?: Parameters<typeof dashboardConfig>[2] } = {}): Promise<DashboardWorld> {
   const text = await startFakeUpstreams();
   const media = await startFakeMedia();
-  const gw = await startTestGateway({ config: dashboardConfig(text.url, media.url), logger: opts.logger, env: opts.env });
+  const gw = await startTestGateway({ config: dashboardConfig(text.url, media.url, opts.extra), logger: opts.logger, env: opts.env });
   return {
     gw,
     text,

@@ -7,6 +7,7 @@ import { exchange } from '../../server/capabilities/shared/upstream-exchange.ts'
 import { UpstreamError } from '../../server/upstream/errors.ts';
 import type { Target } from '../../server/routing/targets.ts';
 import type { Services } from '../../server/http/services.ts';
+import { RequestTrails } from '../../server/observe/request-trail.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -14,7 +15,7 @@ function fakeServices() {
   const recorded: [string, boolean][] = [];
   const health = { record: (_m: string, provider: string, ok: boolean) => (recorded.push([provider, ok]), 0), recordLateFailure: () => {} };
   // A model the catalog does not know: its targets are tried as given (the router plans known models).
-  return { services: { health, metrics: createMetrics(), catalog: { model: () => undefined } } as unknown as Services, recorded };
+  return { services: { health, metrics: createMetrics(), catalog: { model: () => undefined }, trails: new RequestTrails() } as unknown as Services, recorded };
 }
 
 const target = (id: string) => ({ provider: { id, type: 'openai', api_key: 'k' }, upstreamModel: `${id}-model`, adapter: {} }) as unknown as Target<'embeddings'>;

@@ -140,6 +140,9 @@ jobs: { retention_hours: 1, concurrency: 1 }
     REDIS_KEY_PREFIX: `mgtest:${randomToken(6)}:`,
     GATEWAY_METADATA_FETCH: 'off',
     LOG_FORMAT: 'json',
+    // One process per instance (the default with both stores is one per core): the test counts
+    // which instances' runners took the jobs.
+    WORKERS: '1',
   };
   a = await startInstance('a');
   b = await startInstance('b');

@@ -11,6 +11,7 @@ import { Jobs } from './pages/jobs.tsx';
 import { Keys } from './pages/keys.tsx';
 import { Models } from './pages/models.tsx';
 import { Overview } from './pages/overview.tsx';
+import { AdminRequests, Requests } from './pages/requests.tsx';
 import { Usage } from './pages/usage.tsx';
 import { onLinkClick, usePath } from './router.ts';
 import { Alert, Loading } from './ui.tsx';
@@ -22,6 +23,7 @@ type Route = Page & { path: DashboardPath };
 const pages: Record<DashboardPath, Page> = {
   '/dashboard': { label: 'Overview', view: Overview },
   '/usage': { label: 'Usage', view: Usage },
+  '/requests': { label: 'Requests', view: Requests },
   '/keys': { label: 'API keys', view: Keys },
   '/jobs': { label: 'Jobs', view: Jobs },
   '/models': { label: 'Models', view: Models },
@@ -30,6 +32,7 @@ const pages: Record<DashboardPath, Page> = {
   '/admin/users': { label: 'Users', view: AdminUsers, admin: true },
   '/admin/keys': { label: 'All keys', view: AdminKeys, admin: true },
   '/admin/usage': { label: 'All usage', view: AdminUsage, admin: true },
+  '/admin/requests': { label: 'All requests', view: AdminRequests, admin: true },
   '/admin/health': { label: 'Upstream health', view: AdminHealth, admin: true },
 };
 /** In the contract's order, which is the navigation's. */

@@ -22,6 +22,17 @@ export function usePath(): string {
   return path;
 }
 
+/** The query string (`?key=…`), for pages that keep their state in it (filters, a selection) so a view can be linked and reloaded. */
+export function useSearch(): string {
+  const [search, setSearch] = useState(location.search);
+  useEffect(() => {
+    const update = () => setSearch(location.search);
+    listeners.add(update);
+    return () => void listeners.delete(update);
+  }, []);
+  return search;
+}
+
 /** Same-origin link clicks (without modifier keys) navigate in place. */
 export function onLinkClick(e: MouseEvent) {
   const a = (e.target as Element).closest?.('a');

@@ -431,6 +431,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The request log: your requests, newest first
+         * @description One record per request through /v1 with this key (with the dashboard session: all your keys, or the one named by `key`): status, timings, every upstream attempt, usage and cost from the ledger, warnings, and captured bodies when capture is on. Records are kept `request_log.retention_days` (30 by default). Paged by time with `cursor`; a record appears within about a second of its request ending.
+         */
+        get: operations["listRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/files/{token}": {
         parameters: {
             query?: never;
@@ -929,7 +949,7 @@ export type paths = {
         options?: never;
         head?: never;
         /**
-         * Set or remove spend caps on an API key
+         * Set or remove spend caps on an API key; switch the capture of its bodies
          * @description A cap holds beside the plan’s per-key budget (the lower binds). Running gateways apply it within the key-cache TTL (5 s by default).
          */
         patch: operations["updateKey"];
@@ -961,6 +981,26 @@ export type paths = {
         };
         /** Usage across users: top users and models, per-day totals */
         get: operations["adminUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The request log of every user, newest first
+         * @description Like `GET /v1/requests`, across all users, with a `user` filter; requests refused before a credential was known (401) are here too.
+         */
+        get: operations["adminRequests"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1147,7 +1187,7 @@ export type components = {
             /** @description Human-readable explanation. Never contains a stack trace or a secret. */
             message: string;
             type: components["schemas"]["ErrorType"];
-            /** @description Machine-readable code. Values in use: missing_required_parameter, invalid_parameter, invalid_json, nesting_too_deep, invalid_url, malformed_request, uri_too_long, headers_too_large, model_not_found, invalid_api_key, api_key_required, session_required, too_many_keys, invalid_multipart, client_closed_request, model_requires_higher_plan, unauthorized_job_access, not_found, job_not_found, app_not_found, grant_not_found, user_not_found, key_not_found, job_not_ready, payload_too_large, unsupported_media_type, rate_limit_exceeded, daily_quota_exceeded, too_many_active_jobs, upstream_error, all_upstreams_failed, upstream_timeout, upstream_invalid_request, content_policy_violation, invalid_size, invalid_image_url, model_cannot_edit, too_many_images, invalid_voice, input_too_long, unsupported_audio_format, model_not_supported, generation_timeout, job_interrupted, job_input_missing, internal_error, counter_store_unavailable, database_unavailable. */
+            /** @description Machine-readable code. Values in use: missing_required_parameter, invalid_parameter, invalid_json, nesting_too_deep, invalid_url, malformed_request, uri_too_long, headers_too_large, model_not_found, invalid_api_key, api_key_required, session_required, too_many_keys, invalid_multipart, client_closed_request, model_requires_higher_plan, unauthorized_job_access, not_found, job_not_found, app_not_found, grant_not_found, user_not_found, key_not_found, job_not_ready, payload_too_large, unsupported_media_type, rate_limit_exceeded, daily_quota_exceeded, too_many_active_jobs, upstream_error, all_upstreams_failed, upstream_timeout, upstream_invalid_request, content_policy_violation, invalid_size, invalid_image_url, model_cannot_edit, too_many_images, invalid_voice, input_too_long, unsupported_audio_format, model_not_supported, generation_timeout, job_interrupted, job_input_missing, internal_error, counter_store_unavailable, database_unavailable, server_shutting_down. */
             code: string;
             /** @description The offending request field as a path, e.g. `messages[0].content`; null when no single field is at fault. */
             param?: string | null;
@@ -2534,7 +2574,7 @@ export type components = {
                 /** @description Human-readable explanation. Never contains a stack trace or a secret. */
                 message: string;
                 type: components["schemas"]["ErrorType"];
-                /** @description Machine-readable code. Values in use: missing_required_parameter, invalid_parameter, invalid_json, nesting_too_deep, invalid_url, malformed_request, uri_too_long, headers_too_large, model_not_found, invalid_api_key, api_key_required, session_required, too_many_keys, invalid_multipart, client_closed_request, model_requires_higher_plan, unauthorized_job_access, not_found, job_not_found, app_not_found, grant_not_found, user_not_found, key_not_found, job_not_ready, payload_too_large, unsupported_media_type, rate_limit_exceeded, daily_quota_exceeded, too_many_active_jobs, upstream_error, all_upstreams_failed, upstream_timeout, upstream_invalid_request, content_policy_violation, invalid_size, invalid_image_url, model_cannot_edit, too_many_images, invalid_voice, input_too_long, unsupported_audio_format, model_not_supported, generation_timeout, job_interrupted, job_input_missing, internal_error, counter_store_unavailable, database_unavailable. */
+                /** @description Machine-readable code. Values in use: missing_required_parameter, invalid_parameter, invalid_json, nesting_too_deep, invalid_url, malformed_request, uri_too_long, headers_too_large, model_not_found, invalid_api_key, api_key_required, session_required, too_many_keys, invalid_multipart, client_closed_request, model_requires_higher_plan, unauthorized_job_access, not_found, job_not_found, app_not_found, grant_not_found, user_not_found, key_not_found, job_not_ready, payload_too_large, unsupported_media_type, rate_limit_exceeded, daily_quota_exceeded, too_many_active_jobs, upstream_error, all_upstreams_failed, upstream_timeout, upstream_invalid_request, content_policy_violation, invalid_size, invalid_image_url, model_cannot_edit, too_many_images, invalid_voice, input_too_long, unsupported_audio_format, model_not_supported, generation_timeout, job_interrupted, job_input_missing, internal_error, counter_store_unavailable, database_unavailable, server_shutting_down. */
                 code: string;
                 /** @description The offending request field as a path, e.g. `messages[0].content`; null when no single field is at fault. */
                 param?: string | null;
@@ -3609,6 +3649,103 @@ export type components = {
             attempts: number;
             delivered_at: string | null;
         };
+        RequestList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["RequestRecord"][];
+            /** @description Pass as `cursor` for the next (older) page; null on the last page. */
+            next_cursor: string | null;
+        };
+        RequestRecord: {
+            /** @enum {string} */
+            object: "request";
+            /** @description The `X-Request-Id` of the response. */
+            request_id: string;
+            /** @description When the request arrived (ISO 8601 UTC). */
+            created_at: string;
+            method: string;
+            /** @description The path without its query string. */
+            path: string;
+            /** @description The API surface (`chat`, `messages`, `responses`, `generateContent`, `embeddings`, `images`, …); null for a request refused before routing. */
+            endpoint: string | null;
+            /**
+             * @description The client’s API format.
+             * @enum {string|null}
+             */
+            format: "openai" | "anthropic" | "gemini" | null;
+            model: string | null;
+            /** @description The HTTP status the client received (a stream that failed after it started keeps its 200; see `error_code`). */
+            status: number;
+            error_code: string | null;
+            stream: boolean;
+            /** @description The client went away before the answer ended. */
+            aborted: boolean;
+            /** @description The async job the request started. */
+            job_id: string | null;
+            /** @description From arrival to the answer’s last byte. */
+            latency_ms: number;
+            /** @description From arrival to the upstream’s first token (a stream’s first event, else its whole answer). */
+            first_token_ms: number | null;
+            /** @description The API key it was billed to; null for the dashboard session or a refused credential. */
+            key: {
+                id: string;
+                prefix: string;
+                name: string | null;
+            } | null;
+            user_id: string | null;
+            oauth_app_id: string | null;
+            /** @description The provider that answered (and the pool key after `#`): the `X-Gateway-Upstream` header. */
+            upstream: string | null;
+            /** @description Every upstream attempt, in order. */
+            attempts: components["schemas"]["RequestAttempt"][];
+            /** @description null for a request that was never billed (refused before admission). */
+            usage: {
+                prompt_tokens: number;
+                completion_tokens: number;
+                cached_tokens: number;
+                reasoning_tokens: number;
+                cache_write_tokens: number;
+                audio_input_tokens: number;
+                image_input_tokens: number;
+                audio_output_tokens: number;
+                image_output_tokens: number;
+                web_search_calls: number;
+                /** @description What counted against the quota. */
+                billed_tokens: number;
+                /** @description US dollars, a decimal string; null when a price is unknown. */
+                cost: string | null;
+                /**
+                 * @description Reported by the upstream, or estimated by the gateway.
+                 * @enum {string}
+                 */
+                source: "reported" | "estimated";
+            } | null;
+            /** @description What `X-Gateway-Warnings` said. */
+            warnings: string[];
+            /** @description Captured bodies (only when capture is on for the key or the gateway): signed links, as the client sent and received them, secrets and media payloads elided, size-capped. */
+            bodies: {
+                request_url: string | null;
+                response_url: string | null;
+                /** @description When the links stop working (they are signed; fetch again for new ones). */
+                expires_at: string;
+            } | null;
+        };
+        RequestAttempt: {
+            provider: string;
+            /** @description The pool key’s alias or index when the provider has several keys (never the key itself); null otherwise. */
+            key: string | null;
+            upstream_model: string | null;
+            /** @description When the attempt started, in ms from the request’s arrival. */
+            start_ms: number;
+            /** @description How long until it answered (a stream: its first event) or failed. */
+            ms: number | null;
+            /** @description The upstream’s HTTP status when it failed with one; null when it answered or no status came. */
+            status: number | null;
+            /** @description The failure’s class (`http_429`, `upstream_timeout`, `upstream_unreachable`, …); null when it answered. */
+            failure: string | null;
+            /** @description A stream that broke after its first event: the failure’s class. */
+            late_failure: string | null;
+        };
         GeminiModelList: {
             models: components["schemas"]["GeminiModel"][];
             nextPageToken?: string;
@@ -3967,6 +4104,8 @@ export type components = {
             daily_budget_usd: string | null;
             /** @description The key’s own monthly spend cap in US dollars; null: none. */
             monthly_budget_usd: string | null;
+            /** @description The request log keeps this key’s request and response bodies (`request_log.capture_bodies` keeps every key’s). */
+            capture_bodies: boolean;
         };
         AdminCreatedApiKey: {
             id: string;
@@ -3986,8 +4125,19 @@ export type components = {
             daily_budget_usd: string | null;
             /** @description The key’s own monthly spend cap in US dollars; null: none. */
             monthly_budget_usd: string | null;
+            /** @description The request log keeps this key’s request and response bodies (`request_log.capture_bodies` keeps every key’s). */
+            capture_bodies: boolean;
             /** @description The plaintext key. Shown once; only its hash is stored. */
             key: string;
+        };
+        /** @description Spend caps of one key (beside the plan’s per-key budgets: the lower binds), and whether the request log keeps its bodies. */
+        AdminUpdateApiKeyBody: {
+            /** @description US dollars per UTC day; null: none of its own. */
+            daily_budget_usd?: string | null;
+            /** @description US dollars per UTC calendar month; null: none of its own. */
+            monthly_budget_usd?: string | null;
+            /** @description true: the request log keeps this key’s request and response bodies (secrets and media elided, size-capped); false: it stops. */
+            capture_bodies?: boolean;
         };
         Plan: {
             /** @description Billed tokens per UTC day, per key. */
@@ -6505,6 +6655,95 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UsageReport"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request headers too large (16 KiB in all) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Upstream providers unavailable, or a store the gateway needs (database, counter store) is unreachable: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listRequests: {
+        parameters: {
+            query?: {
+                /** @description Only this key’s requests. With an API key: only that key itself may be named (the default). */
+                key?: string;
+                /** @description Only requests for this model id (as the client sent it). */
+                model?: string;
+                /** @description An exact HTTP status, a class (`2xx`, `4xx`, `5xx`), or `error` (400 and above). */
+                status?: number | ("2xx" | "4xx" | "5xx" | "error");
+                /** @description Only requests at or after this time. */
+                start?: string;
+                /** @description Only requests before this time. */
+                end?: string;
+                /** @description `next_cursor` of the previous page. */
+                cursor?: string;
+                /** @description How many, newest first. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestList"];
                 };
             };
             /** @description Invalid request */
@@ -9118,7 +9357,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["UpdateApiKeyBody"];
+                "application/json": components["schemas"]["AdminUpdateApiKeyBody"];
             };
         };
         responses: {
@@ -9322,6 +9561,106 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AdminUsageReport"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Missing or invalid credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Request headers too large (16 KiB in all) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Upstream providers unavailable, or a store the gateway needs (database, counter store) is unreachable: retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    adminRequests: {
+        parameters: {
+            query?: {
+                /** @description Only this key’s requests. */
+                key?: string;
+                /** @description Only requests for this model id (as the client sent it). */
+                model?: string;
+                /** @description An exact HTTP status, a class (`2xx`, `4xx`, `5xx`), or `error` (400 and above). */
+                status?: number | ("2xx" | "4xx" | "5xx" | "error");
+                /** @description Only requests at or after this time. */
+                start?: string;
+                /** @description Only requests before this time. */
+                end?: string;
+                /** @description `next_cursor` of the previous page. */
+                cursor?: string;
+                /** @description How many, newest first. */
+                limit?: number;
+                /** @description Only this user’s requests (id or email). */
+                user?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestList"];
                 };
             };
             /** @description Invalid request */

@@ -90,12 +90,15 @@ async function hostImage(services: CapabilityDeps, jobId: string, image: Generat
   return { key, url: hostedUrl(services, key) };
 }
 
-/** One image, from the first upstream that makes it; stored, and answered as the request asked. */
-async function makeImage(services: CapabilityDeps, jobId: string, model: string, stored: Stored, signal: AbortSignal, log?: FailoverOptions['log']): Promise<JobDone & { upstream: string; upstreamMs: number }> {
+/**
+ * One image, from the first upstream that makes it; stored, and answered as the request asked.
+ * `requestId`: whose trail its attempts go to (the request's when answered at once, the job's in a run).
+ */
+async function makeImage(services: CapabilityDeps, jobId: string, model: string, stored: Stored, signal: AbortSignal, log?: FailoverOptions['log'], requestId: string = jobId): Promise<JobDone & { upstream: string; upstreamMs: number }> {
   const { req } = stored;
   const targets = mediaTargets(services, model, 'images', req.references.length);
   const references = await loadReferences(services, req.references);
-  const ex = await exchange(services, model, targets, (t, call) => t.adapter.run({ req, references }, { ...call, signal }), log);
+  const ex = await exchange(services, model, targets, (t, call) => t.adapter.run({ req, references }, { ...call, signal }), log, requestId);
   const { usage, usageBody } = ex.value;
   const image = { ...ex.value.image, contentType: mediaType(ex.value.image.contentType, 'image', 'application/octet-stream') };
   const hosted = await hostImage(services, jobId, image);
@@ -141,7 +144,7 @@ async function videoStep(services: CapabilityDeps, job: JobRecord, signal: Abort
   if (!state) {
     const targets = mediaTargets(services, job.model, 'video', stored.req.references.length);
     const references = await loadReferences(services, stored.req.references);
-    const ex = await exchange(services, job.model, targets, (t, call) => t.adapter.start({ req: stored.req, references }, { ...call, signal }));
+    const ex = await exchange(services, job.model, targets, (t, call) => t.adapter.start({ req: stored.req, references }, { ...call, signal }), undefined, job.id);
     const next: VideoState = { provider: ex.target.provider.id, keyIndex: (ex.target as { key?: PoolKey }).key?.index ?? 0, upstreamModel: ex.target.upstreamModel, operation: ex.value.operation, seconds: ex.value.seconds, warnings: ex.warnings, failures: 0 };
     return { type: 'recheck', inMs: pollMs, state: next };
   }
@@ -218,7 +221,7 @@ export async function generateMedia(services: CapabilityDeps, c: ImageCall, body
   const started = services.clock.now();
   const meter = await beginMetered(services, { requestId: origin.id, principal: c.principal, model: model.id, endpoint: 'images', reserveTokens, ttlMs: services.jobs.maxRunMs });
   const abort = new AbortController();
-  const work = makeImage(services, origin.id, model.id, stored, abort.signal, c.log);
+  const work = makeImage(services, origin.id, model.id, stored, abort.signal, c.log, c.requestId);
   const outcome = await syncOrJob(
     services,
     { origin, meter, abort, what: 'image', pollPath: `/v1/images/generations/${origin.id}`, show: (job) => withOrigin(job, c.origin()) },

@@ -21,6 +21,8 @@ export async function exchange<C extends Capability, T>(
   targets: Target<C>[],
   run: (target: Target<C>, call: AdapterCall) => Promise<T>,
   log?: FailoverOptions['log'],
+  /** The request (or job) the exchange serves: its attempts go to its trail. */
+  requestId?: string,
 ): Promise<Exchanged<T, C>> {
   const clock = new UpstreamClock();
   const modelConfig = services.catalog.model(model);
@@ -32,7 +34,7 @@ export async function exchange<C extends Capability, T>(
       const call: AdapterCall = { provider: t.provider, upstreamModel: t.upstreamModel, warn: (m) => void warnings.push(m), waitOn: (step) => clock.wait(step) };
       return { answer: await run(t, call), warnings };
     },
-    { model, health: services.health, metrics: services.metrics, onBackoff: clock.paused, log, router: services.router },
+    { model, health: services.health, metrics: services.metrics, onBackoff: clock.paused, log, router: services.router, trail: services.trails.get(requestId) },
   );
   // Answered in one piece: the key's concurrency slot is free again.
   release();
@@ -63,7 +65,7 @@ export async function meteredExchange<C extends Capability, A, T>(
 ): Promise<RunResult<T>> {
   const { targets } = route(services.catalog, metering.model, capability);
   const r = await metered(services, metering, async () => {
-    const exchanged = await exchange(services, metering.model, targets, run, log);
+    const exchanged = await exchange(services, metering.model, targets, run, log, metering.requestId);
     const { body, outcome } = answer(exchanged);
     return { value: { body, exchanged }, outcome };
   });

@@ -72,7 +72,8 @@ function prepare(services: CapabilityDeps, body: Body): { model: NonNullable<Ret
 
 type Spoken = { ex: Exchanged<SpeechAudio | SpeechTimestamps, 'speech'>; p: Prepared };
 
-async function speak(services: CapabilityDeps, modelId: string, prepared: Prepared[], signal: AbortSignal, log?: FailoverOptions['log']): Promise<Spoken> {
+/** `requestId`: whose trail the attempts go to (the request's, or the job's in a run). */
+async function speak(services: CapabilityDeps, modelId: string, prepared: Prepared[], signal: AbortSignal, requestId: string, log?: FailoverOptions['log']): Promise<Spoken> {
   // By upstream: the router hands the attempt a copy of the target (with its key), not the target itself.
   const of = new Map(prepared.map((p) => [upstreamId(p.target), p]));
   const ex = await exchange(
@@ -87,6 +88,7 @@ async function speak(services: CapabilityDeps, modelId: string, prepared: Prepar
       return t.adapter.run(p.input, { ...call, signal });
     },
     log,
+    requestId,
   );
   return { ex, p: of.get(upstreamId(ex.target))! };
 }
@@ -117,7 +119,7 @@ export const speechJobKind = (services: CapabilityDeps): JobKind => ({
   downloadPath: (id) => `/v1/audio/speech/jobs/${id}/download`,
   async run({ job, signal }) {
     const { prepared } = prepare(services, storedRequest(job.request));
-    return jobDone(await speak(services, job.model, prepared, signal));
+    return jobDone(await speak(services, job.model, prepared, signal, job.id));
   },
 });
 
@@ -138,7 +140,7 @@ export async function speech(services: CapabilityDeps, c: Caller, body: Body): P
   const outcome = await syncOrJob(
     services,
     { origin, meter, abort, what: 'speech', pollPath: `/v1/audio/speech/jobs/${origin.id}/status`, show: (job) => job },
-    speak(services, model.id, prepared, abort.signal, c.log),
+    speak(services, model.id, prepared, abort.signal, c.requestId, c.log),
     jobDone,
   );
   if ('timeout' in outcome) return { status: 524, kind: 'json', body: outcome.timeout, headers: meter.headers, upstreamMs: 0 };

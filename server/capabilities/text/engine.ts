@@ -22,6 +22,7 @@ import { affinityKey } from './affinity.ts';
 import { fitToModel, type Fitted } from './model-fit.ts';
 import { gatewaySearchLoop } from './web-search-loop.ts';
 import type { CapabilityDeps } from '../deps.ts';
+import type { Drain } from '../../runtime/shutdown.ts';
 import type { CallInfo, Caller, StreamedAnswer } from '../descriptor.ts';
 import type { ClientCodec, ClientFormat, DecodedText } from './formats.ts';
 import { WEB_SEARCH_TOOLS } from '../../translate/responses.ts';
@@ -139,7 +140,9 @@ export async function runText(services: CapabilityDeps, call: TextCall): Promise
     router: services.router,
     requestId: call.requestId,
     tokens: most.input + most.output,
+    trail: services.trails.get(call.requestId),
   };
+  if (opts.trail) opts.trail.stream = Boolean(call.request.stream);
   const candidates = services.router.plan(model, targets, { affinity: () => affinityKey(fitted.request, services.config.routing.affinity_min_tokens) });
   let inlined: C.Request | null = null;
   // Downloading images is waiting on other hosts, like an upstream call.
@@ -250,7 +253,7 @@ const reportedFailure = (acc: C.ResponseAccumulator, t: Target): UpstreamError |
 
 /** The opened stream to the client; it settles when the stream ends, however it ends. */
 function streamToClient(services: CapabilityDeps, call: TextCall, opened: Opened, blame: Blame, settle: (s: Settlement) => void): Readable {
-  return pump(opened, call.codec, services.config.drainMs, call.log, (error, clientGone, upstream) => {
+  return pump(opened, call.codec, services.config.drainMs, call.log, services.drain, (error, clientGone, upstream) => {
     const usage = opened.acc.usage;
     const failure = opened.acc.failure;
     // A real upstream failure after the first event counts against the upstream, like one before it.
@@ -339,17 +342,27 @@ async function* nativeFrames(call: TextCall, t: Target, events: AsyncIterable<Ev
  * read (without writing) until it ends or `drainMs` passes, so usage is known; then it is aborted.
  * A failure ends the stream with one error event: the upstream's (502, named by provider and
  * class), or the gateway's own (500 internal_error, logged), never one passed off as the other.
+ * A stream still open when a stopping process reaches SHUTDOWN_TIMEOUT_MS is ended the same way,
+ * with a 503 server_shutting_down event between two frames, and settled for what it used.
  */
 function pump(
   opened: Opened,
   codec: ClientCodec,
   drainMs: number,
   log: TextCall['log'],
+  drain: Drain | undefined,
   done: (error: GatewayError | null, clientGone: boolean, upstream: UpstreamError | null) => void,
 ): Readable {
   let wake: (() => void) | null = null;
   let clientGone = false;
   let finished = false;
+  let shutDown: GatewayError | null = null;
+  const unhold = drain?.holdStream(() => {
+    shutDown = errors.shuttingDown();
+    opened.abort.abort(shutDown);
+    // A stream paused for a slow client goes on to its next read, which the abort ends.
+    wake?.();
+  });
   const out = new Readable({
     // Frames waiting for a slow client: a few KiB per stream, then the upstream is paused.
     highWaterMark: 4 * 1024,
@@ -378,8 +391,9 @@ function pump(
       for await (const frame of opened.frames) await write(frame);
       ended = true;
     } catch (err) {
-      upstream = upstreamFailure(err, opened.target.provider.id);
-      if (err instanceof GatewayError) error = err;
+      upstream = shutDown ? null : upstreamFailure(err, opened.target.provider.id);
+      if (shutDown) error = shutDown;
+      else if (err instanceof GatewayError) error = err;
       else if (upstream) error = new GatewayError(502, 'provider_error', upstream.code === 'upstream_timeout' ? 'upstream_timeout' : 'upstream_error', `The upstream failed mid-stream: ${upstream.message}`);
       else if (opened.abort.signal.aborted) error = null; // our own abort (the client left and the drain ended)
       else {
@@ -389,6 +403,7 @@ function pump(
       if (error && !clientGone) out.push(codec.errorFrame(error));
     } finally {
       finished = true;
+      unhold?.();
       if (!ended) opened.abort.abort();
       if (!clientGone) out.push(null);
       done(error, clientGone, upstream);

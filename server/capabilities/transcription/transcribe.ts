@@ -59,10 +59,11 @@ async function measure(services: CapabilityDeps, u: Upload): Promise<{ seconds: 
 /** `upstream`: what X-Gateway-Upstream names (the key of a pool too). */
 type Done = { out: TranscriptionOutput; provider: string; upstream: string; upstreamModel: string; warnings: string[]; upstreamMs: number; rendered: ReturnType<typeof render>; seconds: number };
 
-async function transcribeUpload(services: CapabilityDeps, o: Options, u: Upload, containerSeconds: number | null, signal?: AbortSignal, log?: FailoverOptions['log']): Promise<Done> {
+/** `requestId`: whose trail the attempts go to (the request's, or the job's in a run). */
+async function transcribeUpload(services: CapabilityDeps, o: Options, u: Upload, containerSeconds: number | null, requestId: string, signal?: AbortSignal, log?: FailoverOptions['log']): Promise<Done> {
   const { targets } = route(services.catalog, o.model, 'transcription');
   const file = { open: openUpload(services.jobs.blobs, u), size: u.size, filename: u.filename, mediaType: u.mediaType };
-  const ex = await exchange(services, o.model, targets, (t, call) => t.adapter.run({ file, language: o.language, prompt: o.prompt, temperature: o.temperature }, { ...call, signal }), log);
+  const ex = await exchange(services, o.model, targets, (t, call) => t.adapter.run({ file, language: o.language, prompt: o.prompt, temperature: o.temperature }, { ...call, signal }), log, requestId);
   const out = ex.value;
   const words = out.transcript.words;
   // The audio's length: what the upstream says, else the container, else the last word's end.
@@ -95,7 +96,7 @@ export async function transcription(services: CapabilityDeps, c: TranscriptionCa
   route(services.catalog, o.model, 'transcription'); // the model is one, before anything is reserved
   const { seconds, reserveSeconds } = await measure(services, c.upload);
   const r = await metered(services, { requestId: c.requestId, principal: c.principal, model: o.model, endpoint: 'transcriptions', reserveTokens: reserve(services, o.model, reserveSeconds) }, async () => {
-    const d = await transcribeUpload(services, o, c.upload, seconds, undefined, c.log);
+    const d = await transcribeUpload(services, o, c.upload, seconds, c.requestId, undefined, c.log);
     return { value: d, outcome: billingOf(d) };
   });
   const d = r.value;
@@ -121,7 +122,7 @@ export const transcriptionJobKind = (services: CapabilityDeps): JobKind => ({
     // Checked before any upstream is called: a missing upload is the gateway's state, not an upstream failure.
     if (blob && !(await services.jobs.blobs.stat(blob))) throw jobInputMissing('audio upload');
     // The audio is deleted by the runner once the job's end is recorded (`inputs`).
-    const d = await transcribeUpload(services, s.options, s.upload, s.seconds, signal);
+    const d = await transcribeUpload(services, s.options, s.upload, s.seconds, job.id, signal);
     return { type: 'done', output: { body: Readable.from([Buffer.from(d.rendered.body)]), contentType: d.rendered.contentType }, billing: billingOf(d), warnings: d.warnings };
   },
 });

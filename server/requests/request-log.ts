@@ -1,0 +1,245 @@
+// The request log's writer: each finished request trail (observe/request-trail.ts) becomes a row
+// of `request_log`, written in batches off the request path, like the ledger. Usage and cost are
+// not copied: they are the ledger's row of the same request id, joined when read (query.ts).
+//
+// The log is diagnostics, the ledger is money: records wait in memory (bounded) while the database
+// is away and are dropped beyond the bound, counted in gateway_request_log_dropped_total, where
+// the ledger spills to disk instead.
+import { Readable } from 'node:stream';
+import type { BlobStore } from '../blobs/store.ts';
+import type { RequestLogConfig } from '../config/schema.ts';
+import type { SqlQueryable } from '../db/migrate.ts';
+import type { Clock } from '../runtime/clock.ts';
+import { randomToken } from '../runtime/secrets.ts';
+import type { RequestTrail, TrailEnd } from '../observe/request-trail.ts';
+import { storedBody, type BodyCapture } from './capture.ts';
+import type { z } from 'zod';
+
+type Config = z.infer<typeof RequestLogConfig>;
+
+/** One row of `request_log`, in its columns' order. */
+type Row = {
+  requestId: string;
+  createdAt: Date;
+  apiKeyId: string | null;
+  userId: string | null;
+  oauthAppId: string | null;
+  method: string;
+  path: string;
+  endpoint: string | null;
+  format: string | null;
+  model: string | null;
+  status: number;
+  errorCode: string | null;
+  stream: boolean;
+  aborted: boolean;
+  jobId: string | null;
+  latencyMs: number;
+  firstTokenMs: number | null;
+  upstream: string | null;
+  attempts: string;
+  warnings: string;
+  bodiesKey: string | null;
+};
+
+const columns: [string, (r: Row) => unknown, string][] = [
+  ['request_id', (r) => r.requestId, 'text'],
+  ['created_at', (r) => r.createdAt, 'timestamp(3)'],
+  ['api_key_id', (r) => r.apiKeyId, 'text'],
+  ['user_id', (r) => r.userId, 'text'],
+  ['oauth_app_id', (r) => r.oauthAppId, 'text'],
+  ['method', (r) => r.method, 'text'],
+  ['path', (r) => r.path, 'text'],
+  ['endpoint', (r) => r.endpoint, 'text'],
+  ['format', (r) => r.format, 'text'],
+  ['model', (r) => r.model, 'text'],
+  ['status', (r) => r.status, 'integer'],
+  ['error_code', (r) => r.errorCode, 'text'],
+  ['stream', (r) => r.stream, 'boolean'],
+  ['aborted', (r) => r.aborted, 'boolean'],
+  ['job_id', (r) => r.jobId, 'text'],
+  ['latency_ms', (r) => r.latencyMs, 'integer'],
+  ['first_token_ms', (r) => r.firstTokenMs, 'integer'],
+  ['upstream', (r) => r.upstream, 'text'],
+  ['attempts', (r) => r.attempts, 'jsonb'],
+  ['warnings', (r) => r.warnings, 'jsonb'],
+  ['bodies_key', (r) => r.bodiesKey, 'text'],
+];
+
+const insert = `INSERT INTO request_log (${columns.map(([n]) => n).join(', ')})
+  SELECT * FROM unnest(${columns.map(([, , type], j) => `$${j + 1}::${type}[]`).join(', ')})`;
+
+/** What the HTTP layer hands over with a finished trail: the captured bodies, when capture was on. */
+export type Captured = { request: string; response: BodyCapture; responseType: string | undefined };
+
+export type RequestLogOptions = {
+  flushMs?: number;
+  /** Records held while the database does not take them; beyond, the oldest are dropped. */
+  maxPending?: number;
+  /** How often retention runs (hourly). */
+  upkeepMs?: number;
+  dropped?: () => void;
+  log?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+};
+
+export class RequestLog {
+  private pending: Row[] = [];
+  private flushing: Promise<void> | null = null;
+  private readonly timer: NodeJS.Timeout;
+  private readonly upkeepTimer: NodeJS.Timeout;
+  private readonly maxPending: number;
+  private readonly writes = new Set<Promise<unknown>>();
+  private failedAt = 0;
+
+  constructor(
+    private readonly sql: SqlQueryable,
+    readonly config: Config,
+    private readonly blobs: BlobStore | null,
+    private readonly clock: Clock,
+    private readonly opts: RequestLogOptions = {},
+  ) {
+    this.maxPending = opts.maxPending ?? 50_000;
+    this.timer = setInterval(() => void this.flush(), opts.flushMs ?? 1000);
+    this.timer.unref();
+    this.upkeepTimer = setInterval(() => void this.upkeep(), opts.upkeepMs ?? 3_600_000);
+    this.upkeepTimer.unref();
+  }
+
+  /** Whether this request's bodies are kept: the gateway's switch, or the key's. */
+  captures(principal: { captureBodies?: true } | undefined): boolean {
+    return this.config.enabled && (this.config.capture_bodies || Boolean(principal?.captureBodies));
+  }
+
+  /** A finished request: its row is queued (its bodies stored first, when captured). */
+  record(trail: RequestTrail, end: TrailEnd, upstream: string | null, captured: Captured | null): void {
+    if (!this.config.enabled) return;
+    const row: Row = {
+      requestId: trail.id,
+      createdAt: trail.startedAt,
+      apiKeyId: end.principal?.keyId || null,
+      userId: end.principal?.userId || null,
+      oauthAppId: end.principal?.appId ?? null,
+      method: trail.method,
+      path: trail.path,
+      endpoint: trail.capability,
+      format: trail.format,
+      model: trail.model,
+      status: end.status,
+      errorCode: end.errorCode,
+      stream: trail.stream,
+      aborted: end.aborted,
+      jobId: trail.jobId,
+      latencyMs: Math.round(end.totalMs),
+      firstTokenMs: trail.firstTokenMs,
+      upstream,
+      attempts: JSON.stringify(
+        trail.attempts.map((a) => ({
+          provider: a.provider,
+          key: a.key,
+          upstream_model: a.upstreamModel,
+          start_ms: a.startMs,
+          ms: a.ms,
+          status: a.status,
+          failure: a.failure,
+          late_failure: a.lateFailure ?? null,
+        })),
+      ),
+      warnings: JSON.stringify(end.warnings),
+      bodiesKey: null,
+    };
+    if (!captured || !this.blobs) return this.queue(row);
+    const write = this.storeBodies(row, captured).finally(() => {
+      this.writes.delete(write);
+      this.queue(row);
+    });
+    this.writes.add(write);
+  }
+
+  /** Bodies under `requests/<day>/<random>/`: the request id is the client's to choose, so it names no path. */
+  private async storeBodies(row: Row, captured: Captured): Promise<void> {
+    const key = `requests/${row.createdAt.toISOString().slice(0, 10).replace(/-/g, '')}/${randomToken(20)}/`;
+    const max = this.config.max_body_bytes;
+    try {
+      const response = storedBody(captured.response.text(), captured.response.total, max);
+      const request = storedBody(captured.request.slice(0, max), Buffer.byteLength(captured.request), max);
+      await this.blobs!.put(`${key}request`, Readable.from([request]), 'application/json; charset=utf-8');
+      const type = captured.responseType?.startsWith('text/event-stream') ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8';
+      await this.blobs!.put(`${key}response`, Readable.from([response]), type);
+      row.bodiesKey = key;
+    } catch (err) {
+      this.opts.log?.warn({ err: String(err), request_id: row.requestId }, 'request log: captured bodies not stored');
+    }
+  }
+
+  private queue(row: Row): void {
+    this.pending.push(row);
+    if (this.pending.length > this.maxPending) {
+      this.pending.shift();
+      this.opts.dropped?.();
+    }
+    if (this.pending.length >= 1000) void this.flush();
+  }
+
+  /** Writes what is queued now (and waits for a write under way). */
+  async flush(): Promise<void> {
+    if (this.writes.size) await Promise.allSettled([...this.writes]);
+    while (this.flushing) await this.flushing;
+    if (!this.pending.length) return;
+    const rows = this.pending;
+    this.pending = [];
+    this.flushing = (async () => {
+      try {
+        for (let i = 0; i < rows.length; i += 5000) {
+          const chunk = rows.slice(i, i + 5000);
+          await this.sql.query(insert, columns.map(([, get]) => chunk.map(get)));
+        }
+      } catch (err) {
+        // Back in the queue, oldest first, within the bound; said at most once a minute.
+        this.pending = rows.concat(this.pending);
+        while (this.pending.length > this.maxPending) {
+          this.pending.shift();
+          this.opts.dropped?.();
+        }
+        if (this.clock.now() - this.failedAt > 60_000) {
+          this.failedAt = this.clock.now();
+          this.opts.log?.error({ err: String(err), pending: this.pending.length }, 'request log write failed; records wait in memory and are written when the database answers');
+        }
+      } finally {
+        this.flushing = null;
+      }
+    })();
+    await this.flushing;
+  }
+
+  /** Retention: records after `retention_days`, captured bodies after `body_retention_days`, in bounded batches. */
+  async upkeep(): Promise<{ deleted: number; bodiesDeleted: number }> {
+    const now = this.clock.now();
+    const bodyCutoff = new Date(now - Math.min(this.config.body_retention_days, this.config.retention_days) * 86_400_000);
+    const cutoff = new Date(now - this.config.retention_days * 86_400_000);
+    let bodiesDeleted = 0;
+    let deleted = 0;
+    try {
+      for (;;) {
+        const rows = await this.sql.query(`SELECT id, bodies_key FROM request_log WHERE created_at < $1 AND bodies_key IS NOT NULL LIMIT 500`, [bodyCutoff]);
+        if (!rows.length) break;
+        for (const r of rows) if (this.blobs) await Promise.all([this.blobs.delete(`${r.bodies_key}request`), this.blobs.delete(`${r.bodies_key}response`)]);
+        await this.sql.query(`UPDATE request_log SET bodies_key = NULL WHERE id = ANY($1::bigint[])`, [rows.map((r) => String(r.id))]);
+        bodiesDeleted += rows.length;
+      }
+      for (;;) {
+        const rows = await this.sql.query(`DELETE FROM request_log WHERE id IN (SELECT id FROM request_log WHERE created_at < $1 LIMIT 10000) RETURNING 1`, [cutoff]);
+        deleted += rows.length;
+        if (rows.length < 10000) break;
+      }
+    } catch (err) {
+      this.opts.log?.error({ err: String(err) }, 'request log retention failed; it runs again within the hour');
+    }
+    return { deleted, bodiesDeleted };
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    clearInterval(this.upkeepTimer);
+    await this.flush();
+  }
+}
