@@ -261,7 +261,9 @@ describe.skipIf(!hasNginx)('a rolling restart behind nginx', () => {
         .map((l) => l.split(' ')[0]!);
       const servedBy = new Map<unknown, number>();
       for (const g of [...stopped, a, b]) for (const id of new Set(g.logs().filter((l) => l.http).map((l) => l.reqId))) servedBy.set(id, (servedBy.get(id) ?? 0) + 1);
-      const odd = resent.filter((id) => servedBy.get(id) !== 1);
+      // Served by two would be a request worked on twice. Seen by none is a stopped instance's log
+      // lines not yet written when it exited (its ledger rows are checked below), not a failure.
+      const odd = resent.filter((id) => (servedBy.get(id) ?? 0) > 1);
       const detail = odd.map((id) => [id, ...[...stopped, a, b].flatMap((g, i) => g.logs().filter((l) => l.reqId === id).map((l) => `#${i} ${l.time} ${l.msg}`))].join(' | '));
       expect(odd, `${detail.join('\n')}\n${readFileSync(path.join(work, 'nginx/logs/access.log'), 'utf8').split('\n').filter((l) => odd.some((id) => l.startsWith(id))).join('\n')}`).toEqual([]);
       const lostSends = readFileSync(path.join(work, 'nginx/logs/error.log'), 'utf8').split('\n').filter((l) => l.includes('while reading response header from upstream')).length;
