@@ -46,8 +46,16 @@ export const MAX_JSON_DEPTH = 128;
 /** Longest model id accepted: far above any real one. */
 const MAX_MODEL_ID = 256;
 
-/** Text the gateway stores or looks up: at most `max` characters, no NUL. */
-export const storedText = (max: number) => z.string().max(max).regex(/^[^\u0000]*$/, { message: 'must not contain NUL characters' });
+/** A surrogate that is not half of a pair: a JSON string may hold one (`"\ud800"`), UTF-8 cannot. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Text the gateway stores or looks up: at most `max` characters, no NUL, no unpaired surrogate. */
+export const storedText = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .regex(/^[^\u0000]*$/, { message: 'must not contain NUL characters' })
+    .refine((s) => !LONE_SURROGATE.test(s), { message: 'must be valid Unicode (an unpaired surrogate is not)' });
 
 /** An id the gateway issued: `<prefix>_` and base62. */
 export const prefixedId = (prefix: string, what: string) =>
@@ -57,5 +65,16 @@ export const prefixedId = (prefix: string, what: string) =>
     .regex(new RegExp(`^${prefix}_[A-Za-z0-9]+$`), { message: `not ${what} id` })
     .describe(`\`${prefix}_\` and letters and digits.`);
 
-/** A model id as sent by a client (looked up in the catalog, never stored unless known). */
-export const modelId = z.string().min(1).max(MAX_MODEL_ID);
+/** Characters no model id has: control characters (NUL among them), which no database column or log line should get. */
+const MODEL_ID_PATTERN = /^[^\u0000-\u001f\u007f]+$/;
+
+/** Whether a model id as a client sent it can be one (a path's, where no schema reads it): bounded, no control characters. */
+export const isModelIdShaped = (s: string) => s.length <= MAX_MODEL_ID && MODEL_ID_PATTERN.test(s) && !LONE_SURROGATE.test(s);
+
+/** A model id as sent by a client: looked up in the catalog; recorded (the request log) only in this shape. */
+export const modelId = z
+  .string()
+  .min(1)
+  .max(MAX_MODEL_ID)
+  .regex(MODEL_ID_PATTERN, { message: 'must not contain control characters' })
+  .refine((s) => !LONE_SURROGATE.test(s), { message: 'must be valid Unicode (an unpaired surrogate is not)' });

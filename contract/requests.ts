@@ -1,13 +1,20 @@
 // The request log: one record per request through /v1, what it did and what it cost
 // (server/requests/, docs/decisions/0030-request-log.md).
 import { z } from 'zod';
-import { prefixedId } from './common.ts';
+import { prefixedId, storedText } from './common.ts';
 
 const isoTime = z.iso.datetime({ offset: true, message: 'must be an ISO 8601 time, e.g. 2026-11-28T09:00:00Z' });
 
 export const RequestListQuery = z.object({
   key: prefixedId('key', 'an API key').optional().describe('Only this key’s requests. With an API key: only that key itself may be named (the default).'),
-  model: z.string().min(1).max(256).optional().describe('Only requests for this model id (as the client sent it).'),
+  model: storedText(256).min(1).optional().describe('Only requests for this model id (as the client sent it).'),
+  client_request_id: z
+    .string()
+    .min(1)
+    .max(512)
+    .regex(/^[\x20-\x7e]+$/, { message: 'a request id of yours is printable ASCII' })
+    .optional()
+    .describe('Only requests that carried this id of yours (`X-Client-Request-Id` or `X-Request-Id`).'),
   status: z
     .union([z.coerce.number().int().min(100).max(599), z.enum(['2xx', '4xx', '5xx', 'error'])])
     .optional()
@@ -25,7 +32,7 @@ export const RequestListQuery = z.object({
 
 export const AdminRequestListQuery = RequestListQuery.extend({
   key: prefixedId('key', 'an API key').optional().describe('Only this key’s requests.'),
-  user: z.string().min(1).max(320).optional().describe('Only this user’s requests (id or email).'),
+  user: storedText(320).min(1).optional().describe('Only this user’s requests (id or email).'),
 });
 
 export const RequestAttempt = z
@@ -62,7 +69,11 @@ export const RequestUsage = z
 export const RequestRecord = z
   .object({
     object: z.literal('request'),
-    request_id: z.string().describe('The `X-Request-Id` of the response.'),
+    request_id: z.string().describe('The gateway’s id of the request: the `X-Request-Id` of the response (a job’s run: the job’s id).'),
+    client_request_id: z
+      .string()
+      .nullable()
+      .describe('The id the client sent (`X-Client-Request-Id`, or `X-Request-Id`), echoed in the response’s `X-Client-Request-Id`; null when it sent none.'),
     created_at: z.string().describe('When the request arrived (ISO 8601 UTC).'),
     method: z.string(),
     path: z.string().describe('The path without its query string.'),

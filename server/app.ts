@@ -13,6 +13,8 @@ import { contract } from '../contract/index.ts';
 import { buildOpenApiDocument } from '../contract/openapi.ts';
 import { geminiErrorOf } from './translate/gemini.ts';
 import { trailHooks } from './http/request-trail-hooks.ts';
+import { redactUrl } from './http/redact-url.ts';
+import { clientRequestIdOf } from './http/client-request-id.ts';
 import { authHook, routeMeta } from './http/auth-hook.ts';
 import { GatewayError, errors, validationError } from './runtime/errors.ts';
 import { clientErrorHandler, defaultRequestTimeouts, serverTimeoutOptions, type RequestTimeouts } from './http/client-errors.ts';
@@ -47,35 +49,12 @@ export type AppOptions = {
 /** Headers never logged: credentials of every kind the gateway accepts. */
 export const redactedPaths = ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers["x-goog-api-key"]', 'req.headers.cookie'];
 
-// Query parameters that carry a secret somewhere: authorization codes and states (the gateway's own
-// callbacks from identity providers, the apps' authorize requests), tokens, client secrets, keys.
-const SECRET_PARAMS = new Set(['code', 'state', 'code_verifier', 'token', 'access_token', 'refresh_token', 'id_token', 'client_secret', 'password', 'key', 'api_key']);
-
-// Paths whose last segment is itself a credential: a hosted file's signed token lets anyone holding
-// it download the file until it expires, so it is logged no more than an API key is.
-const SECRET_PATH_PREFIXES = [contract.metadata.hostedFile.path.replace(/:token$/, '')];
-
-/** `url` with secret path segments and the values of secret-bearing query parameters replaced, also inside `next`. */
-export function redactUrl(url: string): string {
-  for (const prefix of SECRET_PATH_PREFIXES) {
-    if (!url.startsWith(prefix)) continue;
-    const found = url.slice(prefix.length).search(/[?#]/);
-    const end = found < 0 ? url.length : prefix.length + found;
-    if (end > prefix.length) url = `${prefix}redacted${url.slice(end)}`;
-  }
-  const q = url.indexOf('?');
-  if (q < 0) return url;
-  const params = new URLSearchParams();
-  for (const [name, value] of new URLSearchParams(url.slice(q + 1))) {
-    params.append(name, SECRET_PARAMS.has(name) ? 'redacted' : name === 'next' ? redactUrl(value) : value);
-  }
-  return `${url.slice(0, q)}?${params}`;
-}
-
 declare module 'fastify' {
   interface FastifyRequest {
     /** The error code the request was answered with, for its log line. */
     errorCode?: string;
+    /** The client's own request id (X-Client-Request-Id or X-Request-Id), validated; null when none. */
+    clientRequestId?: string | null;
     /**
      * The content type of a raw answer (a file, audio): ts-rest sets the contract's one for
      * `otherResponse` routes, this one (the stored or upstream type) wins in onSend.
@@ -93,7 +72,7 @@ function logRequest(request: FastifyRequest, reply: FastifyReply): void {
   const ms = Math.round(reply.elapsedTime * 10) / 10;
   const url = redactUrl(request.url);
   const upstream = reply.getHeader('x-gateway-upstream');
-  const fields = { http: { method: request.method, url, status, ms, ip: request.ip }, code: request.errorCode, upstream: upstream ?? undefined };
+  const fields = { http: { method: request.method, url, status, ms, ip: request.ip }, code: request.errorCode, upstream: upstream ?? undefined, client_request_id: request.clientRequestId ?? undefined };
   const line = `${request.method} ${url.length > 200 ? `${url.slice(0, 200)}…` : url} ${status}${request.errorCode ? ` ${request.errorCode}` : ''} ${ms} ms`;
   if (status >= 500) request.log.warn(fields, line);
   else request.log.info(fields, line);
@@ -213,7 +192,9 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     // The caller's logger, with our request serializer (it wins over Fastify's default).
     ...(opts.logger ? { loggerInstance: opts.logger.child({}, { serializers: { req: requestLogView } }) } : { logger: false }),
     bodyLimit: opts.bodyLimit ?? DEFAULT_BODY_LIMIT,
-    requestIdHeader: 'x-request-id',
+    // Every request's id is the gateway's own: the key of its ledger row, its request-log record and
+    // its trail. A client's X-Request-Id is validated and kept beside it (http/client-request-id.ts).
+    requestIdHeader: false,
     genReqId: () => `req_${randomToken(20)}`,
     // Forwarded headers only from configured proxies: anyone else could name the issuer and
     // callback URLs (X-Forwarded-Host) or dodge per-address throttling (X-Forwarded-For). A hop
@@ -318,6 +299,13 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     // nosniff everywhere: no answer (a page, an error echoing input, a stored file) is ever read
     // by a browser as another type than it says.
     reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff');
+    try {
+      const clientId = clientRequestIdOf(request.headers);
+      request.clientRequestId = clientId;
+      if (clientId !== null) reply.header('x-client-request-id', clientId);
+    } catch (err) {
+      return done(err as GatewayError);
+    }
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {

@@ -14,6 +14,8 @@ import { startIdleGc } from './runtime/idle-gc.ts';
 import { openSearchBackend } from './search/backends.ts';
 import { resolveGatewaySecret } from './auth/gateway-secret.ts';
 import { resolveAdminTokens } from './auth/admin-token.ts';
+import { holdSecrets } from './boot/held-secrets.ts';
+import { heldSecrets } from './runtime/held-secrets.ts';
 import { SharedSettings } from './db/shared-settings.ts';
 import { openBlobStore } from './blobs/select.ts';
 import { UrlSigner } from './blobs/signed-url.ts';
@@ -60,8 +62,9 @@ import { createLogger as createFormattedLogger } from './runtime/log-format.ts';
 
 export const version: string = JSON.parse(readFileSync(projectPath('package.json'), 'utf8')).version;
 
-export function createLogger(env: NodeJS.ProcessEnv): Logger {
-  return createFormattedLogger(env, redactedPaths);
+/** The gateway's logger (`destination`: where its lines go instead of stdout, for tests). */
+export function createLogger(env: NodeJS.ProcessEnv, destination?: Parameters<typeof createFormattedLogger>[2]): Logger {
+  return createFormattedLogger(env, redactedPaths, destination);
 }
 
 /** REDIS_COMMAND_TIMEOUT_MS, REDIS_CONNECT_TIMEOUT_MS, REDIS_RECONNECT_MAX_MS (README "During an outage"). */
@@ -107,6 +110,8 @@ function listenAddressOf(env: NodeJS.ProcessEnv): { host: string; port: number }
 export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger: Logger = createLogger(env), extras: GatewayExtras = {}): Promise<RunningGateway> {
   const loaded = loadConfig(env);
   const { config } = loaded;
+  // Before anything can log, answer or trace them: the secrets are redacted by value from now on.
+  holdSecrets(config, env);
   if (!extras.worker) logConfig(logger, env, loaded);
 
   // What the operator can get wrong about the machine is checked before the database is opened
@@ -147,6 +152,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
     const clock = systemClock();
     const health = new HealthRecorder(db.prisma, clock);
     cleanups.push(() => health.close());
+    const metrics = createMetrics();
     const ledger = new UsageLedger(db.sql, path.join(dataDir, 'ledger'), {
       flushMs: Number(env.LEDGER_FLUSH_MS ?? 1000),
       maxPending: Number(env.LEDGER_MAX_PENDING ?? 100_000),
@@ -155,6 +161,11 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
           { err, ...state },
           `usage ledger write failed; ${state.pending} record(s) wait in memory${state.spilledSegments ? ` and ${state.spilledSegments} segment file(s) on disk` : ''}, next attempt in ${Math.round(state.retryInMs / 100) / 10} s`,
         ),
+      onRejected: (record, err, file) => {
+        metrics.ledgerRejected.inc();
+        const id = record && typeof record === 'object' ? (record as { requestId?: unknown }).requestId : undefined;
+        logger.error({ err, request_id: typeof id === 'string' ? id.slice(0, 128) : undefined, file }, `usage ledger: a record the database refused was set aside in ${file}; the others were written`);
+      },
     });
     cleanups.push(() => ledger.close());
     // The ledger's partitions for the days about to be written, and retention, now and hourly. Not
@@ -183,6 +194,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
     for (const warning of secretWarnings) logger.warn(warning);
     const admin = await resolveAdminTokens(env, shared);
     for (const warning of admin.warnings) logger.warn(warning);
+    heldSecrets.add(secret, admin.tokens.known);
     const metadata = new MetadataStore(db.prisma);
     const catalog = new Catalog(config, new Date(), metadata);
     const refresher = await startMetadataRefresh({ config, store: metadata, catalog, logger, fetch: env.GATEWAY_METADATA_FETCH !== 'off' });
@@ -198,7 +210,6 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
     cleanups.push(() => opened.close());
     logger.info(`blob store (uploads, job outputs, hosted files): ${opened.description}`);
     const urls = new UrlSigner(secret);
-    const metrics = createMetrics();
     const router = new Router(config.routing, counters, openRoutingStateStore(counters), clock, metrics, logger);
     cleanups.push(() => router.close());
     // Budget thresholds crossed by settlements: recorded once across instances, posted to the
@@ -243,7 +254,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
     // Records written off the request path in batches; closed after the app (cleanups run in
     // reverse), so the last requests' records are written before the database closes.
     const requestLog = new RequestLog(db.sql, config.requestLog, opened.store, clock, {
-      dropped: () => metrics.requestLogDropped.inc(),
+      dropped: (reason) => metrics.requestLogDropped.inc({ reason }),
       log: { warn: (obj, msg) => logger.warn(obj, msg), error: (obj, msg) => logger.error(obj, msg) },
     });
     cleanups.push(() => requestLog.close());
@@ -431,7 +442,9 @@ async function serveWorker(env: NodeJS.ProcessEnv, logger: Logger, slot: number)
  * deployment's secret and admin token (the first start creates them: N workers would race to).
  */
 async function prepareWorkers(env: NodeJS.ProcessEnv, logger: Logger): Promise<void> {
-  logConfig(logger, env, loadConfig(env));
+  const loaded = loadConfig(env);
+  holdSecrets(loaded.config, env);
+  logConfig(logger, env, loaded);
   const dataDir = dataDirOf(env);
   ensureDataDir(dataDir);
   const { host, port } = listenAddressOf(env);
@@ -446,6 +459,7 @@ async function prepareWorkers(env: NodeJS.ProcessEnv, logger: Logger): Promise<v
     logger.info(`secret: from ${secret.source}`);
     for (const warning of secret.warnings) logger.warn(warning);
     const admin = await resolveAdminTokens(env, shared);
+    heldSecrets.add(secret.secret, admin.tokens.known);
     logger.info(`admin API: ${admin.source}`);
     for (const warning of admin.warnings) logger.warn(warning);
   } finally {

@@ -1,17 +1,25 @@
 // The usage ledger: one durable record per billed request, written to the database in batches
 // off the request path. Each record is first appended to a local segment file, so records still
 // in memory when the process dies are replayed into the database at the next start (idempotent:
-// `request_id` is unique).
+// `request_id` is the gateway's own id, unique per request, with the record's time the key).
+//
+// One bad record never stops the others (decision 0034): every string is made storable when the
+// record is written (`storedRecord`), and a batch the database refuses for its content is halved
+// until the refused records stand alone; those are set aside in `rejected/` beside the segments
+// (`onRejected` says where), the rest are written. Replaying a previous process's segments at
+// start-up goes the same way and never fails the start: what cannot be written now waits.
 //
 // When the database is down or stalled (docs/decisions/0010-store-outages.md) the records wait: in
 // memory up to `maxPending`, beyond that in their segment files only, and the writes are retried
 // with exponential backoff (from `flushMs` up to `maxRetryDelayMs`). Once the database answers,
 // what waited is written (the spilled segments read back), each record once.
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { appendFileSync, closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { SqlQueryable } from '../db/migrate.ts';
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
+import { writeIsolating } from '../db/write-isolating.ts';
 import { isAlive } from '../runtime/data-dir.ts';
+import { storable, storableOrNull } from '../runtime/stored-text.ts';
 import { addRecordsToDaily, addToDaily, aggregatedColumns, type AggregatedRecord } from './usage-aggregates.ts';
 
 /** One request's record: what the daily sums read (usage-aggregates.ts), and the rest of the row. */
@@ -88,19 +96,55 @@ export function ledgerCsv(records: LedgerRecord[]): string {
   return out;
 }
 
+/** Longest id, name and code a record keeps (ids are the gateway's, names the catalog's or an upstream's). */
+const MAX_ID = 128;
+const MAX_NAME = 256;
+
+/**
+ * The record as the database can hold it: every string NUL-free, well-formed and bounded. The ids
+ * are the gateway's own and pass unchanged; an upstream's model name is the one a provider could
+ * make unstorable.
+ */
+function storedRecord(r: LedgerRecord): LedgerRecord {
+  return {
+    ...r,
+    requestId: storable(r.requestId, MAX_ID),
+    apiKeyId: storable(r.apiKeyId, MAX_ID),
+    userId: storable(r.userId, MAX_ID),
+    oauthAppId: storableOrNull(r.oauthAppId, MAX_ID),
+    model: storable(r.model, MAX_NAME),
+    provider: storableOrNull(r.provider, MAX_NAME),
+    upstreamModel: storableOrNull(r.upstreamModel, MAX_NAME),
+    endpoint: storable(r.endpoint, MAX_ID),
+    errorCode: storableOrNull(r.errorCode, MAX_ID),
+    meteredUnit: r.meteredUnit === undefined ? undefined : storableOrNull(r.meteredUnit, MAX_ID),
+  };
+}
+
 type Segment = { file: string; fd: number };
 
-function readSegment(file: string): LedgerRecord[] {
+/** A segment's lines parsed; a line cut short by a crash is skipped. */
+function readSegmentLines(file: string): unknown[] {
   return readFileSync(file, 'utf8')
     .split('\n')
     .filter((l) => l.trim())
     .flatMap((l) => {
       try {
-        return [JSON.parse(l) as LedgerRecord];
+        return [JSON.parse(l) as unknown];
       } catch {
-        return []; // a line cut short by a crash
+        return [];
       }
     });
+}
+
+/** Whether a line read back is a record this ledger wrote (its ids, names and counts of the right types). */
+function isLedgerRecord(r: unknown): r is LedgerRecord {
+  if (!r || typeof r !== 'object' || Array.isArray(r)) return false;
+  const x = r as Record<string, unknown>;
+  return (
+    ['requestId', 'apiKeyId', 'userId', 'model', 'endpoint', 'createdAt'].every((k) => typeof x[k] === 'string') &&
+    ['promptTokens', 'completionTokens', 'billedTokens', 'status', 'multiplier'].every((k) => typeof x[k] === 'number')
+  );
 }
 
 export class UsageLedger {
@@ -133,6 +177,8 @@ export class UsageLedger {
       maxPending?: number;
       maxRetryDelayMs?: number;
       onError?: (err: unknown, state: { pending: number; spilledSegments: number; retryInMs: number }) => void;
+      /** A record the database refused for its content (or a segment line that is none), set aside in `file` (one JSON line, replayable once mended). */
+      onRejected?: (record: unknown, err: unknown, file: string) => void;
     } = {},
   ) {
     mkdirSync(dir, { recursive: true });
@@ -152,19 +198,69 @@ export class UsageLedger {
     return { pending: this.pending.length, spilledSegments: this.spilled.size };
   }
 
-  /** Replays segments a previous process left behind (it crashed before writing them). */
+  /** Where records the database refused are set aside. */
+  get rejectedDir(): string {
+    return path.join(this.dir, 'rejected');
+  }
+
+  /**
+   * Replays segments a previous process left behind (it crashed before writing them): they are
+   * written as spilled segments are, by the flush, so a refused record is set aside and a database
+   * that fails now is tried again later. Never throws: a segment that cannot even be read is moved
+   * to `rejected/` (`onError` says so). Resolves with the number of records found once the first
+   * attempt is over.
+   */
   async recover(): Promise<number> {
     // Segments of a live process (another gateway sharing DATA_DIR) are its own to write.
     const files = readdirSync(this.dir).filter((f) => f.endsWith('.jsonl') && !this.isMine(f) && !isAlive(Number(f.split('-')[0])));
     let n = 0;
     for (const f of files) {
       const file = path.join(this.dir, f);
-      const records = readSegment(file);
-      await this.insert(records);
-      rmSync(file, { force: true });
-      n += records.length;
+      try {
+        n += readSegmentLines(file).length;
+      } catch (err) {
+        this.setAside(file, err);
+        continue;
+      }
+      this.spilled.add(file);
+      this.closedSegments.push(file);
     }
+    if (files.length) await this.flush();
     return n;
+  }
+
+  /** A whole segment that cannot be read, moved to `rejected/` for the operator. */
+  private setAside(file: string, err: unknown): void {
+    const to = path.join(this.rejectedDir, path.basename(file));
+    try {
+      mkdirSync(this.rejectedDir, { recursive: true });
+      renameSync(file, to);
+    } catch {
+      // Left where it is: the next start tries it again.
+    }
+    this.opts.onError?.(new Error(`usage ledger: the segment ${file} could not be read and was moved to ${to}`, { cause: err }), this.state());
+  }
+
+  /** A segment's records, made storable; a line that is no record is set aside. */
+  private readSegment(file: string): LedgerRecord[] {
+    const records: LedgerRecord[] = [];
+    for (const line of readSegmentLines(file)) {
+      if (isLedgerRecord(line)) records.push(storedRecord(line));
+      else this.reject(line, new Error(`not a usage record (in ${file})`));
+    }
+    return records;
+  }
+
+  /** One refused record, appended to `rejected/<pid>-<start>.jsonl`. */
+  private reject(record: unknown, err: unknown): void {
+    const file = path.join(this.rejectedDir, `${process.pid}-${this.startedAt}.jsonl`);
+    try {
+      mkdirSync(this.rejectedDir, { recursive: true });
+      appendFileSync(file, JSON.stringify(record) + '\n');
+    } catch {
+      // A full disk: the log line below is all that remains of it.
+    }
+    this.opts.onRejected?.(record, err, file);
   }
 
   private isMine(file: string) {
@@ -179,7 +275,8 @@ export class UsageLedger {
     return this.segment;
   }
 
-  write(record: LedgerRecord): void {
+  write(written: LedgerRecord): void {
+    const record = storedRecord(written);
     // Lines of one event-loop turn go to the segment file in one write (one syscall, not one each).
     if (!this.lines.length) setImmediate(() => this.appendLines());
     this.lines.push(JSON.stringify(record));
@@ -252,7 +349,7 @@ export class UsageLedger {
       // Records that waited on disk alone: read back and written (those also in `batch` are skipped).
       for (const f of [...this.spilled]) {
         if (!this.closedSegments.includes(f)) continue;
-        await this.insert(readSegment(f));
+        await this.insert(this.readSegment(f));
         this.spilled.delete(f);
       }
       for (const f of this.closedSegments) if (!this.spilled.has(f)) rmSync(f, { force: true });
@@ -278,7 +375,11 @@ export class UsageLedger {
    * same transaction. COPY cannot skip rows already there, so a batch it refuses (a retry whose
    * first attempt did commit, a replayed segment) takes the INSERT, which can.
    */
-  private async insert(records: LedgerRecord[]): Promise<void> {
+  private insert(records: LedgerRecord[]): Promise<void> {
+    return writeIsolating(records, (batch) => this.insertBatch(batch), (record, err) => this.reject(record, err));
+  }
+
+  private async insertBatch(records: LedgerRecord[]): Promise<void> {
     if (this.sql.copyCsv) {
       try {
         return await this.sql.copyCsv('usage_records', ledgerColumnNames, ledgerCsv(records), addRecordsToDaily(records));

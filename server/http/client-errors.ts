@@ -9,6 +9,7 @@ import { walk } from '../../contract/openapi.ts';
 import { envMs } from '../stores/index.ts';
 import { GatewayError } from '../runtime/errors.ts';
 import { pathPattern } from './method-not-allowed.ts';
+import { noteNodeAnswer } from './node-answers.ts';
 
 /** How long a client may take to send a request: its headers, and the whole of it (body included). */
 export type RequestTimeouts = { headersMs: number; bodyMs: number };
@@ -105,6 +106,10 @@ export function clientErrorHandler(t: RequestTimeouts) {
     const oauth = isOAuthProtocolPath(requestPath(err, socket));
     const body = JSON.stringify(oauth ? { error: 'invalid_request', error_description: message } : new GatewayError(status, 'invalid_request_error', code, message).toBody());
     if (socket.writable) {
+      // A request the gateway had begun (its record is open) ends with this answer; one whose
+      // client stopped sending before its body was complete (EOF) is recorded as the client's
+      // doing (the record's default), whatever this answer reaches.
+      if (response && err.code !== 'HPE_INVALID_EOF_STATE') noteNodeAnswer(response, { status, code });
       socket.write(
         `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Content-Type-Options: nosniff\r\n` +
           `${oauth ? 'Cache-Control: no-store\r\n' : ''}Connection: close\r\n\r\n${body}`,

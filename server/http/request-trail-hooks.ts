@@ -7,8 +7,11 @@
 // wraps the response's write/end only for a request whose capture is on.
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { RequestTrail } from '../observe/request-trail.ts';
-import { BodyCapture, requestText } from '../requests/capture.ts';
+import { BodyCapture, captureWindow, requestText } from '../requests/capture.ts';
+import { contract } from '../../contract/index.ts';
 import type { Services } from './services.ts';
+import { recordedPath, secretPathPrefix } from './redact-url.ts';
+import { CLIENT_CLOSED, nodeAnswerOf } from './node-answers.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -21,35 +24,46 @@ declare module 'fastify' {
 
 /**
  * Logged: inference and the per-key reads under /v1 and /v1beta. Not the log's own reads (the
- * dashboard polls them), nor hosted-file downloads: their path is a signed link, a credential that
- * must not land in the log or a span.
+ * dashboard polls them), nor hosted-file downloads by any method or spelling (`HEAD`,
+ * `/v1/%66iles/…`): their path is a signed link, a credential that must not land in the log or a span.
  */
-function logged(method: string, url: string): boolean {
+function logged(method: string, url: string, path: string): boolean {
   if (!url.startsWith('/v1/') && !url.startsWith('/v1beta/')) return false;
-  if (method === 'GET' && url.startsWith('/v1/files/')) return false;
-  return !(method === 'GET' && (url === '/v1/requests' || url.startsWith('/v1/requests?')));
+  if (secretPathPrefix(path)) return false;
+  return !(method === 'GET' && path === '/v1/requests');
 }
 
 export function trailHooks(services: Services) {
   const onRequest = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     if (!services.requestLog.config.enabled && !services.trails.observed) return done();
-    if (!logged(request.method, request.url)) return done();
     const q = request.url.indexOf('?');
-    const trail = services.trails.start(request.id, request.method, q < 0 ? request.url : request.url.slice(0, q), request.headers);
+    const path = q < 0 ? request.url : request.url.slice(0, q);
+    if (!logged(request.method, request.url, path)) return done();
+    const trail = services.trails.start(request.id, request.method, recordedPath(path), request.headers);
     trail.route = request.routeOptions.url ?? null;
+    trail.clientRequestId = request.clientRequestId ?? null;
     request.trail = trail;
     reply.raw.once('close', () => finish(services, request, reply, trail));
     done();
   };
 
-  /** After the credential and the body, before validation: a request refused as invalid keeps its body too. */
+  /**
+   * After the credential and the body, before validation: a request refused as invalid keeps its
+   * body too. Inference calls only: other routes' bodies carry what must never be stored (a new
+   * API key, an OAuth code and its verifier, a job's signed download links).
+   */
   const preValidation = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-    if (request.trail && services.requestLog.captures(request.principal)) captureResponse(request, reply, services.requestLog.config.max_body_bytes);
+    if (request.trail && isInferenceCall(request) && services.requestLog.captures(request.principal)) captureResponse(request, reply, captureWindow(services.requestLog.config.max_body_bytes));
     done();
   };
 
   return { onRequest, preValidation };
 }
+
+/** `POST <pattern>` of every inference route (the capabilities'): the calls whose bodies may be captured. */
+const INFERENCE_CALLS = new Set(Object.values(contract.inference).filter((r) => r.method === 'POST').map((r) => r.path));
+
+const isInferenceCall = (request: FastifyRequest) => request.method === 'POST' && INFERENCE_CALLS.has(request.routeOptions.url ?? '');
 
 /** Wraps write/end of this one response to keep a copy of what the client receives (up to `max` bytes). */
 function captureResponse(request: FastifyRequest, reply: FastifyReply, max: number): void {
@@ -81,9 +95,12 @@ function worthRecording(method: string, status: number, principal: FastifyReques
 function finish(services: Services, request: FastifyRequest, reply: FastifyReply, trail: RequestTrail): void {
   const warnings = reply.getHeader('x-gateway-warnings');
   const principal = request.principal;
+  // Nothing answered through the reply: Node answered on the socket (a malformed or stalled body),
+  // or the client left before any answer (a body that never came in full).
+  const unanswered = reply.raw.headersSent ? null : (nodeAnswerOf(reply.raw) ?? CLIENT_CLOSED);
   const end = {
-    status: reply.statusCode,
-    errorCode: request.errorCode ?? null,
+    status: unanswered?.status ?? reply.statusCode,
+    errorCode: unanswered?.code ?? request.errorCode ?? null,
     aborted: !reply.raw.writableFinished,
     totalMs: trail.now(),
     warnings: typeof warnings === 'string' && warnings ? warnings.split('; ') : [],
@@ -94,7 +111,7 @@ function finish(services: Services, request: FastifyRequest, reply: FastifyReply
   const upstream = reply.getHeader('x-gateway-upstream');
   const captured = request.capture
     ? {
-        request: requestText(request.body, request.headers['content-type'], services.requestLog.config.max_body_bytes),
+        request: requestText(request.body, request.headers['content-type'], captureWindow(services.requestLog.config.max_body_bytes)),
         response: request.capture,
         responseType: String(reply.getHeader('content-type') ?? ''),
       }

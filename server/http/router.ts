@@ -1,5 +1,6 @@
 import { initServer, type RouterImplementation } from '@ts-rest/fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { isModelIdShaped } from '../../contract/common.ts';
 import { contract } from '../../contract/index.ts';
 import type { Services } from './services.ts';
 import { authorizeEndpoint, metadataEndpoint, revokeEndpoint, tokenEndpoint, userinfoEndpoint } from './oauth-endpoints.ts';
@@ -192,17 +193,22 @@ function formatOf(capability: string): 'anthropic' | 'gemini' | null {
   return capability === 'messages' ? 'anthropic' : capability === 'generate_content' ? 'gemini' : null;
 }
 
-/** The model a request names: in its body (`model`), else in its path (Gemini's `models/{model}:…`). */
+/**
+ * The model a request names: in its body (`model`), else in its path (Gemini's `models/{model}:…`);
+ * null when what it names cannot be a model id (too long, control characters: the route refuses it),
+ * so that only a value of that shape is ever recorded.
+ */
 function modelOf(input: { body?: unknown; params?: unknown }): string | null {
   for (const part of [input.body, input.params]) {
     const model = part && typeof part === 'object' ? (part as { model?: unknown }).model : undefined;
-    if (typeof model === 'string' && model) return model.slice(0, 256);
+    if (typeof model === 'string' && model) return isModelIdShaped(model) ? model : null;
   }
   // Gemini's `/v1beta/models/{model}:{method}`, matched as the rest of the path.
   const rest = input.params && typeof input.params === 'object' ? (input.params as { '*'?: unknown })['*'] : undefined;
   if (typeof rest !== 'string') return null;
   const colon = rest.lastIndexOf(':');
-  return (colon > 0 ? rest.slice(0, colon) : rest).slice(0, 256) || null;
+  const model = colon > 0 ? rest.slice(0, colon) : rest;
+  return model && isModelIdShaped(model) ? model : null;
 }
 
 const idOf = (body: unknown) => (body && typeof body === 'object' && typeof (body as { id?: unknown }).id === 'string' ? (body as { id: string }).id : null);

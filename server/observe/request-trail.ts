@@ -5,7 +5,8 @@
 // they know neither reader.
 //
 // Trails are found by request id (`RequestTrails.get`): the id already travels through every layer
-// (failover options, billing contexts), so nothing else has to.
+// (failover options, billing contexts), so nothing else has to. It is always the gateway's own id,
+// unique per request: a client's X-Request-Id is `clientRequestId`, never a key.
 
 /** An upstream attempt as it starts: who is called. */
 export type AttemptStart = {
@@ -65,6 +66,8 @@ export class RequestTrail {
   /** performance.now() at the start; every `*Ms` of the trail counts from it. */
   readonly t0 = performance.now();
   readonly startedAt = new Date();
+  /** The client's own request id (validated by the HTTP layer), kept beside `id`, never instead of it. */
+  clientRequestId: string | null = null;
   /** What the capability names: the gateway model, the client's format, the surface. */
   model: string | null = null;
   format: string | null = null;

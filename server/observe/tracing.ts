@@ -227,6 +227,7 @@ export async function startTracing(env: NodeJS.ProcessEnv, trails: RequestTrails
           if (trail.route !== pathOnly(trail.path)) span.updateName(`${trail.method} ${trail.route}`);
         }
         if (trail.model) a[GEN_AI.requestModel] = trail.model;
+        if (trail.clientRequestId) a['gateway.client_request_id'] = trail.clientRequestId;
         if (trail.responseModel) a[GEN_AI.responseModel] = trail.responseModel;
         if (trail.capability) a['gateway.endpoint'] = trail.capability;
         if (trail.format) a['gateway.format'] = trail.format;

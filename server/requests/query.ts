@@ -19,9 +19,14 @@ export type BodyLinks = (bodiesKey: string) => NonNullable<Record_['bodies']>;
 /** `<created_at ms>.<id>` in base64url: opaque to clients, exact for the database. */
 export const cursorOf = (createdAt: Date, id: bigint | string) => Buffer.from(`${createdAt.getTime()}.${id}`).toString('base64url');
 
+/** The largest id a row can have (bigint), and the latest time a cursor can name (year 9999: PostgreSQL's and ISO's four digits). */
+const MAX_ROW_ID = 9223372036854775807n;
+const MAX_CURSOR_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
 function parseCursor(cursor: string): { at: Date; id: string } {
   const m = /^(\d{1,15})\.(\d{1,19})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!m) throw errors.invalid('Not a cursor of this list: pass `next_cursor` of the previous page as it is.', 'cursor');
+  // A cursor this list made names a row's time and id; one that cannot (beyond either range) is refused, not looked up.
+  if (!m || Number(m[1]) > MAX_CURSOR_MS || BigInt(m[2]!) > MAX_ROW_ID) throw errors.invalid('Not a cursor of this list: pass `next_cursor` of the previous page as it is.', 'cursor');
   return { at: new Date(Number(m[1])), id: m[2]! };
 }
 
@@ -40,6 +45,7 @@ export async function listRequests(sql: SqlQueryable, scope: RequestScope, q: Li
   if (scope.appId !== undefined) where.push(`r.oauth_app_id = ${p(scope.appId)}`);
   if (q.key !== undefined) where.push(`r.api_key_id = ${p(q.key)}`);
   if (q.model !== undefined) where.push(`r.model = ${p(q.model)}`);
+  if (q.client_request_id !== undefined) where.push(`r.client_request_id = ${p(q.client_request_id)}`);
   if (typeof q.status === 'number') where.push(`r.status = ${p(q.status)}`);
   else if (q.status === 'error') where.push('r.status >= 400');
   else if (q.status) where.push(`r.status BETWEEN ${Number(q.status[0]) * 100} AND ${Number(q.status[0]) * 100 + 99}`);
@@ -51,7 +57,8 @@ export async function listRequests(sql: SqlQueryable, scope: RequestScope, q: Li
   }
   const limit = q.limit;
   // The ledger's row: written at settlement, after the request started and (a job) up to a day
-  // later; the bounds let the planner skip the partitions of other days.
+  // later; the bounds let the planner skip the partitions of other days. Request ids are the
+  // gateway's own, and the row must also be the same key's: a record never shows another's usage.
   const rows = await sql.query(
     `SELECT r.*, k.prefix AS key_prefix, k.name AS key_name, u.*
      FROM (SELECT * FROM request_log r ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY r.created_at DESC, r.id DESC LIMIT ${limit + 1}) r
@@ -59,6 +66,7 @@ export async function listRequests(sql: SqlQueryable, scope: RequestScope, q: Li
      LEFT JOIN LATERAL (
        SELECT ${usageColumns} FROM usage_records ur
        WHERE ur.request_id IN (r.request_id, COALESCE(r.job_id, r.request_id))
+         AND ur.api_key_id = r.api_key_id
          AND ur.created_at >= r.created_at - interval '1 minute' AND ur.created_at < r.created_at + interval '1 day'
        ORDER BY ur.created_at LIMIT 1
      ) u ON true
@@ -85,6 +93,7 @@ function recordOf(r: Record<string, unknown>, links: BodyLinks): Record_ {
   return {
     object: 'request',
     request_id: String(r.request_id),
+    client_request_id: str(r.client_request_id),
     created_at: asDate(r.created_at).toISOString(),
     method: String(r.method),
     path: String(r.path),

@@ -5,14 +5,21 @@
 // The log is diagnostics, the ledger is money: records wait in memory (bounded) while the database
 // is away and are dropped beyond the bound, counted in gateway_request_log_dropped_total, where
 // the ledger spills to disk instead.
+//
+// Every string of a row is made storable when the row is made (the path and the model are the
+// client's, an upstream's model name is the upstream's), and a batch the database refuses for its
+// content is halved until the refused row stands alone: that row is dropped (counted, logged), the
+// others are written (decision 0034).
 import { Readable } from 'node:stream';
 import type { BlobStore } from '../blobs/store.ts';
 import type { RequestLogConfig } from '../config/schema.ts';
 import type { SqlQueryable } from '../db/migrate.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { randomToken } from '../runtime/secrets.ts';
+import { storable, storableOrNull } from '../runtime/stored-text.ts';
+import { writeIsolating } from '../db/write-isolating.ts';
 import type { RequestTrail, TrailEnd } from '../observe/request-trail.ts';
-import { storedBody, type BodyCapture } from './capture.ts';
+import { captureWindow, storedBody, type BodyCapture } from './capture.ts';
 import type { z } from 'zod';
 
 type Config = z.infer<typeof RequestLogConfig>;
@@ -20,6 +27,7 @@ type Config = z.infer<typeof RequestLogConfig>;
 /** One row of `request_log`, in its columns' order. */
 type Row = {
   requestId: string;
+  clientRequestId: string | null;
   createdAt: Date;
   apiKeyId: string | null;
   userId: string | null;
@@ -44,6 +52,7 @@ type Row = {
 
 const columns: [string, (r: Row) => unknown, string][] = [
   ['request_id', (r) => r.requestId, 'text'],
+  ['client_request_id', (r) => r.clientRequestId, 'text'],
   ['created_at', (r) => r.createdAt, 'timestamp(3)'],
   ['api_key_id', (r) => r.apiKeyId, 'text'],
   ['user_id', (r) => r.userId, 'text'],
@@ -66,6 +75,16 @@ const columns: [string, (r: Row) => unknown, string][] = [
   ['bodies_key', (r) => r.bodiesKey, 'text'],
 ];
 
+/** Bounds of a row's strings: ids and codes (the gateway's), names (the catalog's, an upstream's), the path (the client's). */
+const MAX_ID = 128;
+const MAX_CLIENT_ID = 512;
+const MAX_NAME = 256;
+const MAX_PATH = 2048;
+const MAX_WARNINGS = 50;
+const MAX_WARNING = 1000;
+/** Failover tries a bounded number of candidates; more in one record would be a bug's. */
+const MAX_ATTEMPTS = 100;
+
 const insert = `INSERT INTO request_log (${columns.map(([n]) => n).join(', ')})
   SELECT * FROM unnest(${columns.map(([, , type], j) => `$${j + 1}::${type}[]`).join(', ')})`;
 
@@ -78,7 +97,8 @@ export type RequestLogOptions = {
   maxPending?: number;
   /** How often retention runs (hourly). */
   upkeepMs?: number;
-  dropped?: () => void;
+  /** A record dropped: the queue was past its bound while the database was away (`backlog`), or the database refused it (`rejected`). */
+  dropped?: (reason: 'backlog' | 'rejected') => void;
   log?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 };
 
@@ -90,6 +110,7 @@ export class RequestLog {
   private readonly maxPending: number;
   private readonly writes = new Set<Promise<unknown>>();
   private failedAt = 0;
+  private rejectedAt = 0;
 
   constructor(
     private readonly sql: SqlQueryable,
@@ -113,38 +134,40 @@ export class RequestLog {
   /** A finished request: its row is queued (its bodies stored first, when captured). */
   record(trail: RequestTrail, end: TrailEnd, upstream: string | null, captured: Captured | null): void {
     if (!this.config.enabled) return;
+    // Every string storable (runtime/stored-text.ts), the JSON columns' too: jsonb refuses `\u0000`.
     const row: Row = {
-      requestId: trail.id,
+      requestId: storable(trail.id, MAX_ID),
+      clientRequestId: storableOrNull(trail.clientRequestId, MAX_CLIENT_ID),
       createdAt: trail.startedAt,
-      apiKeyId: end.principal?.keyId || null,
-      userId: end.principal?.userId || null,
-      oauthAppId: end.principal?.appId ?? null,
-      method: trail.method,
-      path: trail.path,
-      endpoint: trail.capability,
-      format: trail.format,
-      model: trail.model,
+      apiKeyId: storableOrNull(end.principal?.keyId || null, MAX_ID),
+      userId: storableOrNull(end.principal?.userId || null, MAX_ID),
+      oauthAppId: storableOrNull(end.principal?.appId, MAX_ID),
+      method: storable(trail.method, MAX_ID),
+      path: storable(trail.path, MAX_PATH),
+      endpoint: storableOrNull(trail.capability, MAX_ID),
+      format: storableOrNull(trail.format, MAX_ID),
+      model: storableOrNull(trail.model, MAX_NAME),
       status: end.status,
-      errorCode: end.errorCode,
+      errorCode: storableOrNull(end.errorCode, MAX_ID),
       stream: trail.stream,
       aborted: end.aborted,
-      jobId: trail.jobId,
+      jobId: storableOrNull(trail.jobId, MAX_ID),
       latencyMs: Math.round(end.totalMs),
       firstTokenMs: trail.firstTokenMs,
-      upstream,
+      upstream: storableOrNull(upstream, MAX_NAME),
       attempts: JSON.stringify(
-        trail.attempts.map((a) => ({
-          provider: a.provider,
-          key: a.key,
-          upstream_model: a.upstreamModel,
+        trail.attempts.slice(0, MAX_ATTEMPTS).map((a) => ({
+          provider: storable(a.provider, MAX_NAME),
+          key: storableOrNull(a.key, MAX_NAME),
+          upstream_model: storableOrNull(a.upstreamModel, MAX_NAME),
           start_ms: a.startMs,
           ms: a.ms,
           status: a.status,
-          failure: a.failure,
-          late_failure: a.lateFailure ?? null,
+          failure: storableOrNull(a.failure, MAX_ID),
+          late_failure: storableOrNull(a.lateFailure, MAX_ID),
         })),
       ),
-      warnings: JSON.stringify(end.warnings),
+      warnings: JSON.stringify(end.warnings.slice(0, MAX_WARNINGS).map((w) => storable(w, MAX_WARNING))),
       bodiesKey: null,
     };
     if (!captured || !this.blobs) return this.queue(row);
@@ -161,7 +184,7 @@ export class RequestLog {
     const max = this.config.max_body_bytes;
     try {
       const response = storedBody(captured.response.text(), captured.response.total, max);
-      const request = storedBody(captured.request.slice(0, max), Buffer.byteLength(captured.request), max);
+      const request = storedBody(captured.request.slice(0, captureWindow(max)), Buffer.byteLength(captured.request), max);
       await this.blobs!.put(`${key}request`, Readable.from([request]), 'application/json; charset=utf-8');
       const type = captured.responseType?.startsWith('text/event-stream') ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8';
       await this.blobs!.put(`${key}response`, Readable.from([response]), type);
@@ -175,9 +198,18 @@ export class RequestLog {
     this.pending.push(row);
     if (this.pending.length > this.maxPending) {
       this.pending.shift();
-      this.opts.dropped?.();
+      this.opts.dropped?.('backlog');
     }
     if (this.pending.length >= 1000) void this.flush();
+  }
+
+  /** A row the database refused for its content: dropped (the others of its batch are written), said at most once a minute. */
+  private rejected(row: Row, err: unknown): void {
+    this.opts.dropped?.('rejected');
+    if (this.clock.now() - this.rejectedAt > 60_000) {
+      this.rejectedAt = this.clock.now();
+      this.opts.log?.error({ err: String(err), request_id: row.requestId }, 'request log: the database refused a record, which was dropped; the others were written');
+    }
   }
 
   /** Writes what is queued now (and waits for a write under way). */
@@ -188,17 +220,18 @@ export class RequestLog {
     const rows = this.pending;
     this.pending = [];
     this.flushing = (async () => {
+      let written = 0;
       try {
-        for (let i = 0; i < rows.length; i += 5000) {
-          const chunk = rows.slice(i, i + 5000);
-          await this.sql.query(insert, columns.map(([, get]) => chunk.map(get)));
+        for (; written < rows.length; written += 5000) {
+          const chunk = rows.slice(written, written + 5000);
+          await writeIsolating(chunk, (batch) => this.sql.query(insert, columns.map(([, get]) => batch.map(get))).then(() => {}), (row, err) => this.rejected(row, err));
         }
       } catch (err) {
-        // Back in the queue, oldest first, within the bound; said at most once a minute.
-        this.pending = rows.concat(this.pending);
+        // What was not written goes back in the queue, oldest first, within the bound; said at most once a minute.
+        this.pending = rows.slice(written).concat(this.pending);
         while (this.pending.length > this.maxPending) {
           this.pending.shift();
-          this.opts.dropped?.();
+          this.opts.dropped?.('backlog');
         }
         if (this.clock.now() - this.failedAt > 60_000) {
           this.failedAt = this.clock.now();

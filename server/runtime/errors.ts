@@ -1,8 +1,13 @@
 import type { ErrorBody } from '../../contract/errors.ts';
+import { redactHeldSecrets } from './held-secrets.ts';
 
 type ErrorType = ErrorBody['error']['type'];
 
-/** An error that leaves the gateway as the part-7 body with this status. */
+/**
+ * An error that leaves the gateway as the part-7 body with this status. Its message never carries
+ * a secret the gateway holds (it may quote an upstream's text, which may echo the key it was sent):
+ * redacted here, once, for the answer, the stream's error event, the log and the span alike.
+ */
 export class GatewayError extends Error {
   constructor(
     readonly status: number,
@@ -13,7 +18,7 @@ export class GatewayError extends Error {
     readonly headers: Record<string, string> = {},
     readonly extra: Record<string, unknown> = {},
   ) {
-    super(message);
+    super(redactHeldSecrets(message));
     this.name = 'GatewayError';
   }
 

@@ -57,7 +57,13 @@ export function createMetrics() {
     }),
     requestLogDropped: new Counter({
       name: 'gateway_request_log_dropped_total',
-      help: 'Request log records dropped because the database did not take them in time (the log is diagnostics: money is in the ledger).',
+      help: 'Request log records dropped because the database did not take them in time (the log is diagnostics: money is in the ledger), or refused one (reason rejected).',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
+    ledgerRejected: new Counter({
+      name: 'gateway_ledger_rejected_total',
+      help: 'Usage records the database refused for their content, set aside in DATA_DIR/ledger/rejected/ (the others of their batch were written).',
       registers: [registry],
     }),
     overhead: new Histogram({

@@ -1,6 +1,8 @@
 // Upstream failures classified once for failover: by status, by the error object a body names,
 // by the socket error's class. Messages name the provider and the class of failure, never an
-// address: a socket error's own text stays in the server log.
+// address: a socket error's own text stays in the server log. No message carries a secret the
+// gateway holds (runtime/held-secrets.ts): an upstream may echo the key it was sent.
+import { redactHeldSecrets } from '../runtime/held-secrets.ts';
 
 /** An error the upstream reported inside a stream that had answered 200. */
 export class UpstreamStreamError extends Error {
@@ -10,7 +12,7 @@ export class UpstreamStreamError extends Error {
     /** The error object the upstream sent, when it sent one (its code or status classifies it). */
     readonly detail?: unknown,
   ) {
-    super(message);
+    super(redactHeldSecrets(message));
     this.name = 'UpstreamStreamError';
   }
 }
@@ -35,7 +37,7 @@ export class UpstreamError extends Error {
     /** The raw cause (a socket error): for the server log, never for the client. */
     cause?: unknown,
   ) {
-    super(message, cause === undefined ? undefined : { cause });
+    super(redactHeldSecrets(message), cause === undefined ? undefined : { cause });
     this.name = 'UpstreamError';
   }
 }
@@ -94,7 +96,8 @@ const REDACTIONS: [RegExp, string | ((match: string) => string)][] = [
  * provider id and the status are added by the caller, so the summary keeps its meaning.
  */
 export function redactUpstreamText(text: string): string {
-  let out = text;
+  // By value first: a held key is replaced whole, before the patterns could cut it into pieces.
+  let out = redactHeldSecrets(text);
   for (const [pattern, replacement] of REDACTIONS) out = typeof replacement === 'string' ? out.replace(pattern, replacement) : out.replace(pattern, replacement);
   return out.length > 300 ? `${out.slice(0, 300)}…` : out;
 }

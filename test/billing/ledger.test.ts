@@ -1,6 +1,6 @@
 // The usage ledger loses nothing when a gateway is killed between answering and writing.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openDatabase } from '../../server/db/client.ts';
@@ -192,3 +192,90 @@ it('a database outage: records wait (past maxPending on disk only), writes back 
   await ledger.close();
   expect(readdirSync(dir).filter((f) => f.endsWith('.jsonl'))).toEqual([]);
 });
+
+// Issue 42: one bad record never stops the others, and no stored record stops a start.
+const record = (id: string, over: Partial<LedgerRecord> = {}): LedgerRecord => ({
+  requestId: id, apiKeyId: 'key_i42', userId: 'usr_i42', oauthAppId: null, model: 'm', provider: 'p', upstreamModel: 'u', endpoint: 'chat',
+  promptTokens: 1, completionTokens: 2, cachedTokens: 0, reasoningTokens: 0, surchargeTokens: 0, multiplier: 1, billedTokens: 3,
+  usageSource: 'reported', status: 200, errorCode: null, latencyMs: 5, createdAt: '2026-11-28T10:00:00.000Z', ...over,
+});
+
+it('a record the database refuses is set aside; the rest of its batch is written', async () => {
+  const db = await openDatabase({ dataDir });
+  try {
+    const dir = path.join(dataDir, 'ledger-reject');
+    const rejected: { file: string; record: unknown }[] = [];
+    const ledger = new UsageLedger(db.sql, dir, { flushMs: 60_000, onRejected: (record, _err, file) => rejected.push({ record, file }) });
+    ledger.write(record('iso-1'));
+    // More tokens than an integer column holds: only a broken upstream reports that, and only its record goes.
+    ledger.write(record('iso-2', { promptTokens: 3_000_000_000 }));
+    // A NUL and a lone surrogate in an upstream's model name, and a request id far past any index's row: made storable.
+    ledger.write(record(`iso-3-${'x'.repeat(4000)}`, { upstreamModel: 'bad\u0000name\ud800' }));
+    ledger.write(record('iso-4'));
+    await ledger.flush();
+    await ledger.close();
+    const rows = await db.prisma.usageRecord.findMany({ where: { requestId: { startsWith: 'iso-' } }, orderBy: { requestId: 'asc' } });
+    expect(rows.map((r) => r.requestId.slice(0, 8))).toEqual(['iso-1', 'iso-3-xx', 'iso-4']);
+    expect(rows[1]!.requestId.length).toBe(128);
+    expect(rows[1]!.upstreamModel).toBe('bad\uFFFDname\uFFFD');
+    expect(rejected).toHaveLength(1);
+    expect((rejected[0]!.record as LedgerRecord).requestId).toBe('iso-2');
+    expect(readFileSync(rejected[0]!.file, 'utf8').trim().split('\n').map((l) => JSON.parse(l).requestId)).toEqual(['iso-2']);
+    expect(await db.prisma.usageDaily.findFirst({ where: { apiKeyId: 'key_i42', day: new Date('2026-11-28') } })).toMatchObject({ requests: 3, promptTokens: 3n });
+  } finally {
+    await db.close();
+  }
+});
+
+it('replaying a previous process’s segments never fails: bad lines and unreadable segments are set aside, and said where', async () => {
+  const db = await openDatabase({ dataDir });
+  try {
+    const dir = path.join(dataDir, 'ledger-replay-bad');
+    mkdirSync(dir, { recursive: true });
+    const lines = [
+      JSON.stringify(record(`long-${'r'.repeat(4000)}`)), // what a 4,000-letter X-Request-Id left before issue 42
+      JSON.stringify(record('rp42-ok')),
+      JSON.stringify(record('rp42-overflow', { completionTokens: 2 ** 40 })),
+      '42',
+      '{"requestId":"no-other-field"}',
+    ];
+    writeFileSync(path.join(dir, '2147483646-2-0.jsonl'), lines.join('\n') + '\n');
+    // A "segment" that cannot be read as a file at all.
+    mkdirSync(path.join(dir, '2147483646-3-0.jsonl'));
+    const errors: string[] = [];
+    const rejected: string[] = [];
+    const ledger = new UsageLedger(db.sql, dir, { flushMs: 60_000, onError: (err) => errors.push(String(err)), onRejected: (_r, _e, file) => rejected.push(file) });
+    expect(await ledger.recover()).toBe(5);
+    await ledger.close();
+    const rows = await db.prisma.usageRecord.findMany({ where: { OR: [{ requestId: { startsWith: 'long-' } }, { requestId: { startsWith: 'rp42-' } }] }, orderBy: { requestId: 'asc' } });
+    expect(rows.map((r) => r.requestId.slice(0, 9))).toEqual(['long-rrrr', 'rp42-ok']);
+    expect(rejected).toHaveLength(3);
+    const setAside = readdirSync(path.join(dir, 'rejected')).sort();
+    expect(setAside).toContain('2147483646-3-0.jsonl');
+    expect(errors.some((e) => e.includes('could not be read and was moved to'))).toBe(true);
+    expect(readdirSync(dir).filter((f) => f.endsWith('.jsonl'))).toEqual([]);
+  } finally {
+    await db.close();
+  }
+});
+
+it('a gateway whose DATA_DIR holds such a segment starts, and writes what it can (issue 42)', async () => {
+  const dir = path.join(dataDir, 'ledger');
+  mkdirSync(dir, { recursive: true });
+  const createdAt = new Date().toISOString();
+  writeFileSync(path.join(dir, '2147483646-4-0.jsonl'), [JSON.stringify(record(`restart-${'z'.repeat(4000)}`, { createdAt })), JSON.stringify(record('restart-bad', { createdAt, promptTokens: 2 ** 33 }))].join('\n') + '\n');
+  rmSync(path.join(dataDir, 'db.lock'), { force: true });
+  const { child, url } = await start();
+  try {
+    expect((await fetch(`${url}/readyz`)).status).toBe(200);
+  } finally {
+    await stop(child, 'SIGTERM');
+  }
+  const db = await openDatabase({ dataDir });
+  try {
+    expect(await db.prisma.usageRecord.count({ where: { requestId: { startsWith: 'restart-zzz' } } })).toBe(1);
+    expect(readdirSync(path.join(dir, 'rejected')).length).toBeGreaterThan(0);
+  } finally {
+    await db.close();
+  }
+}, 60_000);

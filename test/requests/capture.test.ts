@@ -33,8 +33,28 @@ describe('BodyCapture', () => {
   });
 
   it('a body over the cap is stored with a last line saying how much there was', () => {
-    expect(storedBody('0123456789', 21, 10)).toBe('0123456789\n[cut: 21 bytes in all, the first 10 kept]');
+    expect(storedBody('0123456789', 10, 5)).toBe('01234\n[cut: 10 bytes in all, the first 5 kept after eliding secrets and media]');
     expect(storedBody('short', 5, 10)).toBe('short');
+  });
+
+  it('elides before it cuts: a secret across the cap is redacted whole, never stored in part (issue 42)', () => {
+    const body = `{"model":"m","api_key":"sk-${'s'.repeat(40)}","x":1}`;
+    const cap = body.indexOf('sss') + 5;
+    const stored = storedBody(body, body.length, cap);
+    expect(stored).not.toContain('sss');
+    expect(stored.startsWith('{"model":"m","api_key":"[red')).toBe(true);
+    // A window cut inside the body drops its end before eliding: what the window cut in part is gone.
+    const long = `{"a":"${'x'.repeat(10_000)}","token":"${'t'.repeat(30)}"}`;
+    const window = long.slice(0, long.indexOf('ttt') + 10);
+    expect(storedBody(window, long.length, 20_000)).not.toContain('ttt');
+  });
+
+  it('elides a media payload before cutting, so the cap keeps text, and redacts hosted links', () => {
+    const body = `{"image":"data:image/png;base64,${'A'.repeat(50_000)}","prompt":"a cat","url":"http://gw/v1/files/abc_DEF.1234567890.sig-_x"}`;
+    const stored = storedBody(body, body.length, 400);
+    expect(stored).toContain('"prompt":"a cat"');
+    expect(stored).toContain('/v1/files/[redacted]');
+    expect(stored).not.toContain('1234567890.sig');
   });
 });
 

@@ -3659,8 +3659,10 @@ export type components = {
         RequestRecord: {
             /** @enum {string} */
             object: "request";
-            /** @description The `X-Request-Id` of the response. */
+            /** @description The gateway’s id of the request: the `X-Request-Id` of the response (a job’s run: the job’s id). */
             request_id: string;
+            /** @description The id the client sent (`X-Client-Request-Id`, or `X-Request-Id`), echoed in the response’s `X-Client-Request-Id`; null when it sent none. */
+            client_request_id: string | null;
             /** @description When the request arrived (ISO 8601 UTC). */
             created_at: string;
             method: string;
@@ -6720,6 +6722,8 @@ export interface operations {
                 key?: string;
                 /** @description Only requests for this model id (as the client sent it). */
                 model?: string;
+                /** @description Only requests that carried this id of yours (`X-Client-Request-Id` or `X-Request-Id`). */
+                client_request_id?: string;
                 /** @description An exact HTTP status, a class (`2xx`, `4xx`, `5xx`), or `error` (400 and above). */
                 status?: number | ("2xx" | "4xx" | "5xx" | "error");
                 /** @description Only requests at or after this time. */
@@ -9635,6 +9639,8 @@ export interface operations {
                 key?: string;
                 /** @description Only requests for this model id (as the client sent it). */
                 model?: string;
+                /** @description Only requests that carried this id of yours (`X-Client-Request-Id` or `X-Request-Id`). */
+                client_request_id?: string;
                 /** @description An exact HTTP status, a class (`2xx`, `4xx`, `5xx`), or `error` (400 and above). */
                 status?: number | ("2xx" | "4xx" | "5xx" | "error");
                 /** @description Only requests at or after this time. */

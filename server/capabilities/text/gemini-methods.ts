@@ -3,6 +3,7 @@
 // body is checked against that method's schema, then the one text engine (or the counter) runs it.
 import { GeminiCountTokensRequest, GeminiGenerateContentRequest } from '../../../contract/gemini.ts';
 import { GeminiModelMethod } from '../../../contract/routes/gemini.ts';
+import { isModelIdShaped } from '../../../contract/common.ts';
 import { withoutModelsPrefix } from '../../catalog/gemini-shape.ts';
 import { errors, validationError } from '../../runtime/errors.ts';
 import { geminiCountTokensInput } from '../../translate/gemini.ts';
@@ -26,6 +27,8 @@ export function modelAndMethod(rest: string): { model: string; method: Method } 
       'not_found',
     );
   }
+  // The path's model is the client's text, decoded (`x%00y`): refused as the body's `model` would be.
+  if (!isModelIdShaped(model)) throw errors.invalid('The model in the path must be at most 256 characters, with no control characters: GET /v1beta/models lists the models this gateway serves.', 'model');
   return { model, method: method as Method };
 }
 

@@ -1,0 +1,3 @@
+-- A client's own request id, kept beside the gateway's (issue 42, docs/decisions/0034-client-values-and-held-secrets.md).
+-- AlterTable
+ALTER TABLE "request_log" ADD COLUMN     "client_request_id" TEXT;
