@@ -119,6 +119,16 @@ export const MessagesErrorBody = ErrorBody.extend({ type: z.literal('error') }).
 });
 export const MessagesRateLimitErrorBody = RateLimitErrorBody.extend({ type: z.literal('error') }).meta({ id: 'MessagesRateLimitErrorBody' });
 
+/**
+ * The errors of a route that answers in Anthropic's shape when the request carries
+ * `anthropic-version` (the catalog): the common body, with `"type": "error"` for Anthropic's clients.
+ */
+export const VersionedErrorBody = z.union([ErrorBody, MessagesErrorBody]);
+
+export function versionedErrorResponses<const S extends readonly Exclude<Status, 429>[]>(...statuses: S) {
+  return Object.fromEntries(statuses.map((s) => [s, VersionedErrorBody])) as { [K in S[number]]: typeof VersionedErrorBody };
+}
+
 export const messagesErrors = {
   ...Object.fromEntries(Object.keys(inferenceErrors).map((s) => [s, MessagesErrorBody])),
   429: MessagesRateLimitErrorBody,

@@ -97,6 +97,49 @@ export type CatalogEntry = z.infer<typeof CatalogEntry>;
 
 export const ModelList = z.object({ object: z.literal('list'), data: z.array(CatalogEntry) }).meta({ id: 'ModelList' });
 
+// The catalog as Anthropic's Models API shows it (`anthropic-version` on the request: Anthropic's
+// SDKs send it), its text models only, since they are what the Messages API serves.
+
+const ModelLifecycle = z.enum(['active', 'deprecated', 'retired']);
+
+/** `GET /v1/models`'s query: Anthropic's paging, read when the request carries `anthropic-version`. */
+export const ModelListQuery = z.looseObject({
+  limit: z.coerce.number().int().min(1).max(1000).optional().describe('With `anthropic-version`: models per page, 1 to 1000 (default 20).'),
+  after_id: z.string().optional().describe('With `anthropic-version`: the page after this model (the `last_id` of the previous page).'),
+  before_id: z.string().optional().describe('With `anthropic-version`: the page before this model (the `first_id` of the next page).'),
+  lifecycle: z
+    .union([ModelLifecycle, z.array(ModelLifecycle)])
+    .optional()
+    .describe('With `anthropic-version`: only models in these stages (also sent as `lifecycle[]`, as Anthropic’s SDKs do). Every model of the gateway is `active`.'),
+});
+
+export const AnthropicModelInfo = z
+  .object({
+    type: z.literal('model'),
+    id: z.string().describe('The catalog id, sent as `model` to `/v1/messages`.'),
+    display_name: z.string().describe('The id: the catalog has no other name.'),
+    created_at: z.string().describe('RFC 3339; the time the gateway loaded its configuration (the catalog’s `created`).'),
+    max_input_tokens: z.number().int().nullable().describe('The catalog’s `context_window`; null when unknown.'),
+    max_tokens: z.number().int().nullable().describe('The catalog’s `max_output_tokens`; null when unknown.'),
+    lifecycle: z.literal('active').describe('Every model the gateway serves is active.'),
+    deprecated_at: z.null(),
+    retires_at: z.null(),
+    line: z.null().describe('The gateway does not group models into lines.'),
+    capabilities: z.null().describe('Unknown in Anthropic’s terms: the catalog’s own entry (`GET /v1/models` without `anthropic-version`) says what the model supports.'),
+  })
+  .meta({ id: 'AnthropicModelInfo', description: 'One text model as Anthropic’s Models API describes one (`GET /v1/models/{model}` with `anthropic-version`).' });
+export type AnthropicModelInfo = z.infer<typeof AnthropicModelInfo>;
+
+export const AnthropicModelList = z
+  .object({
+    data: z.array(AnthropicModelInfo),
+    has_more: z.boolean().describe('More models in the direction of paging (after the page; before it with `before_id`).'),
+    first_id: z.string().nullable().describe('The first model of the page, the `before_id` of the page before; null when the page is empty.'),
+    last_id: z.string().nullable().describe('The last model of the page, the `after_id` of the page after; null when the page is empty.'),
+  })
+  .meta({ id: 'AnthropicModelList', description: 'A page of the text models as Anthropic’s Models API lists them (`GET /v1/models` with `anthropic-version`), in catalog order.' });
+export type AnthropicModelList = z.infer<typeof AnthropicModelList>;
+
 export const ModelStatusQuery = z.object({
   model: z.string().optional().describe('Only this model.'),
   window: z

@@ -3,7 +3,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { isAppRoute, type AppRoute, type AppRouter } from '@ts-rest/core';
 import { z } from 'zod';
-import { ErrorBody, MessagesErrorBody, OAuthErrorBody } from './errors.ts';
+import { ErrorBody, MessagesErrorBody, OAuthErrorBody, VersionedErrorBody } from './errors.ts';
 import { GeminiErrorBody } from './gemini.ts';
 import { contract, type RouteMeta } from './index.ts';
 
@@ -56,7 +56,16 @@ function errorFamily(route: AppRoute, m: RouteMeta): z.ZodType | null {
   if (m.errorEnvelope === 'page') return null;
   if (m.auth === 'oauth-client' || m.auth === 'oauth-token') return OAuthErrorBody;
   if (m.errorEnvelope === 'google') return GeminiErrorBody;
+  if (m.errorEnvelope === 'anthropic-versioned') return VersionedErrorBody;
   return m.errorEnvelope === 'anthropic' ? MessagesErrorBody : ErrorBody;
+}
+
+/**
+ * Oversized headers are refused by the HTTP parser before any route is known: the route's own error
+ * family when the request line could be read (headers sent in one piece), the common body otherwise.
+ */
+function headersTooLarge(family: z.ZodType | null): z.ZodType {
+  return family === OAuthErrorBody || family === GeminiErrorBody ? z.union([family, ErrorBody]) : ErrorBody;
 }
 
 function isZod(x: unknown): x is z.ZodType {
@@ -139,10 +148,7 @@ export function buildOpenApiDocument(version = '0.1.0') {
     const family = errorFamily(route, m);
     for (const status of frameworkStatuses(route, m)) {
       if (responses[status]) continue;
-      // Oversized headers are refused by the HTTP parser before any route is known: the common error
-      // body, or on the OAuth protocol endpoints their RFC 6749 form when the request line could be
-      // read (headers sent in one piece); the common body otherwise.
-      if (status === 431) responses[status] = responseConfig(status, family === OAuthErrorBody ? z.union([OAuthErrorBody, ErrorBody]) : ErrorBody, m, route.method);
+      if (status === 431) responses[status] = responseConfig(status, headersTooLarge(family), m, route.method);
       else responses[status] = family
         ? responseConfig(status, family, m, route.method)
         : { description: statusText[status]!, content: { 'text/html': { schema: { type: 'string', description: 'error page' } } } };
@@ -183,7 +189,7 @@ export function buildOpenApiDocument(version = '0.1.0') {
         'images and video (sync and as jobs), speech with pronunciation dictionaries, transcription into every subtitle format, ' +
         'the model catalog with its health history, per-key usage, and an OAuth 2.0 provider with PKCE.\n\n' +
         '**Authentication:** `Authorization: Bearer <API key>` (keys look like `mg-…`) or an OAuth access token; `/v1/messages` also takes ' +
-        '`x-api-key`, the Gemini-format routes (`/v1beta/models/…`) `x-goog-api-key` or `?key=`. **Errors** use the body `{"error": {"message", "type", "code", "param"}}` (`/v1/messages` adds `"type": "error"`; ' +
+        '`x-api-key`, the Gemini-format routes (`/v1beta/models/…`) `x-goog-api-key` or `?key=`. **Errors** use the body `{"error": {"message", "type", "code", "param"}}` (`/v1/messages`, and the catalog with `anthropic-version`, add `"type": "error"`; ' +
         'the Gemini-format routes answer Google’s `{"error": {"code", "message", "status"}}`; the OAuth protocol endpoints use `{"error", "error_description"}`). The user guide, with examples for every endpoint, is served by this gateway at [`/docs/guide`](/docs/guide).',
       // No licence: the project is private and states none (package.json), so none is claimed here.
     },

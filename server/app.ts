@@ -1,4 +1,3 @@
-import type { IncomingMessage } from 'node:http';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
@@ -11,13 +10,13 @@ import { guideRoutes } from './http/guide.ts';
 import { initServer } from '@ts-rest/fastify';
 import { contract } from '../contract/index.ts';
 import { buildOpenApiDocument } from '../contract/openapi.ts';
-import { geminiErrorOf } from './translate/gemini.ts';
 import { trailHooks } from './http/request-trail-hooks.ts';
 import { redactUrl } from './http/redact-url.ts';
 import { clientRequestIdOf } from './http/client-request-id.ts';
 import { authHook, routeMeta } from './http/auth-hook.ts';
 import { GatewayError, errors, validationError } from './runtime/errors.ts';
 import { clientErrorHandler, defaultRequestTimeouts, serverTimeoutOptions, type RequestTimeouts } from './http/client-errors.ts';
+import { envelopeBeforeRouting, errorBodyIn, geminiCatalogUnderV1, oauthError, routeEnvelope, type Envelope } from './http/client-format.ts';
 import { deepestPath, nestsDeeperThan } from './http/json-depth.ts';
 import { RouteMethods, methodNotAllowed } from './http/method-not-allowed.ts';
 import { jsonSyntaxError } from './config/json-position.ts';
@@ -96,20 +95,6 @@ const requestLogView = (request: FastifyRequest) => ({
   remotePort: request.socket?.remotePort,
 });
 
-/**
- * Google's SDKs (apiVersion v1, @google/genai's default) read the catalog at `GET /v1/models` and
- * `GET /v1/models/{model}`, which are the OpenAI-shaped catalog's paths: a request carrying Google's
- * credential (`x-goog-api-key`, or `?key=`) is routed to the Gemini-shaped catalog of /v1beta instead.
- */
-function geminiCatalogUnderV1(req: IncomingMessage): string {
-  const url = req.url ?? '/';
-  if (req.method !== 'GET' || !url.startsWith('/v1/models') || url.startsWith('/v1/models/status')) return url;
-  const rest = url.slice('/v1/models'.length);
-  if (rest !== '' && rest[0] !== '/' && rest[0] !== '?') return url;
-  const google = req.headers['x-goog-api-key'] !== undefined || /[?&]key=/.test(rest);
-  return google ? `/v1beta/models${rest}` : url;
-}
-
 /** A byte count as people write limits: `20 MiB`, `512 KiB`. */
 const sizeInWords = (bytes: number) =>
   bytes % 2 ** 20 === 0 ? `${bytes / 2 ** 20} MiB` : bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`;
@@ -158,26 +143,25 @@ function toGatewayError(err: FastifyError | GatewayError, bodyLimit?: number): G
 
 /**
  * An error in the body the route's clients read: the OAuth protocol endpoints (token, revocation,
- * userinfo) in RFC 6749 §5.2 form, never cached; the others the part-7 body, with Anthropic's
- * `"type": "error"` envelope where the route says so.
+ * userinfo) in RFC 6749 §5.2 form, never cached; Google's on the Gemini-format routes; the others
+ * the part-7 body, with Anthropic's `"type": "error"` envelope where the route says so.
  */
 function sendError(request: FastifyRequest, reply: FastifyReply, gw: GatewayError): FastifyReply {
-  request.errorCode = gw.code;
-  const meta = routeMeta(request);
-  if (meta?.auth === 'oauth-client' || meta?.auth === 'oauth-token') return reply.status(gw.status === 503 ? 503 : gw.status >= 500 ? 500 : 400).header('cache-control', 'no-store').send(oauthError(gw));
-  if (meta?.errorEnvelope === 'page') {
-    return reply.status(gw.status).header('content-type', 'text/html; charset=utf-8').send(errorPage(gw.status >= 500 ? 'Something went wrong' : 'Invalid request', gw.message));
-  }
-  if (meta?.errorEnvelope === 'google') return reply.status(gw.status).send(geminiErrorOf(gw));
-  const body = gw.toBody();
-  return reply.status(gw.status).send(meta?.errorEnvelope === 'anthropic' ? { type: 'error', ...body } : body);
+  return sendErrorIn(request, reply, routeEnvelope(routeMeta(request), (name) => request.headers[name] !== undefined), gw);
 }
 
-/** The RFC 6749 §5.2 body for an error of the OAuth protocol endpoints. */
-function oauthError(gw: GatewayError) {
-  // A store outage keeps its 503 (and Retry-After): RFC 6749 calls it temporarily_unavailable.
-  return { error: gw.status === 503 ? 'temporarily_unavailable' : gw.status >= 500 ? 'server_error' : 'invalid_request', error_description: gw.message };
+/** `gw` in `envelope`'s body. */
+function sendErrorIn(request: FastifyRequest, reply: FastifyReply, envelope: Envelope, gw: GatewayError): FastifyReply {
+  request.errorCode = gw.code;
+  if (envelope === 'oauth') return reply.status(gw.status === 503 ? 503 : gw.status >= 500 ? 500 : 400).header('cache-control', 'no-store').send(oauthError(gw));
+  if (envelope === 'page') {
+    return reply.status(gw.status).header('content-type', 'text/html; charset=utf-8').send(errorPage(gw.status >= 500 ? 'Something went wrong' : 'Invalid request', gw.message));
+  }
+  return reply.status(gw.status).send(errorBodyIn(envelope, gw));
 }
+
+/** The error body of a request no route has taken, from its method, URL and headers. */
+const envelopeOf = (request: FastifyRequest) => envelopeBeforeRouting(request.method, request.url, (name) => request.headers[name] !== undefined);
 
 /** The path of a request as named in an error: short and printable, or not at all. */
 function echoPath(url: string): string | null {
@@ -212,14 +196,15 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     // for ever; neither limit runs once the request is in, so answers may take as long as they need.
     ...serverTimeoutOptions(timeouts),
     clientErrorHandler: clientErrorHandler(timeouts),
-    // A URL that cannot be decoded, or a path parameter longer than any id: answered before routing.
+    // A URL that cannot be decoded, or a path parameter longer than any id: answered before routing,
+    // in the body the path's clients read (Google's under /v1beta).
     frameworkErrors: (err, request, frameworkReply) => {
       const reply = frameworkReply as unknown as FastifyReply;
       const gw =
         err.code === 'FST_ERR_MAX_PARAM_LENGTH'
           ? new GatewayError(414, 'invalid_request_error', 'uri_too_long', 'A path segment of the URL is longer than any id this gateway issues (100 characters).')
           : errors.invalid('The URL is not valid: it contains a malformed percent-encoding.', null, 'invalid_url');
-      return reply.status(gw.status).send(gw.toBody());
+      return sendErrorIn(request, reply, envelopeOf(request), gw);
     },
   });
 
@@ -237,13 +222,16 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   });
   app.setNotFoundHandler(async (request, reply) => {
     const path = echoPath(request.url);
+    // Google's clients read Google's error shape under Gemini's API version prefix, Anthropic's
+    // theirs; RFC 6749 has no word for these two statuses: the OAuth endpoints answer the common body.
+    const envelope = envelopeOf(request);
+    const body = envelope === 'oauth' ? 'common' : envelope;
     // A known path with another method: which ones it takes, not "unknown route". (A route that
     // found nothing to answer and handed over here matched its method: that is a 404.)
     const allowed = request.routeOptions.url === undefined ? routeMethods.allowed(request.url.split('?')[0]!) : [];
     if (allowed.length) {
       const gw = methodNotAllowed(request.method, path, allowed);
-      request.errorCode = gw.code;
-      return reply.status(405).headers(gw.headers).send(gw.toBody());
+      return sendErrorIn(request, reply.headers(gw.headers), body, gw);
     }
     request.errorCode = 'not_found';
     if (wantsHtmlPage(request)) {
@@ -252,8 +240,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
       return reply.status(404).headers(pageHeaders).send(notFoundPage(path, user));
     }
     const gw = errors.notFound(path ? `Unknown route: ${request.method} ${path}.` : 'Unknown route.', 'not_found');
-    // Google's clients read Google's error shape under Gemini's API version prefix.
-    return reply.status(404).send(request.url.startsWith('/v1beta/') ? geminiErrorOf(gw) : gw.toBody());
+    return sendErrorIn(request, reply, body, gw);
   });
 
   // JSON bodies: Fastify's parser (prototype-poisoning checks), after the nesting limit.

@@ -1,20 +1,52 @@
 // The catalog and what a key or a session reads about its own use: the models, their health, usage,
 // and the hosted copies of generated files.
 import { z } from 'zod';
-import { errorResponses } from '../errors.ts';
-import { ModelList, ModelStatusList, ModelStatusQuery } from '../models.ts';
+import { errorResponses, versionedErrorResponses } from '../errors.ts';
+import { AnthropicModelInfo, AnthropicModelList, CatalogEntry, ModelList, ModelListQuery, ModelStatusList, ModelStatusQuery } from '../models.ts';
 import { UsageQuery, UsageReport } from '../usage.ts';
 import { RequestList, RequestListQuery } from '../requests.ts';
 import { c, meta } from './meta.ts';
+
+/** What Anthropic's SDKs send with every request: with it, the catalog answers in Anthropic's shape. */
+const anthropicVersion = z.looseObject({
+  'anthropic-version': z
+    .string()
+    .optional()
+    .describe('Sent by Anthropic’s SDKs (any value): the answer is in the shape of Anthropic’s Models API, its text models only, and errors carry `"type": "error"`.'),
+});
 
 export const metadataRoutes = c.router({
   listModels: {
     method: 'GET',
     path: '/v1/models',
-    responses: { 200: ModelList, ...errorResponses(500) },
+    headers: anthropicVersion,
+    query: ModelListQuery,
+    responses: { 200: z.union([ModelList, AnthropicModelList]), ...versionedErrorResponses(400, 500) },
     summary: 'The model catalog',
-    description: 'No authentication. Every model this gateway serves, with its endpoint, plan, multiplier and capability metadata; unknown values are null.',
-    ...meta({ auth: 'none', tag: 'Models' }),
+    description:
+      'No authentication. Every model this gateway serves, with its endpoint, plan, multiplier and capability metadata; unknown values are null (`ModelList`). ' +
+      'With `anthropic-version` (Anthropic’s SDKs), the text models in the shape of Anthropic’s Models API (`AnthropicModelList`), paged by `limit`, `after_id` and `before_id`. ' +
+      'With Google’s credential (`x-goog-api-key` or `?key=`), the Gemini-shaped list of `GET /v1beta/models`.',
+    ...meta({ auth: 'none', tag: 'Models', errorEnvelope: 'anthropic-versioned' }),
+  },
+  retrieveModel: {
+    method: 'GET',
+    // A model id may hold slashes (`openrouter/openai/gpt-4o`): the rest of the path, as the Gemini routes take it.
+    path: '/v1/models/*',
+    pathParams: z.object({ '*': z.string() }),
+    headers: anthropicVersion,
+    responses: { 200: z.union([CatalogEntry, AnthropicModelInfo]), ...versionedErrorResponses(404, 500) },
+    summary: 'One model of the catalog',
+    description:
+      'No authentication. The catalog entry of `GET /v1/models` (`CatalogEntry`: OpenAI’s `id`, `object`, `created`, `owned_by` and the gateway’s own fields), as the `openai` SDK’s `models.retrieve` reads it; ' +
+      'with `anthropic-version`, Anthropic’s `AnthropicModelInfo` for a text model, as the `@anthropic-ai/sdk` reads it. An id the catalog does not serve is 404 `model_not_found` (`param: "model"`). ' +
+      'With Google’s credential (`x-goog-api-key` or `?key=`), the Gemini-shaped model of `GET /v1beta/models/{model}`.',
+    ...meta({
+      auth: 'none',
+      tag: 'Models',
+      errorEnvelope: 'anthropic-versioned',
+      documented: { path: '/v1/models/{model}', params: z.object({ model: z.string().describe('A model id of `GET /v1/models`; it may contain slashes, sent as they are or as `%2F`.') }) },
+    }),
   },
   modelStatus: {
     method: 'GET',

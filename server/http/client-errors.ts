@@ -1,14 +1,13 @@
 // What Node's HTTP server answers by itself, before (or instead of) a route: requests whose headers
 // or body do not arrive in time, headers over the 16 KiB limit, syntax Node's parser refuses. The
-// answer is written on the socket, which is then closed; its body is the part-7 error, or RFC 6749's
-// `{error, error_description}` when the request was for an OAuth protocol endpoint.
+// answer is written on the socket, which is then closed; its body is the one the request's
+// endpoint answers in (client-format.ts): the part-7 error, Google's on the Gemini-format routes,
+// RFC 6749's `{error, error_description}` on an OAuth protocol endpoint, as far as the request is known.
 import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { contract, type RouteMeta } from '../../contract/index.ts';
-import { walk } from '../../contract/openapi.ts';
 import { envMs } from '../stores/index.ts';
 import { GatewayError } from '../runtime/errors.ts';
-import { pathPattern } from './method-not-allowed.ts';
+import { envelopeBeforeRouting, errorBodyIn } from './client-format.ts';
 import { noteNodeAnswer } from './node-answers.ts';
 
 /** How long a client may take to send a request: its headers, and the whole of it (body included). */
@@ -46,41 +45,44 @@ export function serverTimeoutOptions(t: RequestTimeouts) {
   };
 }
 
-/** Paths of the OAuth protocol endpoints (authenticated as an OAuth client, or by an access token), as patterns. */
-const OAUTH_PROTOCOL_PATHS: RegExp[] = [...walk(contract)]
-  .filter(([, r]) => {
-    const auth = (r.metadata as RouteMeta | undefined)?.auth;
-    return auth === 'oauth-client' || auth === 'oauth-token';
-  })
-  .map(([, r]) => pathPattern(r.path));
-
-const isOAuthProtocolPath = (path: string | undefined) => !!path && OAUTH_PROTOCOL_PATHS.some((p) => p.test(path));
-
 // The request line at the start of a chunk: `POST /v1/oauth/token HTTP/1.1`.
-const REQUEST_LINE = /^[A-Z]{3,10} ([^ ?\r\n]+)[^ \r\n]* HTTP\/1\.[01]\r?\n/;
+const REQUEST_LINE = /^([A-Z]{3,10}) ([^ \r\n]+) HTTP\/1\.[01]\r?\n/;
 
-/** The path of a request line at the start of `chunk`, if there is one. */
-function pathAtStart(chunk: Buffer): string | undefined {
+/** What is known of the request an error is about: its method (when known), its URL, which headers it has. */
+type KnownRequest = { method?: string; url: string; has: (name: string) => boolean };
+
+/** The request whose request line starts `chunk`, with the headers the chunk holds, if it starts with one. */
+function requestAtStart(chunk: Buffer): KnownRequest | undefined {
   if (chunk.length < 14 || chunk[0]! < 0x41 || chunk[0]! > 0x5a) return undefined;
-  return REQUEST_LINE.exec(chunk.toString('latin1', 0, Math.min(chunk.length, 2_100)))?.[1];
+  const line = REQUEST_LINE.exec(chunk.toString('latin1', 0, Math.min(chunk.length, 2_100)));
+  if (!line) return undefined;
+  let head: string | undefined;
+  const has = (name: string) => {
+    head ??= chunk.toString('latin1');
+    return new RegExp(`\\r\\n${name}[ \\t]*:`, 'i').test(head);
+  };
+  return { method: line[1], url: line[2]!, has };
 }
 
 /** The response Node has begun on `socket` (internal to Node's server, which reads it the same way). */
 const responseOn = (socket: Socket) => (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage ?? null;
 
 /**
- * The path of the request `err` is about, as far as Node lets it be known; what it costs nothing
- * to read (watching every connection's bytes would take Node's parser off its fast path, where
- * it reads the socket itself). Headers that came in one packet: the chunk Node failed on starts
- * with the request line. Headers read in full (a body that stalled or is malformed): the request
- * Node made of them. Headers in many packets: the URL Node's parser hands to JavaScript once it
- * has read 32 header fields; with fewer, and larger ones, the path is unknown.
+ * The request `err` is about, as far as Node lets it be known; what it costs nothing to read
+ * (watching every connection's bytes would take Node's parser off its fast path, where it reads
+ * the socket itself). Headers that came in one packet: the chunk Node failed on starts with the
+ * request line, and holds the headers. Headers read in full (a body that stalled or is malformed):
+ * the request Node made of them. Headers in many packets: the URL Node's parser hands to
+ * JavaScript once it has read 32 header fields (neither method nor headers); with fewer, and
+ * larger ones, nothing.
  */
-function requestPath(err: { rawPacket?: unknown }, socket: Socket): string | undefined {
-  const inPacket = Buffer.isBuffer(err.rawPacket) ? pathAtStart(err.rawPacket) : undefined;
+function requestOf(err: { rawPacket?: unknown }, socket: Socket): KnownRequest | undefined {
+  const inPacket = Buffer.isBuffer(err.rawPacket) ? requestAtStart(err.rawPacket) : undefined;
   if (inPacket) return inPacket;
-  const url = responseOn(socket)?.req?.url ?? (socket as Socket & { parser?: { _url?: unknown } | null }).parser?._url;
-  return typeof url === 'string' && url ? url.split('?')[0] : undefined;
+  const req = responseOn(socket)?.req;
+  if (req?.url) return { method: req.method, url: req.url, has: (name) => req.headers[name] !== undefined };
+  const url = (socket as Socket & { parser?: { _url?: unknown } | null }).parser?._url;
+  return typeof url === 'string' && url ? { url, has: () => false } : undefined;
 }
 
 /** Node's `clientError` handler: the error in the body its endpoint's clients read, then the socket closed. */
@@ -103,8 +105,10 @@ export function clientErrorHandler(t: RequestTimeouts) {
             ? [408, 'request_timeout', `The request body was not received within ${seconds(t.bodyMs)} of the request's start: send it without pausing (the operator sets the limit: REQUEST_BODY_TIMEOUT_MS).`]
             : [408, 'request_timeout', `The request headers were not received within ${seconds(t.headersMs)}: send them at once (the operator sets the limit: REQUEST_HEADERS_TIMEOUT_MS).`]
           : [400, 'malformed_request', 'The request is not valid HTTP/1.1 (malformed request line or headers, or conflicting Content-Length and Transfer-Encoding).'];
-    const oauth = isOAuthProtocolPath(requestPath(err, socket));
-    const body = JSON.stringify(oauth ? { error: 'invalid_request', error_description: message } : new GatewayError(status, 'invalid_request_error', code, message).toBody());
+    const request = requestOf(err, socket);
+    const envelope = request ? envelopeBeforeRouting(request.method, request.url, request.has) : 'common';
+    const oauth = envelope === 'oauth';
+    const body = JSON.stringify(errorBodyIn(envelope, new GatewayError(status, 'invalid_request_error', code, message)));
     if (socket.writable) {
       // A request the gateway had begun (its record is open) ends with this answer; one whose
       // client stopped sending before its body was complete (EOF) is recorded as the client's

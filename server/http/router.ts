@@ -7,6 +7,9 @@ import { authorizeEndpoint, metadataEndpoint, revokeEndpoint, tokenEndpoint, use
 import { receiveUpload } from './audio-upload.ts';
 import { modelStatus } from '../catalog/health-report.ts';
 import { geminiModelById, geminiModelList } from '../catalog/gemini-shape.ts';
+import { anthropicModelById, anthropicModelList } from '../catalog/anthropic-shape.ts';
+import { errors } from '../runtime/errors.ts';
+import { anthropicVersioned } from './client-format.ts';
 import { usageReport } from '../billing/usage-report.ts';
 import { adminUsageReport } from '../billing/admin-usage.ts';
 import { planLimits } from '../billing/plans.ts';
@@ -36,7 +39,18 @@ export function buildRouter(services: Services) {
   return s.router(contract, {
     inference: bindCapabilities(services),
     metadata: {
-      listModels: async () => ({ status: 200, body: { object: 'list', data: catalog.entries } }),
+      // Anthropic's SDKs send anthropic-version: the catalog answers them in the shape of Anthropic's Models API.
+      listModels: async ({ query, request }) => ({
+        status: 200,
+        body: anthropicVersioned(request) ? anthropicModelList(catalog.entries, query) : { object: 'list', data: catalog.entries },
+      }),
+      retrieveModel: async ({ params, request }) => {
+        const id = params['*'];
+        if (anthropicVersioned(request)) return { status: 200, body: anthropicModelById((m) => catalog.entry(m), (m) => catalog.suggest(m), id) };
+        const entry = catalog.entry(id);
+        if (!entry) throw errors.modelNotFound(id, catalog.suggest(id), 404);
+        return { status: 200, body: entry };
+      },
       geminiListModels: async ({ query }) => ({ status: 200, body: geminiModelList(catalog.entries, query) }),
       geminiGetModel: async ({ params }) => ({ status: 200, body: geminiModelById((id) => catalog.entry(id), params['*']) }),
       modelStatus: async ({ query }) => ({ status: 200, body: await modelStatus(services, query) }),

@@ -35,10 +35,13 @@ export const errors = {
     new GatewayError(400, 'invalid_request_error', code, message, param),
   missing: (param: string) =>
     new GatewayError(400, 'invalid_request_error', 'missing_required_parameter', `Missing required parameter: '${param}'.`, param),
-  /** `suggestion`: a served id close to the one sent (the catalog's `suggest`). */
-  modelNotFound: (model: string, suggestion?: string) =>
+  /**
+   * `suggestion`: a served id close to the one sent (the catalog's `suggest`). 400 for a request
+   * naming the model in its body; 404 when the model is the resource asked for (`GET /v1/models/{id}`).
+   */
+  modelNotFound: (model: string, suggestion?: string, status: 400 | 404 = 400) =>
     new GatewayError(
-      400,
+      status,
       'invalid_request_error',
       'model_not_found',
       suggestion

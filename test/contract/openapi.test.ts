@@ -28,6 +28,7 @@ const specPaths: [string, string][] = [
   ['post', '/v1/embeddings'],
   ['post', '/v1/moderations'],
   ['get', '/v1/models'],
+  ['get', '/v1/models/{model}'],
   ['get', '/v1/models/status'],
   ['get', '/v1/usage'],
 ];

@@ -65,17 +65,13 @@ async function send(req: BuiltRequest): Promise<{ status: number; type: string; 
   return { status: res.status, type: (res.headers.get('content-type') ?? '').split(';')[0]!.trim(), text };
 }
 
-const isPartSeven = (body: any) => body && typeof body.error === 'object' && typeof body.error.message === 'string' && typeof body.error.type === 'string' && typeof body.error.code === 'string';
-
 /** Throws (with the request named) when the answer breaks the contract. */
 function check(op: Operation, req: BuiltRequest, res: { status: number; type: string; text: string }): void {
   const where = `${req.describe} → ${res.status} ${res.text.slice(0, 300)}`;
   if (res.status >= 500 && res.status !== 502 && res.status !== 503 && res.status !== 524) throw new Error(`server error: ${where}`);
-  if (!req.expectRouted && res.status !== 431) {
-    const body = JSON.parse(res.text);
-    if (res.status !== 400 || !(isPartSeven(body) || typeof body.error === 'string')) throw new Error(`unrouted request not answered 400 in an error body: ${where}`);
-    return;
-  }
+  // Unrouted (an undecodable path): 400 in the body the operation declares for 400, which is the
+  // body its clients read (Google's on the Gemini-format routes), checked below.
+  if (!req.expectRouted && res.status !== 431 && res.status !== 400) throw new Error(`unrouted request not answered 400: ${where}`);
   const declared = op.op.responses?.[String(res.status)];
   if (!declared) throw new Error(`status ${res.status} not declared for ${op.id}: ${where}`);
   const content = declared.content as Record<string, unknown> | undefined;
@@ -104,7 +100,7 @@ function check(op: Operation, req: BuiltRequest, res: { status: number; type: st
 
 describe('contract fuzzer', () => {
   it('covers every operation of the document', () => {
-    expect(operations(doc).length).toBe(58);
+    expect(operations(doc).length).toBe(59);
   });
 
   // One test per operation, so a failure names it; cases are generated and replayable by seed.

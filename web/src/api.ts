@@ -33,6 +33,15 @@ export async function call<T>(p: Promise<Result<T>>): Promise<T> {
   throw new ApiError(response.status, body.error?.message ?? `The gateway answered ${response.status}.`, body.error?.code ?? null, body.error?.param ?? null);
 }
 
+/**
+ * The model catalog in the gateway's own shape. `GET /v1/models` answers Anthropic's page only to a
+ * request carrying `anthropic-version`, which the dashboard never sends.
+ */
+export async function loadCatalog(): Promise<Schemas['CatalogEntry'][]> {
+  const list = await call(api.GET('/v1/models'));
+  return 'object' in list ? list.data : [];
+}
+
 export async function loadSession(): Promise<Session> {
   const session = await call(api.GET('/v1/session'));
   csrf = session.csrf_token;

@@ -380,9 +380,29 @@ export type paths = {
         };
         /**
          * The model catalog
-         * @description No authentication. Every model this gateway serves, with its endpoint, plan, multiplier and capability metadata; unknown values are null.
+         * @description No authentication. Every model this gateway serves, with its endpoint, plan, multiplier and capability metadata; unknown values are null (`ModelList`). With `anthropic-version` (Anthropic’s SDKs), the text models in the shape of Anthropic’s Models API (`AnthropicModelList`), paged by `limit`, `after_id` and `before_id`. With Google’s credential (`x-goog-api-key` or `?key=`), the Gemini-shaped list of `GET /v1beta/models`.
          */
         get: operations["listModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/models/{model}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One model of the catalog
+         * @description No authentication. The catalog entry of `GET /v1/models` (`CatalogEntry`: OpenAI’s `id`, `object`, `created`, `owned_by` and the gateway’s own fields), as the `openai` SDK’s `models.retrieve` reads it; with `anthropic-version`, Anthropic’s `AnthropicModelInfo` for a text model, as the `@anthropic-ai/sdk` reads it. An id the catalog does not serve is 404 `model_not_found` (`param: "model"`). With Google’s credential (`x-goog-api-key` or `?key=`), the Gemini-shaped model of `GET /v1beta/models/{model}`.
+         */
+        get: operations["retrieveModel"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3218,6 +3238,42 @@ export type components = {
             /** @description Per minute of transcribed audio. */
             audio_minute: string | null;
         } | null;
+        /** @description A page of the text models as Anthropic’s Models API lists them (`GET /v1/models` with `anthropic-version`), in catalog order. */
+        AnthropicModelList: {
+            data: components["schemas"]["AnthropicModelInfo"][];
+            /** @description More models in the direction of paging (after the page; before it with `before_id`). */
+            has_more: boolean;
+            /** @description The first model of the page, the `before_id` of the page before; null when the page is empty. */
+            first_id: string | null;
+            /** @description The last model of the page, the `after_id` of the page after; null when the page is empty. */
+            last_id: string | null;
+        };
+        /** @description One text model as Anthropic’s Models API describes one (`GET /v1/models/{model}` with `anthropic-version`). */
+        AnthropicModelInfo: {
+            /** @enum {string} */
+            type: "model";
+            /** @description The catalog id, sent as `model` to `/v1/messages`. */
+            id: string;
+            /** @description The id: the catalog has no other name. */
+            display_name: string;
+            /** @description RFC 3339; the time the gateway loaded its configuration (the catalog’s `created`). */
+            created_at: string;
+            /** @description The catalog’s `context_window`; null when unknown. */
+            max_input_tokens: number | null;
+            /** @description The catalog’s `max_output_tokens`; null when unknown. */
+            max_tokens: number | null;
+            /**
+             * @description Every model the gateway serves is active.
+             * @enum {string}
+             */
+            lifecycle: "active";
+            deprecated_at: null;
+            retires_at: null;
+            /** @description The gateway does not group models into lines. */
+            line: null;
+            /** @description Unknown in Anthropic’s terms: the catalog’s own entry (`GET /v1/models` without `anthropic-version`) says what the model supports. */
+            capabilities: null;
+        };
         /** @description Rolling availability and error-rate history per model, from the gateway’s own upstream attempts. No authentication needed. */
         ModelStatusList: {
             /** @enum {string} */
@@ -6361,7 +6417,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["GeminiErrorBody"] | components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Internal error */
@@ -6503,7 +6559,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["GeminiErrorBody"] | components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Internal error */
@@ -6537,8 +6593,20 @@ export interface operations {
     };
     listModels: {
         parameters: {
-            query?: never;
-            header?: never;
+            query?: {
+                /** @description With `anthropic-version`: models per page, 1 to 1000 (default 20). */
+                limit?: number;
+                /** @description With `anthropic-version`: the page after this model (the `last_id` of the previous page). */
+                after_id?: string;
+                /** @description With `anthropic-version`: the page before this model (the `first_id` of the next page). */
+                before_id?: string;
+                /** @description With `anthropic-version`: only models in these stages (also sent as `lifecycle[]`, as Anthropic’s SDKs do). Every model of the gateway is `active`. */
+                lifecycle?: ("active" | "deprecated" | "retired") | ("active" | "deprecated" | "retired")[];
+            };
+            header?: {
+                /** @description Sent by Anthropic’s SDKs (any value): the answer is in the shape of Anthropic’s Models API, its text models only, and errors carry `"type": "error"`. */
+                "anthropic-version"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6550,7 +6618,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ModelList"];
+                    "application/json": components["schemas"]["ModelList"] | components["schemas"]["AnthropicModelList"];
                 };
             };
             /** @description Invalid request */
@@ -6559,7 +6627,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["ErrorBody"] | components["schemas"]["MessagesErrorBody"];
                 };
             };
             /** @description Request headers too large (16 KiB in all) */
@@ -6577,7 +6645,78 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBody"] | components["schemas"]["MessagesErrorBody"];
+                };
+            };
+        };
+    };
+    retrieveModel: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Sent by Anthropic’s SDKs (any value): the answer is in the shape of Anthropic’s Models API, its text models only, and errors carry `"type": "error"`. */
+                "anthropic-version"?: string;
+            };
+            path: {
+                /** @description A model id of `GET /v1/models`; it may contain slashes, sent as they are or as `%2F`. */
+                model: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CatalogEntry"] | components["schemas"]["AnthropicModelInfo"];
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] | components["schemas"]["MessagesErrorBody"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] | components["schemas"]["MessagesErrorBody"];
+                };
+            };
+            /** @description A path segment is longer than any id (100 characters) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] | components["schemas"]["MessagesErrorBody"];
+                };
+            };
+            /** @description Request headers too large (16 KiB in all) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"] | components["schemas"]["MessagesErrorBody"];
                 };
             };
         };
@@ -6955,7 +7094,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["GeminiErrorBody"] | components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Internal error */
@@ -7078,7 +7217,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["GeminiErrorBody"] | components["schemas"]["ErrorBody"];
                 };
             };
             /** @description Internal error */

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, call, type Schemas, type Session } from '../api.ts';
+import { api, call, loadCatalog, type Schemas, type Session } from '../api.ts';
 import { BudgetEditor, BudgetLines } from '../budgets.tsx';
 import { num, usd, utcDay, when } from '../format.ts';
 import { Alert, Badge, Cell, ConfirmButton, EmptyState, Field, Loaded, Loading, Page, Secret, Snippet, Table, useAction, useLoad } from '../ui.tsx';
@@ -17,14 +17,14 @@ let usableModels: Promise<Usable> | null = null;
 function loadUsableModels(): Promise<Usable> {
   const today = utcDay(Date.now());
   usableModels ??= Promise.all([
-    call(api.GET('/v1/models')),
+    loadCatalog(),
     call(api.GET('/v1/usage', { params: { query: { start: today, end: today } } })).catch(() => null),
     call(api.GET('/v1/models/status', { params: { query: { window: '1h' } } })).catch(() => null),
   ]).then(
     ([models, usage, status]) => {
       const allowed = new Set((usage?.plan.premium_models ?? []).filter((m) => m.allowed).map((m) => m.model));
       const broken = new Set((status?.data ?? []).filter((s) => s.status === 'misconfigured').map((s) => s.model));
-      return models.data.filter((m) => (!m.premium || allowed.has(m.id)) && !broken.has(m.id));
+      return models.filter((m) => (!m.premium || allowed.has(m.id)) && !broken.has(m.id));
     },
     () => [],
   );

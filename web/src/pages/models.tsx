@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { api, call, type Schemas, type Session } from '../api.ts';
+import { api, call, loadCatalog, type Schemas, type Session } from '../api.ts';
 import { num, pct, when } from '../format.ts';
 import { Badge, Loaded, ModelId, Page, useLoad } from '../ui.tsx';
 import { CatalogSetupNotice } from './setup.tsx';
@@ -188,7 +188,7 @@ function Fact({ label, children }: { label: string; children: preact.ComponentCh
 
 export function Models({ session }: { session: Session }) {
   const [window, setWindow] = useState<Window>('24h');
-  const catalog = useLoad(async () => (await call(api.GET('/v1/models'))).data);
+  const catalog = useLoad(loadCatalog);
   const health = useLoad(() => call(api.GET('/v1/models/status', { params: { query: { window } } })), [window]);
   const [filter, setFilter] = useState('');
   const byModel = new Map((health.data?.data ?? []).map((s) => [s.model, s]));

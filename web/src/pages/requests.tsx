@@ -5,7 +5,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useMemo, useRef } from 'preact/hooks';
 import type { operations } from '../../../clients/typescript/src/index.ts';
-import { api, call, type Schemas, type Session } from '../api.ts';
+import { api, call, loadCatalog, type Schemas, type Session } from '../api.ts';
 import { DAY, duration, num, usd } from '../format.ts';
 import { navigate, useSearch } from '../router.ts';
 import { Alert, Badge, Cell, CopyButton, EmptyState, Loaded, Loading, ModelId, Page, Table, useLoad } from '../ui.tsx';
@@ -201,7 +201,7 @@ function RequestsPage({ admin }: { admin: boolean }) {
   const list = useLoad(() => loadPage(admin, queryOf(filters, cursor)), [admin, listHref]);
   // Names for the filters and cells; the log shows without them.
   const keys = useLoad(async () => (admin ? [] : (await call(api.GET('/v1/keys'))).data), [admin]);
-  const models = useLoad(async () => (await call(api.GET('/v1/models'))).data.map((m) => m.id));
+  const models = useLoad(async () => (await loadCatalog()).map((m) => m.id));
   // Records name users by id: their emails where the first 500 users hold them.
   const users = useLoad(async () => (admin ? new Map((await call(api.GET('/admin/v1/users', { params: { query: { limit: 500 } } }))).data.map((u) => [u.id, u.email])) : new Map<string, string | null>()), [admin]);
 
