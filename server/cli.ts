@@ -7,7 +7,8 @@ import { initClient } from '@ts-rest/core';
 import { contract } from '../contract/index.ts';
 import { AccountService } from './accounts/service.ts';
 import { ConfigError, loadConfig, parseConfig } from './boot/config.ts';
-import { configWarnings } from './boot/warnings.ts';
+import { configWarnings, signupWarnings } from './boot/warnings.ts';
+import { secretProblems } from './config/placeholders.ts';
 import { deploymentWarnings } from './config/deployment.ts';
 import { openDatabase, type Database } from './db/client.ts';
 import { rebuildUsage } from './billing/usage-rebuild.ts';
@@ -26,6 +27,15 @@ type Admin = Pick<AccountService, 'listUsers' | 'createUser' | 'updateUser' | 'l
 };
 
 class CliError extends Error {}
+
+/** A config file's text; a file that cannot be read is a config error (exit code 2), said as one. */
+function readConfigFile(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`cannot read ${path.resolve(file)}`, [`${path.resolve(file)}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`]);
+  }
+}
 
 /** Where the CLI looked for the admin token, for messages that say what to fix. */
 const tokenSource = (env: NodeJS.ProcessEnv) => (env.GATEWAY_ADMIN_TOKEN ? 'GATEWAY_ADMIN_TOKEN' : path.join(dataDirOf(env), 'admin-token'));
@@ -225,7 +235,8 @@ Environment:
   GATEWAY_ADMIN_TOKEN   admin API token (default: DATA_DIR/admin-token; with DATABASE_URL the first
                         instance's, accepted by every instance)
   GATEWAY_SECRET        signs links and sign-in state, derives OAuth grants' keys (default: with
-                        DATABASE_URL kept in the database for every instance; else DATA_DIR/secret)
+                        DATABASE_URL kept in the database for every instance; else DATA_DIR/secret);
+                        at least 32 bytes, never a template's placeholder
   BLOB_DIR              uploads and job outputs in this directory, which every instance must share
                         (default: with DATABASE_URL in PostgreSQL; else DATA_DIR/blobs)
   S3_BUCKET, S3_ENDPOINT, S3_REGION, S3_PREFIX, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY,
@@ -437,25 +448,54 @@ else needs to be shared (README, "PostgreSQL and Redis").`,
     .option('--file <path>', 'check this file instead')
     .action(async (o: { file?: string }, cmd: Command) => {
       const out = { json: Boolean(cmd.optsWithGlobals().json) };
-      const cfg = o.file ? parseConfig(readFileSync(o.file, 'utf8'), path.resolve(o.file)) : loadConfig(process.env).config;
+      const env = process.env;
+      const source = o.file ? path.resolve(o.file) : env.GATEWAY_CONFIG ? path.resolve(env.GATEWAY_CONFIG) : undefined;
+      // Every mistake at once: the file's, then the environment's secrets (what serve refuses too).
+      let cfg: ReturnType<typeof loadConfig>['config'] | null = null;
+      let header = '';
+      const errors: string[] = [];
+      try {
+        cfg = o.file ? parseConfig(readConfigFile(o.file), path.resolve(o.file)) : loadConfig(env).config;
+      } catch (err) {
+        if (!(err instanceof ConfigError)) throw err;
+        header = err.message.split('\n')[0]!;
+        errors.push(...err.problems);
+      }
+      const secrets = secretProblems(env);
+      errors.push(...secrets);
       // The environment's too: settings an instance has on its own while others are shared.
-      const warnings = [...configWarnings(cfg), ...deploymentWarnings(process.env)];
+      const warnings = [...(cfg ? [...configWarnings(cfg), ...signupWarnings(cfg, env)] : []), ...deploymentWarnings(env)];
+      if (errors.length) {
+        // One JSON document on stdout whatever happened (`| jq` works on errors too); exit code 2.
+        header ||= 'invalid environment';
+        const message = [header, ...errors.map((e) => `  - ${e}`)].join('\n');
+        if (out.json) {
+          print(out, { valid: false, source: cfg?.source ?? source ?? null, errors, warnings, error: { message, type: 'config_error', problems: errors } }, () => '');
+        } else {
+          process.stderr.write(message + '\n');
+          if (warnings.length) process.stderr.write(['warnings:', ...warnings.map((w) => `  - ${w}`)].join('\n') + '\n');
+        }
+        process.exitCode = 2;
+        return;
+      }
+      const config = cfg!;
       const summary = {
         valid: true,
-        source: cfg.source,
-        providers: cfg.providers.map((p) => p.id),
-        models: cfg.models.map((m) => m.id),
-        plans: cfg.plans.map((p) => p.id),
-        default_plan: cfg.defaultPlan,
+        source: config.source,
+        providers: config.providers.map((p) => p.id),
+        models: config.models.map((m) => m.id),
+        plans: config.plans.map((p) => p.id),
+        default_plan: config.defaultPlan,
+        errors: [],
         warnings,
       };
       // Warnings (the ones `serve` logs) do not make the configuration invalid: the exit code stays 0.
       print(out, summary, () =>
         [
-          `${cfg.source}: valid${warnings.length ? `, ${warnings.length} warning${warnings.length === 1 ? '' : 's'}` : ''}`,
+          `${config.source}: valid${warnings.length ? `, ${warnings.length} warning${warnings.length === 1 ? '' : 's'}` : ''}`,
           `  providers: ${summary.providers.join(', ') || '(none)'}`,
           `  models: ${summary.models.length}`,
-          `  plans: ${summary.plans.join(', ')} (default ${cfg.defaultPlan})`,
+          `  plans: ${summary.plans.join(', ')} (default ${config.defaultPlan})`,
           ...(warnings.length ? ['warnings:', ...warnings.map((w) => `  - ${w}`)] : []),
         ].join('\n'),
       );
@@ -483,7 +523,9 @@ export async function runCli(argv: string[]): Promise<void> {
           : err instanceof ConfigError
             ? { error: { message, type: 'config_error', problems: err.problems } }
             : { error: { message, type: 'cli_error' } };
-      process.stderr.write(JSON.stringify(body) + '\n');
+      // On stdout, like every --json answer: a script reads one JSON document there either way
+      // (the exit code says which).
+      process.stdout.write(JSON.stringify(body) + '\n');
     } else {
       process.stderr.write(message + '\n');
     }

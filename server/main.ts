@@ -45,7 +45,8 @@ import { MetadataStore } from './catalog/metadata.ts';
 import { startMetadataRefresh } from './catalog/refresh.ts';
 import { loadConfig } from './boot/config.ts';
 import { catalogSetup, setupAdvice } from './boot/setup.ts';
-import { configWarnings } from './boot/warnings.ts';
+import { configWarnings, openSignup, signupWarnings } from './boot/warnings.ts';
+import { secretProblems } from './config/placeholders.ts';
 import { deploymentWarnings } from './config/deployment.ts';
 import { databaseTimeouts, openDatabase } from './db/client.ts';
 import { createMetrics } from './runtime/metrics.ts';
@@ -96,7 +97,21 @@ function logConfig(logger: Logger, env: NodeJS.ProcessEnv, { config, enabledFrom
   const setup = catalogSetup(config);
   if (setup) logger.warn(setupAdvice(setup, config.source));
   for (const warning of configWarnings(config)) logger.warn(warning);
+  for (const warning of signupWarnings(config, env)) logger.warn(warning);
   for (const warning of deploymentWarnings(env)) logger.warn(warning);
+}
+
+/** GATEWAY_SECRET and GATEWAY_ADMIN_TOKEN, refused before anything is opened when they are placeholders (or the secret too short). */
+function checkSecrets(env: NodeJS.ProcessEnv): void {
+  const problems = secretProblems(env);
+  if (problems.length) throw new StartupError(problems.join(' '));
+}
+
+/** Who may create an account, for the start-up log (decision 0033). */
+function signupSummary(config: ReturnType<typeof loadConfig>['config']): string {
+  const open = openSignup(config);
+  if (open) return `sign-up: open to ${open.who} through ${open.via} (${open.setting})`;
+  return 'sign-up: closed; operators invite users (model-gateway users create, then users reset-link)';
 }
 
 /** HOST and PORT, checked. */
@@ -113,6 +128,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
   // Before anything can log, answer or trace them: the secrets are redacted by value from now on.
   holdSecrets(config, env);
   if (!extras.worker) logConfig(logger, env, loaded);
+  checkSecrets(env);
 
   // What the operator can get wrong about the machine is checked before the database is opened
   // and migrated (seconds): DATA_DIR, then the port.
@@ -302,6 +318,15 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
     cleanups.push(() => jobRunner.close());
     logger.info(`model-gateway ${version} listening on ${address} — dashboard ${url}/, API ${url}/v1, reference ${url}/docs`);
     logger.info(`admin API: ${admin.source}`);
+    if (!extras.worker) {
+      logger.info(signupSummary(config));
+      // The first account is the administrator: said while there is none (decision 0033).
+      if (config.auth.local.enabled && !(await db.prisma.user.findFirst({ select: { id: true } }))) {
+        logger.info(
+          `no account yet: the first account created at ${url}/signup becomes the administrator. From this machine the form needs nothing more; from another one it asks for the admin token (${admin.source}).`,
+        );
+      }
+    }
     // Draining begins before the first step: /readyz says so while the jobs give their leases back.
     const close = async () => {
       drain.begin();
@@ -445,6 +470,7 @@ async function prepareWorkers(env: NodeJS.ProcessEnv, logger: Logger): Promise<v
   const loaded = loadConfig(env);
   holdSecrets(loaded.config, env);
   logConfig(logger, env, loaded);
+  checkSecrets(env);
   const dataDir = dataDirOf(env);
   ensureDataDir(dataDir);
   const { host, port } = listenAddressOf(env);
@@ -462,6 +488,7 @@ async function prepareWorkers(env: NodeJS.ProcessEnv, logger: Logger): Promise<v
     heldSecrets.add(secret.secret, admin.tokens.known);
     logger.info(`admin API: ${admin.source}`);
     for (const warning of admin.warnings) logger.warn(warning);
+    logger.info(signupSummary(loaded.config));
   } finally {
     await db.close();
   }

@@ -81,12 +81,12 @@ export class Passwords {
   }
 
   /** The user a link would reset, while it works (looked up by the token's hash). */
-  async linkUser(token: unknown): Promise<(UserRow & { resetId: string }) | null> {
+  async linkUser(token: unknown): Promise<(UserRow & { resetId: string; hasPassword: boolean }) | null> {
     // A query string may repeat `token` (an array) or omit it: neither is a link.
     if (typeof token !== 'string' || !token || token.length > 200) return null;
     const reset = await this.prisma.passwordReset.findUnique({ where: { tokenHash: hashSecret(token) }, include: { user: true } });
     if (!reset || reset.usedAt || reset.expiresAt.getTime() <= this.clock.now() || reset.user.disabledAt) return null;
-    return { id: reset.user.id, email: reset.user.email, disabledAt: reset.user.disabledAt, resetId: reset.id };
+    return { id: reset.user.id, email: reset.user.email, disabledAt: reset.user.disabledAt, resetId: reset.id, hasPassword: reset.user.passwordHash !== null };
   }
 
   /**

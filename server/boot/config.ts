@@ -2,12 +2,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { LineCounter, parseDocument, isMap, isNode, isScalar, type Document } from 'yaml';
 import type { z } from 'zod';
-import { configFromEnvironment } from './environment-config.ts';
+import { builtinProviders, configFromEnvironment } from './environment-config.ts';
 import { ENVIRONMENT_SOURCE } from './setup.ts';
 import { jsonSyntaxError } from '../config/json-position.ts';
 import { closest, keysAt } from '../config/schema-keys.ts';
 import { vendorIssues } from '../providers/registry.ts';
-import { GatewayConfigShape, TrustProxy, defaultPlans, referenceIssues, type ResolvedConfig } from '../config/schema.ts';
+import { GatewayConfigShape, TrustProxy, defaultPlans, list, referenceIssues, str, type ResolvedConfig } from '../config/schema.ts';
+import { credentialProblem } from '../config/placeholders.ts';
 
 export class ConfigError extends Error {
   constructor(
@@ -111,6 +112,68 @@ function inactiveSignIn(expanded: unknown, loc: Located, warnings: string[]): vo
   });
 }
 
+/** The variable a field's value came from: the whole field written `${VAR}` (or `${VAR:-…}`), or a built-in provider's key variable. */
+function variableOf(raw: unknown, at: (string | number)[], loc: Located): string | undefined {
+  const written = at.reduce<unknown>((v, k) => (v as Record<PropertyKey, unknown> | undefined)?.[k], raw);
+  if (typeof written === 'string' && WHOLE_REF.test(written.trim())) return /^\$\{([A-Za-z_][A-Za-z0-9_]*)/.exec(written.trim())![1];
+  if (loc.file === ENVIRONMENT_SOURCE && at[0] === 'providers' && typeof written === 'string') {
+    const id = (raw as { providers?: { id?: string }[] }).providers?.[at[1] as number]?.id;
+    return builtinProviders.find((p) => p.id === id)?.env;
+  }
+  return undefined;
+}
+
+/**
+ * Credentials that are a template's placeholder (`REPLACE-ME`, `changeme`, `<your key>`): refused, so
+ * a deployment filled in from a template fails at start with the variable to set, not later at
+ * the provider. Only placeholders: a short value may be a real (or a test's) key.
+ */
+function placeholderCredentials(raw: unknown, expanded: unknown, loc: Located): Problem[] {
+  const out: Problem[] = [];
+  const check = (at: (string | number)[], value: unknown, what: string, unset?: string) => {
+    if (typeof value !== 'string') return;
+    const variable = variableOf(raw, at, loc);
+    const message = credentialProblem(value, what, variable, unset);
+    if (!message) return;
+    // A configuration built from the environment has no file to point into: the variable says it all.
+    out.push(loc.file === ENVIRONMENT_SOURCE ? { text: message } : problemAt(loc, at, message));
+  };
+  const cfg = (expanded ?? {}) as Record<string, unknown>;
+  const skipped = 'or unset it (a provider without a key is skipped, with a warning; a pool leaves that key out)';
+  list(cfg.providers).forEach((p, i) => {
+    const what = `${str(p.id) ?? 'a provider'}'s API key`;
+    check(['providers', i, 'api_key'], p.api_key, what, skipped);
+    if (Array.isArray(p.api_keys)) {
+      p.api_keys.forEach((k: unknown, j: number) => {
+        if (typeof k === 'string') check(['providers', i, 'api_keys', j], k, what, skipped);
+        else if (k && typeof k === 'object') check(['providers', i, 'api_keys', j, 'key'], (k as { key?: unknown }).key, what, skipped);
+      });
+    }
+  });
+  const search = cfg.web_search as Record<string, unknown> | undefined;
+  if (search && typeof search === 'object') check(['web_search', 'api_key'], search.api_key, 'a search API key');
+  const alerts = cfg.budget_alerts as Record<string, unknown> | undefined;
+  if (alerts && typeof alerts === 'object') check(['budget_alerts', 'secret'], alerts.secret, 'a signing secret');
+  const smtp = cfg.smtp as Record<string, unknown> | undefined;
+  if (smtp && typeof smtp === 'object') check(['smtp', 'password'], smtp.password, 'a password');
+  const auth = cfg.auth as Record<string, unknown> | undefined;
+  list(auth?.providers).forEach((p, i) => check(['auth', 'providers', i, 'client_secret'], p.client_secret, "a sign-in provider's client secret"));
+  return out;
+}
+
+/** Sign-up settings that load but do not do what they seem to. */
+function signupLoadWarnings(cfg: { auth: ResolvedConfig['auth']; smtp?: unknown }, warnings: string[]): void {
+  const local = cfg.auth.local;
+  if (!local.signup_email_domains.length) return;
+  if (local.allow_signup) {
+    warnings.push('auth.local.signup_email_domains has no effect while auth.local.allow_signup is true (anyone may sign up): remove one of them');
+  } else if (local.enabled && !cfg.smtp) {
+    warnings.push(
+      'auth.local.signup_email_domains is set but smtp is not: the sign-up form confirms an address by mailing it a link, so it cannot sign anyone up; only sign-in providers (with a verified email) create accounts for those domains. Configure smtp, or invite users (users create, then users reset-link)',
+    );
+  }
+}
+
 function resolve(raw: unknown, loc: Located, env: NodeJS.ProcessEnv): ResolvedConfig {
   const envProblems: [PropertyKey[], string][] = [];
   const expanded = interpolate(raw ?? {}, env, [], envProblems);
@@ -131,6 +194,7 @@ function resolve(raw: unknown, loc: Located, env: NodeJS.ProcessEnv): ResolvedCo
   }
   // Cross-references are checked even when shapes are wrong elsewhere: every mistake in one pass.
   for (const i of [...referenceIssues(expanded), ...vendorIssues(expanded)]) problems.push(problemAt(loc, i.path, i.message));
+  problems.push(...placeholderCredentials(raw, expanded, loc));
   // In file order; problems without a position (the environment) first.
   problems.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.col ?? 0) - (b.col ?? 0));
   const trustProxyProblems: string[] = [];
@@ -138,6 +202,7 @@ function resolve(raw: unknown, loc: Located, env: NodeJS.ProcessEnv): ResolvedCo
   const all = [...trustProxyProblems, ...problems.map((p) => p.text)];
   if (all.length || !parsed.success) throw new ConfigError(`invalid configuration in ${loc.file}`, all);
   const cfg = parsed.data;
+  signupLoadWarnings(cfg, loadWarnings);
   const plans = [...(cfg.plans ?? defaultPlans)].sort((a, b) => a.rank - b.rank);
   const lowest = plans[0]!.id;
   return {

@@ -238,12 +238,30 @@ const SignInThrottle = z.strictObject({
   resets_per_address: z.number().int().min(1).default(10).describe('Password-reset emails asked for from one client address per window, over all emails.'),
 });
 
+/** A domain of sign-up addresses: `example.com` (exactly that domain; a subdomain is listed on its own), lowercased. */
+const SignupDomain = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .regex(/^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}$/, { message: 'a domain name such as example.com (without @ or wildcards)' });
+
 export const AuthConfig = z.strictObject({
   /** Email + password accounts (argon2id). */
   local: z
     .strictObject({
       enabled: z.boolean().default(true),
-      allow_signup: z.boolean().default(true),
+      allow_signup: z
+        .boolean()
+        .default(false)
+        .describe(
+          'Let anyone create an account (through the sign-up form or a sign-in provider). Off by default: the first account (the administrator) is made through /signup, then users are invited (users create + users reset-link).',
+        ),
+      signup_email_domains: z
+        .array(SignupDomain)
+        .default([])
+        .describe(
+          'Email domains whose addresses may create an account while allow_signup is false: through the form (a link to choose the password is mailed, so smtp is needed) or a sign-in provider (a verified email).',
+        ),
       throttle: SignInThrottle.prefault({}),
       reset_link_minutes: z
         .number()

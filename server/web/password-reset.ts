@@ -3,7 +3,7 @@
 // holder choose a password. Links are made by accounts/passwords.ts, also for operators (CLI).
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { LINK_NOT_VALID, Passwords, RESET_PATH, linkBase } from '../accounts/passwords.ts';
-import { smtpMailer } from '../accounts/mailer.ts';
+import type { Mailer } from '../accounts/mailer.ts';
 import type { Services } from '../http/services.ts';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, normalizeEmail, validEmail } from '../accounts/credentials.ts';
 import { html, type Markup } from './html.ts';
@@ -18,6 +18,8 @@ export type PageKit = {
   csrfOk(request: FastifyRequest, reply: FastifyReply): boolean;
   tooMany(reply: FastifyReply, what: string, refused: Refused): string;
   throttle: SignInThrottle;
+  /** The operator's SMTP server (config `smtp`), or null: then nothing is mailed. */
+  mailer: Mailer | null;
 };
 
 export const FORGOT_PATH = '/forgot-password';
@@ -28,8 +30,7 @@ const askOperator = html`<p>This gateway does not send mail. Ask its operator fo
 export async function passwordResetRoutes(app: FastifyInstance, services: Services, kit: PageKit) {
   const { config, sessions } = services;
   const passwords = new Passwords(services.db.prisma, services.clock);
-  const mailer = config.smtp ? smtpMailer(config.smtp) : null;
-  app.addHook('onClose', async () => mailer?.close());
+  const { mailer } = kit;
   const minutes = config.auth.local.reset_link_minutes;
 
   /**
@@ -103,19 +104,22 @@ ${mailer ? html`<p><a href="${FORGOT_PATH}">Ask for a new link</a>.</p>` : askOp
     );
   }
 
-  function resetPage(request: FastifyRequest, reply: FastifyReply, token: string, email: string | null, error?: string) {
+  /** The page of a link; `fresh`: the account has no password yet (an invitation, or a sign-up by email domain). */
+  function resetPage(request: FastifyRequest, reply: FastifyReply, token: string, email: string | null, fresh: boolean, error?: string) {
     const csrf = sessions.csrf(request, reply);
+    const title = fresh ? 'Choose your password' : 'Choose a new password';
     return kit.show(
       reply,
-      'Choose a new password',
-      html`<h1>Choose a new password</h1>
+      title,
+      html`<h1>${title}</h1>
 ${error ? html`<p class="error">${error}</p>` : ''}
+${fresh ? html`<p class="notice">Welcome: this account is new. Choose its password to sign in.</p>` : ''}
 <form method="post" action="${RESET_PATH}"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="token" value="${token}">
 ${email ? html`<label for="email">Account</label><input id="email" name="email" type="email" autocomplete="username" value="${email}" readonly>` : ''}
-<label for="password">New password (at least ${PASSWORD_MIN_LENGTH} characters, not a common one)</label><input id="password" name="password" type="password" autocomplete="new-password" minlength="${PASSWORD_MIN_LENGTH}" maxlength="${PASSWORD_MAX_LENGTH}" required autofocus>
+<label for="password">${fresh ? 'Password' : 'New password'} (at least ${PASSWORD_MIN_LENGTH} characters, not a common one)</label><input id="password" name="password" type="password" autocomplete="new-password" minlength="${PASSWORD_MIN_LENGTH}" maxlength="${PASSWORD_MAX_LENGTH}" required autofocus>
 <label for="confirm">The same again</label><input id="confirm" name="confirm" type="password" autocomplete="new-password" maxlength="${PASSWORD_MAX_LENGTH}" required>
 <button type="submit" id="set-password">Set the password</button></form>
-<p>Setting it signs you out everywhere else.</p>`,
+${fresh ? '' : html`<p>Setting it signs you out everywhere else.</p>`}`,
       null,
       error ? 400 : 200,
     );
@@ -125,7 +129,7 @@ ${email ? html`<label for="email">Account</label><input id="email" name="email" 
     if (!config.auth.local.enabled) return kit.redirect(reply, '/signin');
     const token = (request.query as Form).token ?? '';
     const user = await passwords.linkUser(token);
-    return user ? resetPage(request, reply, token, user.email) : linkNotValid(reply);
+    return user ? resetPage(request, reply, token, user.email, !user.hasPassword) : linkNotValid(reply);
   });
   app.post(RESET_PATH, async (request, reply) => {
     if (!kit.csrfOk(request, reply)) return;
@@ -134,9 +138,9 @@ ${email ? html`<label for="email">Account</label><input id="email" name="email" 
     const token = f.token ?? '';
     const user = await passwords.linkUser(token);
     if (!user) return linkNotValid(reply);
-    if ((f.password ?? '') !== (f.confirm ?? '')) return resetPage(request, reply, token, user.email, 'The two passwords differ: type the same one twice.');
+    if ((f.password ?? '') !== (f.confirm ?? '')) return resetPage(request, reply, token, user.email, !user.hasPassword, 'The two passwords differ: type the same one twice.');
     const done = await passwords.redeem(token, f.password ?? '');
-    if ('problem' in done) return done.linkSpent ? linkNotValid(reply) : resetPage(request, reply, token, user.email, done.problem);
+    if ('problem' in done) return done.linkSpent ? linkNotValid(reply) : resetPage(request, reply, token, user.email, !user.hasPassword, done.problem);
     request.log.info({ audit: { actor: done.userId, action: 'user.reset_password', target: done.userId } }, 'password reset with a link');
     // Every other session ended with the change; this browser is signed in with the new password.
     await sessions.start(request, reply, done.userId);

@@ -6,11 +6,12 @@ import { checkAuthorizeRequest, redirectWith, type AuthorizeParams } from '../oa
 import { errorPage, issuerOf } from '../http/oauth-endpoints.ts';
 import type { Services } from '../http/services.ts';
 import { html, page, pageHeaders, type Markup } from './html.ts';
-import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, normalizeEmail, passwordProblem, validEmail } from '../accounts/credentials.ts';
+import { smtpMailer } from '../accounts/mailer.ts';
 import type { SessionUser } from './sessions.ts';
 import { SignInThrottle, type Refused } from './throttle.ts';
 import { dashboardRoutes } from './dashboard.ts';
 import { FORGOT_PATH, passwordResetRoutes } from './password-reset.ts';
+import { admitExternal, signupMode, signupRoutes } from './signup.ts';
 
 type Form = Record<string, string | undefined>;
 const IDP_COOKIE = 'mg_idp';
@@ -54,11 +55,17 @@ export async function webRoutes(app: FastifyInstance, services: Services) {
   };
   const tooManySignIns = (reply: FastifyReply, refused: Refused) => tooMany(reply, 'Too many sign-in attempts.', refused);
 
-  function signinPage(request: FastifyRequest, reply: FastifyReply, next: string, error?: string, status = error ? 401 : 200, email = '') {
+  const mailer = config.smtp ? smtpMailer(config.smtp) : null;
+  app.addHook('onClose', async () => mailer?.close());
+
+  async function signinPage(request: FastifyRequest, reply: FastifyReply, next: string, error?: string, status = error ? 401 : 200, email = '') {
     const csrf = sessions.csrf(request, reply);
     const local = config.auth.local;
+    const signup = local.enabled ? (await signupMode(services, request, mailer !== null)).kind : 'closed';
+    const create = `/signup?next=${encodeURIComponent(next)}`;
     const body = html`<h1>Sign in</h1>
 ${error ? html`<p class="error">${error}</p>` : ''}
+${signup === 'first' ? html`<p class="notice">This gateway has no account yet. <a href="${create}">Create the first one</a>: it becomes the administrator.</p>` : ''}
 ${identityProviders.list().map((p) => html`<p><a class="button" href="/signin/${p.id}?next=${encodeURIComponent(next)}">Continue with ${p.name}</a></p>`)}
 ${local.enabled
   ? html`<form method="post" action="/signin">
@@ -66,7 +73,7 @@ ${local.enabled
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${email}" ${email ? '' : html`autofocus`}>
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required ${email ? html`autofocus` : ''}>
 <button type="submit" id="signin">Sign in</button>
-</form><p><a href="${FORGOT_PATH}">Forgot your password?</a></p>${local.allow_signup ? html`<p>No account? <a href="/signup?next=${encodeURIComponent(next)}">Create one</a>.</p>` : ''}`
+</form><p><a href="${FORGOT_PATH}">Forgot your password?</a></p>${signup === 'open' || signup === 'domains' ? html`<p>No account? <a href="${create}">Create one</a>.</p>` : ''}`
   : ''}`;
     return show(reply, 'Sign in', body, null, status);
   }
@@ -85,41 +92,9 @@ ${local.enabled
     return redirect(reply, next);
   });
 
-  function signupPage(request: FastifyRequest, reply: FastifyReply, next: string, error?: string, status = error ? 400 : 200) {
-    const csrf = sessions.csrf(request, reply);
-    return show(reply, 'Create an account', html`<h1>Create an account</h1>
-${error ? html`<p class="error">${error}</p>` : ''}
-<form method="post" action="/signup"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="next" value="${next}">
-<label for="name">Name</label><input id="name" name="name" autocomplete="name">
-<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required maxlength="254">
-<label for="password">Password (at least ${PASSWORD_MIN_LENGTH} characters, not a common one)</label><input id="password" name="password" type="password" autocomplete="new-password" minlength="${PASSWORD_MIN_LENGTH}" maxlength="${PASSWORD_MAX_LENGTH}" required>
-<button type="submit" id="signup">Create account</button></form>`, null, status);
-  }
-
-  const signupOpen = () => config.auth.local.enabled && config.auth.local.allow_signup;
-  app.get('/signup', async (request, reply) => (signupOpen() ? signupPage(request, reply, nextOf(request, (request.query as Form).next)) : redirect(reply, '/signin')));
-  app.post('/signup', async (request, reply) => {
-    if (!csrfOk(request, reply)) return;
-    if (!signupOpen()) return redirect(reply, '/signin');
-    const f = request.body as Form;
-    const next = nextOf(request, f.next);
-    const crowded = await throttle.signUp(request.ip);
-    if (crowded) return signupPage(request, reply, next, tooMany(reply, 'Too many sign-ups from your address.', crowded), 429);
-    const email = normalizeEmail(f.email ?? '');
-    const password = f.password ?? '';
-    if (!validEmail(email)) return signupPage(request, reply, next, 'Enter a valid email address.');
-    const weak = await passwordProblem(password, email);
-    if (weak) return signupPage(request, reply, next, weak);
-    // An existing email is not revealed: with its password this signs the owner in, with another
-    // it fails exactly as sign-in does (and counts as a failed sign-in).
-    const signedUp = await throttle.guard(email, request.ip, async () => (await directory.signUp(email, password, f.name?.trim() || null)) ?? directory.signIn(email, password));
-    if ('retryAt' in signedUp) return signupPage(request, reply, next, tooManySignIns(reply, signedUp), 429);
-    if (!signedUp.result) return signupPage(request, reply, next, WRONG_CREDENTIALS, 401);
-    await sessions.start(request, reply, signedUp.result.id);
-    return redirect(reply, next);
-  });
-
-  await passwordResetRoutes(app, services, { show, redirect, csrfOk, tooMany, throttle });
+  const kit = { show, redirect, csrfOk, tooMany, throttle, mailer };
+  await passwordResetRoutes(app, services, kit);
+  await signupRoutes(app, services, { ...kit, nextOf, start: (request, reply, userId) => sessions.start(request, reply, userId) });
 
   app.post('/signout', async (request, reply) => {
     if (!csrfOk(request, reply)) return;
@@ -155,7 +130,22 @@ ${error ? html`<p class="error">${error}</p>` : ''}
     if (!saved || saved.provider !== provider) return signinPage(request, reply, HOME, 'The sign-in took too long or was started elsewhere; try again.');
     try {
       const profile = await identityProviders.finish(provider, new URL(request.url, issuerOf(services, request)), saved);
-      const user = await directory.external(provider, profile);
+      const user = await directory.external(provider, profile, admitExternal(config, request, profile));
+      if ('refused' in user) {
+        const name = identityProviders.list().find((p) => p.id === provider)?.name ?? provider;
+        request.log.info({ provider, first: user.first }, 'external sign-in refused: no account, and sign-up is closed to it');
+        return show(
+          reply,
+          'No account',
+          user.first
+            ? html`<h1>No account yet</h1><p class="error">This gateway has no account yet, and its first account (the administrator) cannot be made by signing in with ${name} from another machine.</p>
+<p>Its operator creates it at <a href="/signup">/signup</a> (with the gateway's admin token), or with <code>model-gateway users create</code> and <code>users set-role … admin</code>.</p>`
+            : html`<h1>No account</h1><p class="error">No account of this gateway belongs to this ${name} identity${profile.email ? html` (${profile.email})` : ''}, and sign-up is closed to it.</p>
+<p>Ask the gateway's operator to invite you: once they create an account with your email address, sign in with ${name} again${profile.email && !profile.emailVerified ? ` (${name} must say the address is verified)` : ''}.</p>`,
+          null,
+          403,
+        );
+      }
       await sessions.start(request, reply, user.id);
       return redirect(reply, saved.next);
     } catch (err) {

@@ -90,9 +90,11 @@ describe('without a server: straight to the database', () => {
     const r = await cli('users', 'set-plan', 'ops@example.com', 'platinum');
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("Unknown plan 'platinum'. Plans: free, pro.");
+    // With --json the error is the JSON document on stdout (a script's `| jq` reads it), nothing on stderr.
     const j = await cli('keys', 'create', '--user', 'nobody@example.com', '--json');
     expect(j.code).toBe(1);
-    expect(JSON.parse(j.stderr).error).toMatchObject({ code: 'user_not_found', type: 'invalid_request_error' });
+    expect(j.stderr).toBe('');
+    expect(JSON.parse(j.stdout).error).toMatchObject({ code: 'user_not_found', type: 'invalid_request_error' });
     expect((await cli('keys', 'create')).stderr).toContain("required option '--user <user>' not specified");
   });
 
@@ -200,7 +202,8 @@ models:
     );
     const j = await cli('config', 'check', '--file', broken, '--json');
     expect(j.code).toBe(2);
-    expect(JSON.parse(j.stderr).error).toMatchObject({ type: 'config_error', problems: [expect.stringContaining('unknown provider "q"'), expect.stringContaining('unknown plan "gold"'), expect.stringContaining('modles: unknown field')] });
+    expect(j.stderr).toBe('');
+    expect(JSON.parse(j.stdout).error).toMatchObject({ type: 'config_error', problems: [expect.stringContaining('unknown provider "q"'), expect.stringContaining('unknown plan "gold"'), expect.stringContaining('modles: unknown field')] });
 
     writeFileSync(broken, '{\n  "providers": [\n    { "id": "p", "type": "openai" }\n  ],\n}\n');
     expect((await cli('config', 'check', '--file', broken)).stderr).toBe(`cannot parse ${broken}\n  - ${broken}:5:1: invalid JSON: expected a property name (no comma before '}'), found '}'\n`);

@@ -92,9 +92,11 @@ describe('serve with no provider key and no config file', () => {
 
   it('GET /v1/session tells the dashboard the catalog is empty and which variable enables which provider', async () => {
     const page = await newPage();
+    // The first account, made from this machine, is the administrator (decision 0033).
     await signUp(page, 'first@example.com');
     type Catalog = { models: number; setup: { problem: string; provider_keys: { provider: string; variable: string }[] } | null };
-    const session = (await page.evaluate(async () => (await fetch('/v1/session')).json())) as { catalog: Catalog };
+    const session = (await page.evaluate(async () => (await fetch('/v1/session')).json())) as { catalog: Catalog; user: { role: string } };
+    expect(session.user.role).toBe('admin');
     expect(session.catalog).toEqual({
       models: 0,
       setup: {
@@ -109,7 +111,8 @@ describe('serve with no provider key and no config file', () => {
 
   it('the overview and the Models page say what the operator sets, and suggest no request that cannot work', async () => {
     const page = await newPage();
-    await signUp(page, 'second@example.com');
+    // Sign-up is closed once the first account exists: its owner signs in again.
+    await signIn(page, 'first@example.com');
     const notice = await page.locator('#catalog-setup').innerText();
     expect(notice).toContain('This gateway has no models yet');
     for (const p of builtinProviders) expect(notice).toContain(`${p.env} enables ${p.id}`);
@@ -167,6 +170,15 @@ async function signUp(page: Page, email: string) {
   await page.fill('#email', email);
   await page.fill('#password', PASSWORD);
   await page.click('#signup');
+  await page.waitForURL(`${url}/dashboard`);
+  await settled(page);
+}
+
+async function signIn(page: Page, email: string) {
+  await page.goto(`${url}/signin`);
+  await page.fill('#email', email);
+  await page.fill('#password', PASSWORD);
+  await page.click('#signin');
   await page.waitForURL(`${url}/dashboard`);
   await settled(page);
 }

@@ -12,7 +12,7 @@ let gw: TestGateway;
 
 beforeAll(async () => {
   fake = await startFakeSpeech();
-  gw = await startTestGateway({ config: speechConfig(fake.url), env: { JOB_POLL_MS: '25' } });
+  gw = await startTestGateway({ config: `${speechConfig(fake.url)}auth: { local: { allow_signup: true } }\n`, env: { JOB_POLL_MS: '25' } });
 });
 afterAll(async () => {
   await gw?.close();

@@ -40,6 +40,7 @@ allow_private_image_urls: true
 jobs: { retention_hours: 24, poll_seconds: 0.05, sync_timeout_seconds: 30 }
 auth:
   local:
+    allow_signup: true
     throttle: { failures_per_address: 1000, signups_per_address: 1000 }
 ${extra.settings ?? ''}`;
 
@@ -49,6 +50,9 @@ export async function startDashboardWorld(opts: { logger?: Logger; env?: NodeJS.
   const text = await startFakeUpstreams();
   const media = await startFakeMedia();
   const gw = await startTestGateway({ config: dashboardConfig(text.url, media.url, opts.extra), logger: opts.logger, env: opts.env });
+  // The gateway has its first account (the administrator that account's sign-up would make,
+  // decision 0033) already: these tests sign up as later users, on the plain user role.
+  await gw.services.accounts.createUser({ email: 'first-operator@example.com', name: 'First operator' });
   return {
     gw,
     text,

@@ -1,7 +1,11 @@
 // A minimal browser for server-rendered pages: a cookie jar, manual redirects and form posting.
 export class Browser {
   readonly cookies = new Map<string, string>();
-  constructor(readonly base: string) {}
+  /** `headers`: sent with every request (e.g. X-Forwarded-For, to come from elsewhere through a trusted proxy). */
+  constructor(
+    readonly base: string,
+    readonly headers: Record<string, string> = {},
+  ) {}
 
   private store(res: Response) {
     for (const c of res.headers.getSetCookie()) {
@@ -16,6 +20,7 @@ export class Browser {
 
   async request(path: string, init: RequestInit = {}): Promise<Response> {
     const headers = new Headers(init.headers);
+    for (const [k, v] of Object.entries(this.headers)) if (!headers.has(k)) headers.set(k, v);
     if (this.cookies.size) headers.set('cookie', [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '));
     const url = path.startsWith('http') ? path : this.base + path;
     const res = await fetch(url, { ...init, headers, redirect: 'manual' });

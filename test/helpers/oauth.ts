@@ -12,7 +12,8 @@ export const insecure = { [oauth.allowInsecureRequests]: true };
 export type Registered = { client: oauth.Client; secret: string | null; id: string; ownerKey: string };
 
 export async function startOAuthGateway(extra = '', logger?: Logger, plans?: string) {
-  const t = await startTextGateway(extra, logger, plans);
+  // Users sign up to consent (anyone may here: sign-up is closed by default, decision 0033).
+  const t = await startTextGateway(`auth: { local: { allow_signup: true } }\n${extra}`, logger, plans);
   const issuer = new URL(t.gw.url);
   const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }));
   const gw = t.gw;

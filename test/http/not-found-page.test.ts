@@ -4,14 +4,14 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser } from '../helpers/browser.ts';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { minimalConfig, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 let gw: TestGateway;
 // What Chromium sends when the address bar opens a page.
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8';
 
 beforeAll(async () => {
-  gw = await startTestGateway();
+  gw = await startTestGateway({ config: `${minimalConfig}auth: { local: { allow_signup: true } }\n` });
 });
 afterAll(() => gw?.close());
 

@@ -4,7 +4,7 @@ import { AccountService } from '../../server/accounts/service.ts';
 import { openDatabase, type Database } from '../../server/db/client.ts';
 import { randomToken } from '../../server/runtime/secrets.ts';
 import { Browser } from '../helpers/browser.ts';
-import { TEST_REDIS_URL, freshPostgres, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { TEST_REDIS_URL, freshPostgres, minimalConfig, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 let pg: Awaited<ReturnType<typeof freshPostgres>>;
 let a: TestGateway;
@@ -15,7 +15,8 @@ beforeAll(async () => {
   pg = await freshPostgres();
   // A prefix of this run's own: counters left in Redis by an earlier run (sign-in throttling lasts 15 minutes) do not count.
   const env = { DATABASE_URL: pg.url, REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: `mg-test-${randomToken(8)}:` };
-  [a, b] = await Promise.all([startTestGateway({ env }), startTestGateway({ env })]);
+  const config = `${minimalConfig}auth: { local: { allow_signup: true } }\n`;
+  [a, b] = await Promise.all([startTestGateway({ env, config }), startTestGateway({ env, config })]);
   operator = await openDatabase({ databaseUrl: pg.url, dataDir: '/nonexistent', migrate: false });
 });
 afterAll(async () => {

@@ -61,7 +61,7 @@ beforeAll(async () => {
     idp = await startIdp(() => `http://127.0.0.1:${port}/signin/testidp/callback`);
     try {
       gw = await startTestGateway({
-        config: textConfig(fake.url, `auth:\n  providers:\n    - { id: testidp, type: oidc, name: Test IdP, issuer: "${idp.url}", client_id: gateway, client_secret: gateway-secret-at-the-idp }\n`),
+        config: textConfig(fake.url, `auth:\n  local: { allow_signup: true }\n  providers:\n    - { id: testidp, type: oidc, name: Test IdP, issuer: "${idp.url}", client_id: gateway, client_secret: gateway-secret-at-the-idp }\n`),
         env: { PORT: String(port) },
       });
       break;

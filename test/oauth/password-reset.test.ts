@@ -1,51 +1,15 @@
 // Passwords for users who did not sign up with one: the admin API sets one or makes a single-use
 // reset link, and /forgot-password mails a link through a real SMTP exchange (smtp-server as the
 // mail server). Everything over HTTP against a started gateway, pages with a cookie-keeping client.
-import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Browser } from '../helpers/browser.ts';
 import { errorBody, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { fakeSmtp } from '../helpers/smtp.ts';
 
 const NEW_PASSWORD = 'violet staple orbit 42';
 const LINK_NOT_VALID = 'This password-reset link does not work: it expired, was used already, or a newer link or password replaced it.';
 const errorText = async (res: Response) => /<p class="error">([^<]*)<\/p>/.exec(await res.text())?.[1]?.replace(/&#39;/g, "'");
-
-type Mail = { to: string[]; from: string; subject: string; text: string };
-
-/** A mail server that wants a password, and keeps what it receives. */
-async function fakeSmtp(password: string) {
-  const mails: Mail[] = [];
-  const server = new SMTPServer({
-    disabledCommands: ['STARTTLS'],
-    allowInsecureAuth: true,
-    logger: false,
-    onAuth(auth, _session, cb) {
-      if (auth.username === 'mailer' && auth.password === password) cb(null, { user: 'mailer' });
-      else cb(new Error('Invalid username or password'));
-    },
-    onData(stream, session, cb) {
-      let raw = '';
-      stream.on('data', (d: Buffer) => (raw += d.toString('utf8')));
-      stream.on('end', () => {
-        const [head, ...body] = raw.split('\r\n\r\n');
-        // Quoted-printable: soft line breaks and =XX escapes.
-        const text = body.join('\r\n\r\n').replace(/=\r\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, h: string) => String.fromCharCode(parseInt(h, 16)));
-        mails.push({
-          to: session.envelope.rcptTo.map((r) => r.address),
-          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-          subject: /^Subject: (.*)$/m.exec(head!)?.[1] ?? '',
-          text,
-        });
-        cb();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.server.address() as AddressInfo).port;
-  return { mails, port, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
 
 const until = async (check: () => boolean, ms = 10_000) => {
   const end = Date.now() + ms;
@@ -72,6 +36,7 @@ providers: []
 models: []
 auth:
   local:
+    allow_signup: true
     throttle: { failures_per_address: 1000, signups_per_address: 1000, resets_per_address: 1000 }
 smtp: { host: 127.0.0.1, port: ${smtp.port}, secure: false, user: mailer, password: "\${SMTP_TEST_PASSWORD}", from: "Model Gateway <gateway@example.com>" }
 `,

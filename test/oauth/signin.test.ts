@@ -18,6 +18,7 @@ providers: []
 models: []
 auth:
   local:
+    allow_signup: true
     throttle: ${JSON.stringify({ failures_per_address: 1000, signups_per_address: 1000, ...limits })}
 `;
 
