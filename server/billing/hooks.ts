@@ -50,8 +50,9 @@ export type Reservation = {
   /**
    * The spend budgets it holds (docs/billing.md "Budgets"): each counter (same reservation id),
    * whose it is, its period and when it ends, and its limit in nano-dollars. `costAmount` is what
-   * each holds: the most the request can cost, in nano-dollars. Absent: no budget applies (and in
-   * reservations stored before budgets existed).
+   * each holds: the most the request can cost, in nano-dollars (for a request with input nothing
+   * bounds, the most its bounded part can cost: it may hold more, up to the whole budget). Absent:
+   * no budget applies (and in reservations stored before budgets existed).
    */
   budgets?: BudgetHold[];
   costAmount?: number;

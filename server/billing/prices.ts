@@ -67,8 +67,13 @@ export const nanoToUsd = (nano: bigint | number | string) => new D(String(nano))
 export const usdText = (v: Money | string) => new D(v).toFixed();
 export const money = (v: string | number) => new D(v);
 
-/** The most a request can cost is sized from this: its estimated input and most output, or units of work. */
-export type CostEstimate = { input: number; output: number } | { unit: MeteredUnit; quantity: number };
+/**
+ * The most a request can cost is sized from this: its input's bound and most output, or units of
+ * work. `mostInput`: the input is not bounded by `input` alone (it has a part nothing bounds); the
+ * most it can be is then `mostInput` (the model's context window; Infinity when unknown), held
+ * when it fits and otherwise replaced by a hold of everything that remains (QuotaBilling.reserve).
+ */
+export type CostEstimate = { input: number; output: number; mostInput?: number } | { unit: MeteredUnit; quantity: number };
 
 /** A model's prices, parsed once: costs and reservations in exact decimal. */
 export class PriceList {

@@ -4,7 +4,7 @@ import type { ResolvedConfig } from '../config/schema.ts';
 import { GatewayError, errors } from '../runtime/errors.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { Principal } from '../auth/principal.ts';
-import { CounterStoreUnavailableError, admitted, type AdmitResult, type CounterStore, type HoldSpec, type WindowSpec } from '../stores/index.ts';
+import { CounterStoreUnavailableError, admitted, heldAmount, type AdmitResult, type CounterStore, type HoldSpec, type WindowSpec } from '../stores/index.ts';
 import type { Billing, BillingTicket, BudgetHold, BudgetObserver, Reservation, UsageReport } from './hooks.ts';
 import { tokensPerUnit, unitOf, unitTokens } from '../config/billing-rules.ts';
 import { bucketsOf, resolveWeights, webSearchCallsOf, BUCKETS, type Buckets } from './buckets.ts';
@@ -110,13 +110,18 @@ export class QuotaBilling implements Billing {
    * The most a request can cost, in nano-dollars, under a budget. A model without a known price is
    * refused (or, when the operator allows it, held at 0: it costs nothing against the budget).
    */
-  private mostCost(modelId: string, reserveTokens: number, estimate: CostEstimate | undefined): number {
+  private mostCost(modelId: string, reserveTokens: number, estimate: CostEstimate | undefined): { amount: number; upTo?: number } {
     const model = this.modelById(modelId);
     const unit = model ? unitOf(model.endpoint) : 'token';
     const e: CostEstimate = estimate ?? (unit === 'token' || !model ? { input: reserveTokens, output: 0 } : { unit, quantity: reserveTokens / tokensPerUnit(model) });
-    const most = this.prices(this.pricingOf(modelId)).maxCost(e);
-    if (most !== null) return toNano(most);
-    if (this.config.budgetUnpricedModels === 'allow') return 0;
+    const prices = this.prices(this.pricingOf(modelId));
+    const most = prices.maxCost(e);
+    if (most !== null) {
+      // Input nothing bounds: the most it can cost with the longest prompt the model takes, or no bound.
+      if (!('input' in e) || e.mostInput === undefined) return { amount: toNano(most) };
+      return { amount: toNano(most), upTo: Number.isFinite(e.mostInput) ? toNano(prices.maxCost({ input: e.mostInput, output: e.output })!) : Infinity };
+    }
+    if (this.config.budgetUnpricedModels === 'allow') return { amount: 0 };
     throw errors.forbidden(
       'model_price_unknown',
       `The model '${modelId}' has no known price, and your plan has a spend budget: this gateway refuses requests to unpriced models under a budget (the operator can give the model a \`pricing\`, or set \`budget_unpriced_models: allow\`).`,
@@ -200,6 +205,10 @@ export class QuotaBilling implements Billing {
     // the key and, where the plan limits it, for its user over all their keys and apps.
     const dayEnd = nextUtcMidnight(now);
     const amount = Math.ceil(ctx.reserveTokens * ctx.multiplier);
+    // A prompt with input nothing bounds (docs/billing.md "What a hold bounds"): admitted when its
+    // bounded part fits; it holds the most it can use when that fits too, else the whole limit.
+    const e = ctx.reserveCost;
+    const upTo = !e || !('input' in e) || e.mostInput === undefined ? undefined : Number.isFinite(e.mostInput) ? Math.ceil((e.mostInput + ctx.reserveTokens - e.input) * ctx.multiplier) : Infinity;
     const owner = { userId: principal.userId, keyId };
     const key = quotaKey(owner, now);
     const id = `${ctx.requestId}:${randomToken(6)}`;
@@ -207,14 +216,15 @@ export class QuotaBilling implements Billing {
     const keepUntil = Math.max(dayEnd, now + (ctx.ttlMs ?? 0));
     // Each level's window and quota, the key's first; the user's where the plan sets them.
     const windows = this.requestWindows(principal, keyId, plan);
-    const quotas: (HoldSpec & { scope: LimitScope })[] = [{ scope: 'key', key, id, amount, limit: plan.daily_tokens, ttlMs, keepUntil }];
-    if (plan.user_daily_tokens !== undefined) quotas.push({ scope: 'user', key: userQuotaKey(principal.userId, now), id, amount, limit: plan.user_daily_tokens, ttlMs, keepUntil });
+    const quotas: (HoldSpec & { scope: LimitScope })[] = [{ scope: 'key', key, id, amount, upTo, limit: plan.daily_tokens, ttlMs, keepUntil }];
+    if (plan.user_daily_tokens !== undefined) quotas.push({ scope: 'user', key: userQuotaKey(principal.userId, now), id, amount, upTo, limit: plan.user_daily_tokens, ttlMs, keepUntil });
     // Spend budgets are quotas in nano-dollars, held in the same atomic step: reserved on every
     // level or on none.
     const budgets = this.budgetHolds(principal, keyId, plan, now);
-    const costAmount = budgets.length ? this.mostCost(ctx.model, ctx.reserveTokens, ctx.reserveCost) : 0;
+    const cost = budgets.length ? this.mostCost(ctx.model, ctx.reserveTokens, ctx.reserveCost) : { amount: 0 };
+    const costAmount = cost.amount;
     const tokenQuotas = quotas.length;
-    for (const b of budgets) quotas.push({ scope: b.scope, key: b.key, id, amount: costAmount, limit: b.limit, ttlMs, keepUntil: Math.max(b.until, now + (ctx.ttlMs ?? 0)) });
+    for (const b of budgets) quotas.push({ scope: b.scope, key: b.key, id, amount: costAmount, upTo: cost.upTo, limit: b.limit, ttlMs, keepUntil: Math.max(b.until, now + (ctx.ttlMs ?? 0)) });
     let admission: AdmitResult;
     try {
       admission = await this.counters.admit(windows, quotas, now);
@@ -238,7 +248,7 @@ export class QuotaBilling implements Billing {
       limit: spec.limit,
       before: used[i]!,
       allowed: admission.quotas?.[i]!.allowed ?? false,
-      remaining: Math.max(0, spec.limit - used[i]! - (ok ? amount : 0)),
+      remaining: Math.max(0, spec.limit - used[i]! - (ok ? heldAmount(spec, used[i]!) : 0)),
     }));
     const tokens = quotasLeft.reduce((a, b) => (b.remaining < a.remaining ? b : a));
     const headers: Record<string, string> = {

@@ -4,8 +4,16 @@
 // checks derive from the manifests; nothing outside a vendor's folder names the vendor.
 import type { BillingRules } from '../config/billing-rules.ts';
 import type { GatewayConfigInput } from '../config/schema.ts';
+import type { Dimensions } from '../media/geometry.ts';
 import type { AdapterRow } from './capabilities.ts';
 import type { VendorClient } from './vendor-client.ts';
+
+/**
+ * The most input tokens a vendor's text models bill for one image: by its size when the gateway
+ * read it (null: any size) and the detail asked (`low`, or anything else). An upper bound over the
+ * vendor's models, never an estimate: holds are sized by it (billing/estimate.ts).
+ */
+export type ImageTokenRule = (size: Dimensions | null, detail: 'low' | 'high') => number;
 
 export type VendorManifest = {
   /** The provider `type` of the config file. */
@@ -14,6 +22,8 @@ export type VendorManifest = {
   adapters: AdapterRow;
   /** The vendor prefix of its models' ids in OpenRouter's and Poe's catalogs (`google/gemini-2.5-pro`); none: ids are used as they are. */
   catalogVendor?: string;
+  /** How its text models bill an image input, at most; none: not known, and a hold takes the largest rule of any vendor. */
+  imageTokens?: ImageTokenRule;
   /** Providers of this type the gateway serves with no config file, each when its key is in the environment (boot/environment-config.ts). */
   builtins?: BuiltinProvider[];
 };

@@ -9,7 +9,7 @@ import type { Capability } from '../config/capabilities.ts';
 import type { AdapterRow, CapabilityAdapters } from './capabilities.ts';
 import { elevenlabs } from './elevenlabs/index.ts';
 import { gemini } from './gemini/index.ts';
-import type { VendorManifest } from './manifest.ts';
+import type { ImageTokenRule, VendorManifest } from './manifest.ts';
 import { openaiCompatible } from './openai-compatible/index.ts';
 import { openai } from './openai/index.ts';
 
@@ -26,6 +26,34 @@ export const registry = Object.fromEntries(VENDORS.map((v) => [v.type, v.adapter
 /** The adapter serving `capability` on providers of `type`, or undefined: it cannot. */
 export function adapterFor<C extends Capability>(type: ProviderType, capability: C): CapabilityAdapters[C] | undefined {
   return byType.get(type)?.adapters[capability] as CapabilityAdapters[C] | undefined;
+}
+
+const mostOf =
+  (rules: readonly ImageTokenRule[]): ImageTokenRule =>
+  (size, detail) =>
+    rules.reduce((most, rule) => Math.max(most, rule(size, detail)), 0);
+
+/**
+ * The most any provider bills for one image: the largest of every vendor's rule. OpenAI-compatible
+ * servers (any model behind OpenAI's wire) are taken to bill no more than that.
+ */
+export const anyImageTokens: ImageTokenRule = mostOf(VENDORS.flatMap((v) => (v.imageTokens ? [v.imageTokens] : [])));
+
+const imageRules = new Map<string, ImageTokenRule>();
+
+/**
+ * The most a model's upstreams bill for one image, by their provider types: the largest of their
+ * vendors' rules, or `anyImageTokens` when one of them has no rule of its own.
+ */
+export function imageTokensOf(types: readonly string[]): ImageTokenRule {
+  const key = types.join('\u0000');
+  let rule = imageRules.get(key);
+  if (!rule) {
+    const rules = types.map((t) => byType.get(t)?.imageTokens);
+    rule = rules.every((r) => r !== undefined) && rules.length ? mostOf([...new Set(rules)]) : anyImageTokens;
+    imageRules.set(key, rule);
+  }
+  return rule;
 }
 
 /** Capabilities some vendor serves (all, today); a capability no vendor serves would have no upstream judged. */

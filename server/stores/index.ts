@@ -4,7 +4,7 @@ import type { CounterStore } from './types.ts';
 import { MemoryItemStore, RedisItemStore, type ItemStore } from './items.ts';
 
 export type { AdmitResult, CounterStore, HoldSpec, WindowResult, WindowSpec } from './types.ts';
-export { CounterStoreUnavailableError, admitted } from './types.ts';
+export { CounterStoreUnavailableError, admitted, heldAmount } from './types.ts';
 export { defaultRedisTimeouts, type RedisTimeouts } from './redis.ts';
 export type { GeneratedItem, ItemStore } from './items.ts';
 

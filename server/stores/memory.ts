@@ -1,4 +1,4 @@
-import type { AdmitResult, CounterStore, HoldSpec, ReserveResult, WindowResult, WindowSpec } from './types.ts';
+import { heldAmount, type AdmitResult, type CounterStore, type HoldSpec, type ReserveResult, type WindowResult, type WindowSpec } from './types.ts';
 
 type Window = { value: number; resetAt: number };
 type Hold = { amount: number; expiresAt: number };
@@ -93,7 +93,7 @@ export class MemoryCounterStore implements CounterStore {
       const used = held[i]!.settled + held[i]!.reserved;
       return { allowed: used + spec.amount <= spec.limit, used };
     });
-    if (results.every((r) => r.allowed)) quotas.forEach((spec, i) => this.hold(held[i]!, spec.id, spec.amount, { ttlMs: spec.ttlMs, keepUntil: spec.keepUntil, now }));
+    if (results.every((r) => r.allowed)) quotas.forEach((spec, i) => this.hold(held[i]!, spec.id, heldAmount(spec, results[i]!.used), { ttlMs: spec.ttlMs, keepUntil: spec.keepUntil, now }));
     return { windows: counted, quotas: results };
   }
 

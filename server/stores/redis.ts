@@ -76,14 +76,15 @@ return {1, settled + reserved}
 // Admissions over nw windows (KEYS[1..nw]) and nq quotas (three keys each, after the windows),
 // several in one call (those of one event-loop turn for the same keys), each as if alone, in order.
 // ARGV: nw, nq, then per admission: now, (limit, window ms) per window, (id, amount, limit,
-// ttl ms) per quota. Every window is checked before any is counted, every quota before any is
-// reserved: all or nothing. Returned per admission: (ok, value, reset) per window, then — when
-// every window had room — (ok, used before) per quota.
+// ttl ms, up to) per quota. Every window is checked before any is counted, every quota before any
+// is reserved: all or nothing. A quota's hold is its amount; when "up to" is more (HoldSpec.upTo),
+// that when it fits too, else the whole limit. Returned per admission: (ok, value, reset) per
+// window, then — when every window had room — (ok, used before) per quota.
 const ADMIT = `
 ${QUOTA_FUNCTIONS}
 local nw, nq = tonumber(ARGV[1]), tonumber(ARGV[2])
 local out = {}
-for b = 3, #ARGV, 1 + 2 * nw + 4 * nq do
+for b = 3, #ARGV, 1 + 2 * nw + 5 * nq do
   local now = tonumber(ARGV[b])
   local res, values, resets, fits = {}, {}, {}, true
   for i = 1, nw do
@@ -109,12 +110,19 @@ for b = 3, #ARGV, 1 + 2 * nw + 4 * nq do
       local k = nw + 3 * (j - 1)
       local settled, reserved = used(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], now)
       totals[j] = settled + reserved
-      if totals[j] + tonumber(ARGV[q0 + 4 * j - 2]) > tonumber(ARGV[q0 + 4 * j - 1]) then room = false end
+      if totals[j] + tonumber(ARGV[q0 + 5 * j - 3]) > tonumber(ARGV[q0 + 5 * j - 2]) then room = false end
     end
     for j = 1, nq do
       local k = nw + 3 * (j - 1)
-      local fit = totals[j] + tonumber(ARGV[q0 + 4 * j - 2]) <= tonumber(ARGV[q0 + 4 * j - 1])
-      if room then hold(KEYS[k + 2], KEYS[k + 3], ARGV[q0 + 4 * j - 3], ARGV[q0 + 4 * j - 2], tonumber(ARGV[q0 + 4 * j]), now) end
+      local amount, limit, upto = ARGV[q0 + 5 * j - 3], ARGV[q0 + 5 * j - 2], ARGV[q0 + 5 * j]
+      local fit = totals[j] + tonumber(amount) <= tonumber(limit)
+      if room then
+        local held = amount
+        if tonumber(upto) > tonumber(amount) then
+          if totals[j] + tonumber(upto) <= tonumber(limit) then held = upto else held = limit end
+        end
+        hold(KEYS[k + 2], KEYS[k + 3], ARGV[q0 + 5 * j - 4], held, tonumber(ARGV[q0 + 5 * j - 1]), now)
+      end
       res[#res + 1], res[#res + 2] = fit and 1 or 0, totals[j]
     end
   else
@@ -298,7 +306,8 @@ export class RedisCounterStore implements CounterStore {
       }
       batch.args.push(now);
       for (const w of windows) batch.args.push(w.limit, w.windowMs);
-      for (const q of quotas) batch.args.push(q.id, q.amount, q.limit, q.ttlMs);
+      // Up to: the amount when not given; never past the limit + 1 (an unbounded request holds the limit).
+      for (const q of quotas) batch.args.push(q.id, q.amount, q.limit, q.ttlMs, q.upTo === undefined ? q.amount : Math.min(q.upTo, q.limit + 1));
       batch.waiting.push({ resolve, reject });
     });
   }

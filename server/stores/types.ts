@@ -21,8 +21,18 @@ export type ReserveResult = {
 /** A fixed request window to count one request in (spec 8: requests per minute). */
 export type WindowSpec = { key: string; limit: number; windowMs: number };
 
-/** A reservation of `amount` under `limit` for `id` (see `reserve`). */
-export type HoldSpec = { key: string; id: string; amount: number; limit: number; ttlMs: number; keepUntil: number };
+/**
+ * A reservation of `amount` under `limit` for `id` (see `reserve`). `upTo`, when more than
+ * `amount`: the request may use up to that much, of which only `amount` is bounded. It is admitted
+ * when `amount` fits, as any request; it then holds `upTo` when that fits too, and otherwise the
+ * whole `limit`: the counter reads full until it settles, so nothing else is admitted on it
+ * meanwhile (what it uses beyond the limit is its own alone). Infinity: no bound at all.
+ */
+export type HoldSpec = { key: string; id: string; amount: number; limit: number; ttlMs: number; keepUntil: number; upTo?: number };
+
+/** What a hold of `spec` takes when `used` is already held or settled, once admitted (`amount` fits). */
+export const heldAmount = (spec: HoldSpec, used: number): number =>
+  spec.upTo === undefined || spec.upTo <= spec.amount ? spec.amount : used + spec.upTo <= spec.limit ? spec.upTo : spec.limit;
 
 export type AdmitResult = {
   /**

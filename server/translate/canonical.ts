@@ -50,6 +50,23 @@ export type ImagePart = { type: 'image'; source: ImageSource; detail?: string; c
 export type Part = TextPart | ImagePart | ToolCallPart | ToolResultPart | ReasoningPart;
 
 /**
+ * Input the gateway does not translate (a document, audio, video, a file by id, content the provider
+ * keeps, a block of a kind it does not know): it reaches only the client format's own upstreams,
+ * in the body passed through, and is not among the parts. What the hold needs to bound it is kept
+ * here (billing/estimate.ts):
+ * - `image`: an image the parts do not carry (a file id: `source` null, its size unknown);
+ * - `media`: audio, video or a document, with its media type and, when inline, its base64 bytes;
+ * - `text`: text-like content (a text document, an earlier server tool's result), by its length;
+ * - `stored`: content the provider holds and bills as input (a stored response or conversation, a
+ *   prompt template, remote tool listings): its size is unknown.
+ */
+export type OpaqueInput =
+  | { kind: 'image'; source: ImageSource | null; detail?: string }
+  | { kind: 'media'; mediaType?: string; data?: string }
+  | { kind: 'text'; chars: number }
+  | { kind: 'stored'; what: string };
+
+/**
  * `system`: an instruction at this point of the conversation (Anthropic's mid-conversation system
  * messages), text parts only. Instructions before the first turn are in `Request.system`.
  */
@@ -110,6 +127,8 @@ export type Request = {
    * kept when passed through, dropped when translated and then named in `X-Gateway-Warnings`.
    */
   untranslated?: string[];
+  /** Input only the client format's own upstreams read (see OpaqueInput), for the hold; absent when none. */
+  opaque?: OpaqueInput[];
   /**
    * Top-level fields the client's format does not have (a misspelling, another API's field): kept
    * when passed through (the provider decides), dropped when translated and named "unknown field".

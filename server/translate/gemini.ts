@@ -98,7 +98,21 @@ type Seen = {
   calls: { id: string; name: string; answered: boolean }[];
   /** Ids made for calls and responses that came without one. */
   made: number;
+  /** What only Gemini models read, for the hold (canonical OpaqueInput). */
+  opaque: C.OpaqueInput[];
 };
+
+/**
+ * What the hold needs of data only Gemini models take (billing/estimate.ts): text by its bytes;
+ * an image in Google's file store (its size unknown); audio, video and documents by their media
+ * type and, inline, their bytes.
+ */
+function opaqueData(mimeType: string | undefined, data: string | undefined): C.OpaqueInput {
+  const type = mimeType?.toLowerCase() ?? '';
+  if (data !== undefined && (type.startsWith('text/') || type === 'application/json')) return { kind: 'text', chars: Math.ceil((data.length * 3) / 4) };
+  if (type.startsWith('image/')) return { kind: 'image', source: data !== undefined ? { kind: 'base64', mediaType: type, data } : null };
+  return { kind: 'media', ...(mimeType !== undefined ? { mediaType: mimeType } : {}), ...(data !== undefined ? { data } : {}) };
+}
 
 /** An id for a call without one: the same conversation gets the same ids on every turn. */
 const madeId = (name: string, seen: Seen) => `call_${name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 24)}_${seen.made++}`;
@@ -128,12 +142,24 @@ function toolResult(fr: FunctionResponse, at: string, seen: Seen): C.ToolResultP
   const response = fr.response ?? {};
   const isError = Object.keys(response).length === 1 && 'error' in response;
   const content: C.ToolResultPart['content'] = [{ type: 'text', text: asText(unwrapped(isError ? response.error : response)) }];
-  fr.parts?.forEach((p, k) => {
-    if (!p.inlineData) throw new NativeOnly('Function response parts other than inline images can only be sent to Gemini models.', `${at}.functionResponse.parts[${k}]`);
-    const mediaType = imageType(p.inlineData.mimeType);
-    if (!mediaType) throw new NativeOnly(`${p.inlineData.mimeType} data can only be sent to Gemini models.`, `${at}.functionResponse.parts[${k}].inlineData`);
-    content.push({ type: 'image', source: { kind: 'base64', mediaType, data: p.inlineData.data } });
-  });
+  let refused: NativeOnly | null = null;
+  for (const [k, p] of (fr.parts ?? []).entries()) {
+    const mediaType = p.inlineData ? imageType(p.inlineData.mimeType) : undefined;
+    if (p.inlineData && mediaType) {
+      content.push({ type: 'image', source: { kind: 'base64', mediaType, data: p.inlineData.data } });
+      continue;
+    }
+    const fileData = (p as { fileData?: { mimeType?: string } }).fileData;
+    seen.opaque.push(p.inlineData ? opaqueData(p.inlineData.mimeType, p.inlineData.data) : fileData ? opaqueData(fileData.mimeType, undefined) : { kind: 'text', chars: JSON.stringify(p).length });
+    refused ??= p.inlineData
+      ? new NativeOnly(`${p.inlineData.mimeType} data can only be sent to Gemini models.`, `${at}.functionResponse.parts[${k}].inlineData`)
+      : new NativeOnly('Function response parts other than inline images can only be sent to Gemini models.', `${at}.functionResponse.parts[${k}]`);
+  }
+  if (refused) {
+    // The whole response reaches Gemini models only: the hold counts the rest of it too.
+    for (const c of content) seen.opaque.push(c.type === 'text' ? { kind: 'text', chars: c.text.length } : { kind: 'image', source: c.source });
+    throw refused;
+  }
   return { type: 'tool_result', toolCallId: answeredCall(fr, seen), name: fr.name, content, ...(isError ? { isError: true } : {}) };
 }
 
@@ -167,11 +193,17 @@ function decodePart(p: GeminiPart, at: string, parts: C.Part[], seen: Seen): voi
   } else if (p.functionResponse) parts.push(toolResult(p.functionResponse, at, seen));
   else if (p.inlineData) {
     const mediaType = imageType(p.inlineData.mimeType);
-    if (!mediaType) throw new NativeOnly(`${p.inlineData.mimeType} data can only be sent to Gemini models.`, `${at}.inlineData`);
+    if (!mediaType) {
+      seen.opaque.push(opaqueData(p.inlineData.mimeType, p.inlineData.data));
+      throw new NativeOnly(`${p.inlineData.mimeType} data can only be sent to Gemini models.`, `${at}.inlineData`);
+    }
     parts.push({ type: 'image', source: { kind: 'base64', mediaType, data: p.inlineData.data } });
   } else if (p.fileData) {
     const source = fileImage(p.fileData);
-    if (!source) throw new NativeOnly('File URIs other than http(s) image URLs can only be sent to Gemini models.', `${at}.fileData`);
+    if (!source) {
+      seen.opaque.push(opaqueData(p.fileData.mimeType ?? (/\.(png|jpe?g|gif|webp)$/i.test(p.fileData.fileUri) ? 'image/*' : undefined), undefined));
+      throw new NativeOnly('File URIs other than http(s) image URLs can only be sent to Gemini models.', `${at}.fileData`);
+    }
     parts.push({ type: 'image', source });
   } else if (typeof p.text === 'string' || p.thoughtSignature) {
     const text = p.text ?? '';
@@ -187,7 +219,11 @@ function decodePart(p: GeminiPart, at: string, parts: C.Part[], seen: Seen): voi
     }
   } else {
     const field = Object.keys(p).find((k) => !PART_METADATA.has(k) && p[k] !== undefined);
-    if (field) throw new NativeOnly(`Parts with '${field}' can only be sent to Gemini models.`, `${at}.${field}`);
+    if (field) {
+      // Code the model ran and its result, and parts of kinds this gateway does not know: read as text.
+      seen.opaque.push({ kind: 'text', chars: JSON.stringify(p).length });
+      throw new NativeOnly(`Parts with '${field}' can only be sent to Gemini models.`, `${at}.${field}`);
+    }
   }
 }
 
@@ -242,7 +278,7 @@ export type DecodedGemini = {
 
 /** A Gemini body → canonical. `model` comes from the path (`models/{model}:…`), `stream` from the method. */
 export function geminiToCanonical(body: GeminiGenerateContentInput, model: string, stream: boolean): DecodedGemini {
-  const seen: Seen = { calls: [], made: 0 };
+  const seen: Seen = { calls: [], made: 0, opaque: [] };
   const dropped: string[] = [];
   let nativeOnly: GatewayError | null = null;
   const refuse = (err: NativeOnly) => {
@@ -264,7 +300,10 @@ export function geminiToCanonical(body: GeminiGenerateContentInput, model: strin
     si?.parts.forEach((p, j) => {
       if (typeof p.text === 'string' && !p.thought) {
         if (p.text) system.push(p.text);
-      } else refuse(new NativeOnly('System instruction parts other than text can only be sent to Gemini models.', `systemInstruction.parts[${j}]`));
+      } else {
+        refuse(new NativeOnly('System instruction parts other than text can only be sent to Gemini models.', `systemInstruction.parts[${j}]`));
+        seen.opaque.push(p.inlineData ? opaqueData(p.inlineData.mimeType, p.inlineData.data) : p.fileData ? opaqueData(p.fileData.mimeType, undefined) : { kind: 'text', chars: JSON.stringify(p).length });
+      }
     });
 
   const messages: C.Message[] = [];
@@ -306,6 +345,8 @@ export function geminiToCanonical(body: GeminiGenerateContentInput, model: strin
 
   // Fields this decoder does not read reach only Gemini models; the others name them.
   const fields = droppedFields(body, GEMINI_FIELDS);
+  // A context cache's contents are billed as input (at the cached price), their size unknown here.
+  if (body.cachedContent !== undefined) seen.opaque.push({ kind: 'stored', what: 'cachedContent' });
   const untranslated = [...fields.untranslated, ...dropped];
   const request: C.Request = {
     model,
@@ -326,6 +367,7 @@ export function geminiToCanonical(body: GeminiGenerateContentInput, model: strin
     stream,
     webSearch,
     ...(untranslated.length ? { untranslated } : {}),
+    ...(seen.opaque.length ? { opaque: seen.opaque } : {}),
     ...(fields.unknown.length ? { unknownFields: fields.unknown } : {}),
   };
   return { request, nativeOnly };

@@ -45,13 +45,65 @@ type Seen = {
   referencedTools: Set<string>;
   /** What had to be left out for other providers, for X-Gateway-Warnings. */
   dropped: Set<string>;
+  /** The first block only Anthropic models take: the request goes to them alone. */
+  nativeOnly: NativeOnly | null;
+  /** What only Anthropic models read, for the hold (canonical OpaqueInput). */
+  opaque: C.OpaqueInput[];
 };
+
+/** A block only Anthropic models take: the request is routed to them alone, and the hold counts it. */
+function nativeBlock(seen: Seen, b: { type: string }, err: NativeOnly | null): void {
+  if (err) seen.nativeOnly ??= err;
+  seen.opaque.push(...opaqueOf(b));
+}
+
+const chars = (v: unknown) => (typeof v === 'string' ? v.length : 0);
+const textsOf = (v: unknown) => (typeof v === 'string' ? v.length : Array.isArray(v) ? v.reduce((n: number, b) => n + chars((b as { text?: unknown } | null)?.text), 0) : 0);
+
+/**
+ * What the hold needs of a block other providers do not get (billing/estimate.ts): an image by
+ * file id (size unknown); a document's text, or its bytes (a PDF: pages of text and images); a
+ * search result's text; uploaded or fetched files, which only Anthropic sees; and for any other
+ * block (earlier server tool calls and their results) the length of its JSON, read as text.
+ */
+function opaqueOf(b: { type: string; [k: string]: unknown }): C.OpaqueInput[] {
+  const source = (b.source ?? null) as Record<string, unknown> | null;
+  switch (b.type) {
+    case 'image':
+      return [{ kind: 'image', source: null }];
+    case 'document': {
+      const around = chars(b.title) + chars(b.context);
+      if (source?.type === 'text') return [{ kind: 'text', chars: around + chars(source.data) }];
+      if (source?.type === 'content') {
+        const inner = Array.isArray(source.content) ? (source.content as Record<string, unknown>[]) : [];
+        const images = inner.filter((c) => c?.type === 'image').map((c): C.OpaqueInput => {
+          const s = (c.source ?? null) as Record<string, unknown> | null;
+          if (s?.type === 'base64' && typeof s.data === 'string') return { kind: 'image', source: { kind: 'base64', mediaType: String(s.media_type ?? ''), data: s.data } };
+          return { kind: 'image', source: s?.type === 'url' && typeof s.url === 'string' ? { kind: 'url', url: s.url } : null };
+        });
+        return [{ kind: 'text', chars: around + textsOf(source.content) }, ...images];
+      }
+      const mediaType = typeof source?.media_type === 'string' ? source.media_type : undefined;
+      return [{ kind: 'media', mediaType, ...(source?.type === 'base64' && typeof source.data === 'string' ? { data: source.data } : {}) }];
+    }
+    case 'search_result':
+      return [{ kind: 'text', chars: chars(b.source) + chars(b.title) + textsOf(b.content) }];
+    case 'container_upload':
+    case 'web_fetch_tool_result':
+      return [{ kind: 'media' }];
+    default:
+      return [{ kind: 'text', chars: JSON.stringify(b).length }];
+  }
+}
 
 function toolResultContent(inner: ToolResultInner[], at: string, seen: Seen): C.ToolResultPart['content'] {
   return inner.flatMap((c, k): C.ToolResultPart['content'] => {
     if (isBlock(c, 'text')) return [{ type: 'text', text: c.text, ...withCacheControl(cacheControlOf(c.cache_control)) }];
     if (isBlock(c, 'image')) {
-      if (c.source.type === 'file') throw new NativeOnly('Image file ids can only be sent to Anthropic models.', `${at}.content[${k}].source`);
+      if (c.source.type === 'file') {
+        nativeBlock(seen, c, new NativeOnly('Image file ids can only be sent to Anthropic models.', `${at}.content[${k}].source`));
+        return [];
+      }
       return [{ type: 'image', source: imageSource(c.source), ...withCacheControl(cacheControlOf(c.cache_control)) }];
     }
     if (c.type === 'tool_reference') {
@@ -60,7 +112,9 @@ function toolResultContent(inner: ToolResultInner[], at: string, seen: Seen): C.
       if (typeof c.tool_name === 'string') seen.referencedTools.add(c.tool_name);
       return [{ type: 'text', text: `Tool loaded: ${c.tool_name}` }];
     }
+    // Left out for other providers; Anthropic models get it, passed through.
     seen.dropped.add(`${c.type} blocks in tool results`);
+    nativeBlock(seen, c, null);
     return [];
   });
 }
@@ -72,8 +126,8 @@ function decodeBlocks(content: string | Block[], at: string, seen: Seen): C.Part
   content.forEach((b, j) => {
     if (isBlock(b, 'text')) parts.push({ type: 'text', text: b.text, ...withCacheControl(cacheControlOf(b.cache_control)) });
     else if (isBlock(b, 'image')) {
-      if (b.source.type === 'file') throw new NativeOnly('Image file ids can only be sent to Anthropic models.', `${at}[${j}].source`);
-      parts.push({ type: 'image', source: imageSource(b.source), ...withCacheControl(cacheControlOf(b.cache_control)) });
+      if (b.source.type === 'file') nativeBlock(seen, b, new NativeOnly('Image file ids can only be sent to Anthropic models.', `${at}[${j}].source`));
+      else parts.push({ type: 'image', source: imageSource(b.source), ...withCacheControl(cacheControlOf(b.cache_control)) });
     } else if (isBlock(b, 'tool_use')) {
       parts.push({ type: 'tool_call', id: b.id, name: b.name, arguments: JSON.stringify(b.input ?? {}), thoughtSignature: pendingSignature });
       pendingSignature = undefined;
@@ -86,7 +140,7 @@ function decodeBlocks(content: string | Block[], at: string, seen: Seen): C.Part
       if (!b.thinking && b.signature && content[j + 1]?.type === 'tool_use') pendingSignature = b.signature;
       else parts.push({ type: 'reasoning', text: b.thinking, signature: b.signature });
     } else if (isBlock(b, 'redacted_thinking')) parts.push({ type: 'reasoning', text: '', redactedData: b.data });
-    else throw new NativeOnly(`Content blocks of type '${b.type}' can only be sent to Anthropic models.`, `${at}[${j}].type`);
+    else nativeBlock(seen, b, new NativeOnly(`Content blocks of type '${b.type}' can only be sent to Anthropic models.`, `${at}[${j}].type`));
   });
   return parts;
 }
@@ -129,13 +183,13 @@ export function messagesToCanonical(body: MessagesInput): DecodedMessages {
   const system = body.system === undefined ? [] : typeof body.system === 'string' ? [body.system] : body.system.map((b) => b.text);
   const systemMarks = typeof body.system === 'object' ? body.system.map((b) => cacheControlOf(b.cache_control)) : system.map(() => undefined);
   const names = new Map<string, string>();
-  const seen: Seen = { referencedTools: new Set(), dropped: new Set() };
-  let nativeOnly: GatewayError | null = null;
+  const seen: Seen = { referencedTools: new Set(), dropped: new Set(), nativeOnly: null, opaque: [] };
   body.messages.forEach((m, i) => {
     let parts: C.Part[];
     if (m.role === 'system') {
       if (Array.isArray(m.content) && m.content.some((b) => b.type !== 'text')) {
-        nativeOnly ??= errors.invalid('System messages with blocks other than text can only be sent to Anthropic models.', `messages[${i}].content`);
+        seen.nativeOnly ??= new NativeOnly('System messages with blocks other than text can only be sent to Anthropic models.', `messages[${i}].content`);
+        for (const b of m.content) if (b.type !== 'text') nativeBlock(seen, b, null);
       }
       const text = textOf(m.content);
       // Before the first turn a system message is part of the system prompt, as everywhere.
@@ -147,15 +201,7 @@ export function messagesToCanonical(body: MessagesInput): DecodedMessages {
         return;
       }
       parts = text ? [{ type: 'text', text }] : [];
-    } else {
-      try {
-        parts = decodeBlocks(m.content, `messages[${i}].content`, seen);
-      } catch (err) {
-        if (!(err instanceof NativeOnly)) throw err;
-        nativeOnly ??= errors.invalid(err.message, err.param);
-        parts = [];
-      }
-    }
+    } else parts = decodeBlocks(m.content, `messages[${i}].content`, seen);
     for (const p of parts) {
       if (p.type === 'tool_call') names.set(p.id, p.name);
       if (p.type === 'tool_result') p.name = names.get(p.toolCallId);
@@ -170,6 +216,8 @@ export function messagesToCanonical(body: MessagesInput): DecodedMessages {
   // Fields this decoder does not read reach only Anthropic models; the others name them.
   const dropped = droppedFields(body, MESSAGES_FIELDS);
   const untranslated = [...dropped.untranslated, ...seen.dropped];
+  // Remote MCP servers' tool listings reach the model as input Anthropic bills; their size is unknown here.
+  const opaque: C.OpaqueInput[] = body.mcp_servers === undefined ? seen.opaque : [...seen.opaque, { kind: 'stored', what: 'mcp_servers' }];
   const request: C.Request = {
     model: body.model,
     system,
@@ -194,9 +242,10 @@ export function messagesToCanonical(body: MessagesInput): DecodedMessages {
     affinityHint: body.metadata?.user_id ? `user:${body.metadata.user_id}` : undefined,
     webSearch: body.tools?.some((t) => typeof t.type === 'string' && t.type.startsWith('web_search_')) ?? false,
     ...(untranslated.length ? { untranslated } : {}),
+    ...(opaque.length ? { opaque } : {}),
     ...(dropped.unknown.length ? { unknownFields: dropped.unknown } : {}),
   };
-  return { request, nativeOnly };
+  return { request, nativeOnly: seen.nativeOnly ? errors.invalid(seen.nativeOnly.message, seen.nativeOnly.param) : null };
 }
 
 export const messagesStop = (r: C.FinishReason, stopSequence?: string | null): z.infer<typeof MessagesStopReason> =>

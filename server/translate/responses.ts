@@ -77,7 +77,28 @@ const ENC = { anthropic: 'mg1:a:', redacted: 'mg1:r:', gemini: 'mg1:g:' };
  */
 export type ResponsesDecoded = { request: C.Request; builtIns: string[]; nativeOnly: GatewayError | null };
 
-function contentParts(content: MessageItem['content'], at: string, nativeOnly: (e: GatewayError) => void): C.Part[] {
+/**
+ * What the hold needs of a file part only OpenAI models read (billing/estimate.ts): its media type
+ * and, inline (a data URL), its bytes.
+ */
+function opaqueFile(p: Record<string, unknown>): C.OpaqueInput {
+  const inline = dataUrl(typeof p.file_data === 'string' ? p.file_data : '');
+  return inline ? { kind: 'media', ...inline } : { kind: 'media' };
+}
+
+/** A base64 data URL's media type and data (not copied: a slice of the text), else null. */
+function dataUrl(url: string): { mediaType: string; data: string } | null {
+  const m = /^data:([\w.+-]+\/[\w.+-]+)(?:;[\w-]+=[^;,]+)*;base64,/.exec(url);
+  return m ? { mediaType: m[1]!, data: url.slice(m[0].length) } : null;
+}
+
+/** An image by URL or data URL, as an image source. */
+function imageAt(url: string): C.ImageSource {
+  const inline = dataUrl(url);
+  return inline ? { kind: 'base64', ...inline } : { kind: 'url', url };
+}
+
+function contentParts(content: MessageItem['content'], at: string, nativeOnly: (e: GatewayError) => void, opaque: C.OpaqueInput[]): C.Part[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   return content.flatMap((p, j): C.Part[] => {
     switch (p.type) {
@@ -89,20 +110,41 @@ function contentParts(content: MessageItem['content'], at: string, nativeOnly: (
       case 'input_image':
         if (!p.image_url) {
           nativeOnly(errors.invalid('Image file ids can only be sent to OpenAI models.', `${at}[${j}].file_id`));
+          opaque.push({ kind: 'image', source: null, ...(p.detail !== undefined ? { detail: p.detail } : {}) });
           return [];
         }
         return [{ type: 'image', source: parseImageUrl(p.image_url, `${at}[${j}].image_url`), detail: p.detail }];
       default:
         nativeOnly(errors.invalid(`Content of type '${p.type}' can only be sent to OpenAI models.`, `${at}[${j}].type`));
+        opaque.push(opaqueFile(p));
         return [];
     }
   });
+}
+
+/**
+ * What the hold needs of an input item only OpenAI models read (an earlier built-in tool's call or
+ * result): a computer screenshot as an image, anything else as the length of its JSON, read as text.
+ */
+function opaqueItem(item: Record<string, unknown>): C.OpaqueInput {
+  const output = item.output as Record<string, unknown> | undefined;
+  if (item.type === 'computer_call_output' && typeof output?.image_url === 'string') return { kind: 'image', source: imageAt(output.image_url) };
+  if (item.type === 'computer_call_output') return { kind: 'image', source: null };
+  return { kind: 'text', chars: JSON.stringify(item).length };
+}
+
+/** An image in a function's output, for the hold: by its data URL or URL, else (a file id) of unknown size. */
+function imageOutput(o: Record<string, unknown>): C.OpaqueInput {
+  const url = typeof o.image_url === 'string' ? o.image_url : null;
+  const detail = typeof o.detail === 'string' ? { detail: o.detail } : {};
+  return { kind: 'image', source: url ? imageAt(url) : null, ...detail };
 }
 
 /** `referenced`: the items of the input's `item_reference`s that the item store still has. */
 export function responsesToCanonical(body: ResponsesRequest, referenced: ReadonlyMap<string, Record<string, unknown>>): ResponsesDecoded {
   let nativeOnly: GatewayError | null = null;
   const needsNative = (e: GatewayError) => void (nativeOnly ??= e);
+  const opaque: C.OpaqueInput[] = [];
   const system: string[] = body.instructions ? [body.instructions] : [];
   const messages: C.Message[] = [];
   const push = (role: C.Message['role'], parts: C.Part[]) => {
@@ -120,8 +162,11 @@ export function responsesToCanonical(body: ResponsesRequest, referenced: Readonl
       if (item.type === 'item_reference') item = (typeof item.id === 'string' ? rememberedItem(referenced.get(item.id)) : undefined) ?? item;
       if (isMessage(item)) {
         if (item.role === 'system' || item.role === 'developer') {
-          system.push(contentParts(item.content, `${at}.content`, needsNative).map((p) => (p.type === 'text' ? p.text : '')).join(''));
-        } else push(item.role === 'assistant' ? 'assistant' : 'user', contentParts(item.content, `${at}.content`, needsNative));
+          const parts = contentParts(item.content, `${at}.content`, needsNative, opaque);
+          system.push(parts.map((p) => (p.type === 'text' ? p.text : '')).join(''));
+          // Images in instructions reach OpenAI models only (passed through); the hold counts them.
+          for (const p of parts) if (p.type === 'image') opaque.push({ kind: 'image', source: p.source, ...(p.detail !== undefined ? { detail: p.detail } : {}) });
+        } else push(item.role === 'assistant' ? 'assistant' : 'user', contentParts(item.content, `${at}.content`, needsNative, opaque));
       } else if (isItem(item, 'function_call')) {
         names.set(item.call_id, item.name);
         push('assistant', [{ type: 'tool_call', id: item.call_id, name: item.name, arguments: item.arguments, thoughtSignature: pendingSignature }]);
@@ -129,6 +174,8 @@ export function responsesToCanonical(body: ResponsesRequest, referenced: Readonl
       } else if (isItem(item, 'function_call_output')) {
         // An output part's `text` is not in the contract: joined as it is (join writes null and undefined as '').
         const text = typeof item.output === 'string' ? item.output : item.output.map((o) => o.text ?? '').join('');
+        // Images and files among the output reach OpenAI models only (passed through); the hold counts them.
+        if (typeof item.output !== 'string') for (const o of item.output) if (o.type !== 'input_text' && o.type !== 'output_text') opaque.push(o.type === 'input_image' ? imageOutput(o) : opaqueFile(o));
         push('user', [{ type: 'tool_result', toolCallId: item.call_id, name: names.get(item.call_id), content: [{ type: 'text', text }] }]);
       } else if (isItem(item, 'reasoning')) {
         const enc = item.encrypted_content ?? '';
@@ -138,8 +185,11 @@ export function responsesToCanonical(body: ResponsesRequest, referenced: Readonl
         else push('assistant', [{ type: 'reasoning', text, signature: enc.startsWith(ENC.anthropic) ? enc.slice(ENC.anthropic.length) : undefined }]);
       } else if (item.type === 'item_reference') {
         needsNative(errors.invalid(`Item reference ${item.id} is not an item this gateway generated recently; item references to stored responses need an OpenAI model.`, `${at}.id`));
+        opaque.push({ kind: 'stored', what: 'item_reference' });
       }
-      // Other items (earlier built-in tool calls and their results) carry nothing another provider can use.
+      // Other items (earlier built-in tool calls and their results) carry nothing another provider
+      // can use; OpenAI models get them, passed through, and bill them as input.
+      else opaque.push(opaqueItem(item));
     });
   }
   const builtIns: string[] = [];
@@ -179,6 +229,12 @@ export function responsesToCanonical(body: ResponsesRequest, referenced: Readonl
     ...(dropped.unknown.length ? { unknownFields: dropped.unknown } : {}),
   };
   if (body.previous_response_id) needsNative(errors.invalid('previous_response_id needs stored responses, which only OpenAI models have; send the conversation in `input`.', 'previous_response_id'));
+  // Content OpenAI keeps and bills as input (a stored response's conversation, a conversation's
+  // items, a prompt template, remote MCP tool listings): its size is unknown here.
+  const sent = body as Record<string, unknown>;
+  for (const what of ['previous_response_id', 'conversation', 'prompt'] as const) if (sent[what] != null) opaque.push({ kind: 'stored', what });
+  if (body.tools?.some((t) => t.type === 'mcp')) opaque.push({ kind: 'stored', what: 'mcp' });
+  if (opaque.length) request.opaque = opaque;
   return { request, builtIns, nativeOnly };
 }
 

@@ -172,6 +172,11 @@ describe('messagesToCanonical', () => {
       affinityHint: 'user:u1',
       webSearch: true,
       untranslated: ['search_result blocks in tool results'],
+      // What only Anthropic models read, measured for the hold: the search result's and the document's text.
+      opaque: [
+        { kind: 'text', chars: 'https://example.com'.length + 'x'.length },
+        { kind: 'text', chars: 'doc'.length },
+      ],
       unknownFields: [{ name: 'temprature', meant: [...MESSAGES_FIELDS.translated, ...MESSAGES_FIELDS.known] }],
     });
     expect(nativeOnly).toMatchObject({ status: 400, param: 'messages[5].content[0].type', message: "Content blocks of type 'document' can only be sent to Anthropic models." });

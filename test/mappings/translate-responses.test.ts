@@ -120,6 +120,11 @@ describe('responsesToCanonical', () => {
       stream: true,
       webSearch: true,
       untranslated: ['truncation'],
+      // What only OpenAI models read, for the hold: the stored item the reference names, the search call's JSON.
+      opaque: [
+        { kind: 'stored', what: 'item_reference' },
+        { kind: 'text', chars: JSON.stringify({ type: 'web_search_call', id: 'ws_1', status: 'completed' }).length },
+      ],
       unknownFields: [{ name: 'temprature', meant: [...RESPONSES_FIELDS.translated, ...RESPONSES_FIELDS.known] }],
     });
     expect(builtIns).toEqual(['web_search_preview', 'code_interpreter']);

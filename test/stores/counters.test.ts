@@ -135,6 +135,26 @@ describe.each(stores)('%s store', (_name, make) => {
     expect(await store.reserved('{u2}:b:jobs', T0)).toMatchObject({ holders: 1 });
   });
 
+  it('a hold with an unbounded part: admitted when its bounded amount fits; holds up to its bound when that fits, else the whole limit', async () => {
+    const spec = (id: string, amount: number, upTo?: number) => ({ key: '{u3}:budget', id, amount, upTo, limit: 100, ttlMs: 60_000, keepUntil: T0 + 60_000 });
+    const admit = async (id: string, amount: number, upTo?: number) => (await store.admit([], [spec(id, amount, upTo)], T0)).quotas![0]!;
+    // Its bound fits: held in full, the rest stays open.
+    expect(await admit('a', 10, 30)).toEqual({ allowed: true, used: 0 });
+    expect(await store.reserved('{u3}:budget', T0)).toMatchObject({ reserved: 30 });
+    // No bound (or one past what remains): the counter reads full until it settles.
+    expect(await admit('b', 10, Infinity)).toEqual({ allowed: true, used: 30 });
+    expect(await store.reserved('{u3}:budget', T0)).toMatchObject({ reserved: 130, holders: 2 });
+    expect(await admit('c', 1)).toEqual({ allowed: false, used: 130 });
+    expect(await admit('d', 1, 5)).toEqual({ allowed: false, used: 130 });
+    // Settled: released like any hold, what it used counted.
+    await store.settle('{u3}:budget', 'b', 25, { keepUntil: T0 + 60_000, now: T0 });
+    expect(await store.reserved('{u3}:budget', T0)).toEqual({ settled: 25, reserved: 30, holders: 1 });
+    // Its bounded amount must fit, as any request's.
+    expect(await admit('e', 50, 60)).toEqual({ allowed: false, used: 55 });
+    expect(await admit('f', 40, 60)).toEqual({ allowed: true, used: 55 });
+    expect(await store.reserved('{u3}:budget', T0)).toMatchObject({ reserved: 30 + 100 });
+  });
+
   it('a reservation whose holder never settles stops counting after its TTL', async () => {
     const opts = { ttlMs: 1_000, keepUntil: T0 + 3_600_000, now: T0 };
     expect((await store.reserve('crash', 'lost', 90, 100, opts)).allowed).toBe(true);

@@ -11,6 +11,8 @@ import { malformed, reportedError, upstreamFailure, type UpstreamError } from '.
 import { UnsupportedContentError, buildCall, type CallContext, type TextFormat } from '../../providers/types.ts';
 import { withFailover, type Blame, type FailoverOptions, type Release } from '../../routing/failover.ts';
 import { route, type TextTarget as Target } from '../../routing/targets.ts';
+import { imageTokensOf } from '../../providers/registry.ts';
+import type { ImageTokenRule } from '../../providers/manifest.ts';
 import { UpstreamClock } from '../../routing/upstream-clock.ts';
 import * as C from '../../translate/canonical.ts';
 import { checkStructuredOutput } from '../../translate/structured-output.ts';
@@ -114,7 +116,14 @@ export async function runText(services: CapabilityDeps, call: TextCall): Promise
     targets = targets.filter((t) => isNative(call, t));
     if (!targets.length) throw call.nativeOnly;
   }
-  const most = textEstimate(fitted.request, model);
+  // The hold: every input but text bounded by what the model's upstreams can bill for it (images
+  // by their vendors' rules, looked up at the first image), and by the model's context window
+  // where nothing else bounds it.
+  let images: ImageTokenRule | undefined;
+  const most = textEstimate(fitted.request, model, {
+    imageTokens: (size, detail) => (images ??= imageTokensOf(targets.map((t) => t.provider.type)))(size, detail),
+    contextWindow: services.catalog.entry(modelId)?.context_window,
+  });
   const meter = await beginMetered(services, {
     requestId: call.requestId,
     principal: call.principal,

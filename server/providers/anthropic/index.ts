@@ -1,6 +1,7 @@
 // Anthropic: the Messages API for every text format.
 import { allTextFormats } from '../capabilities.ts';
 import type { VendorManifest } from '../manifest.ts';
+import { anthropicImageTokens } from './image-tokens.ts';
 import { anthropicClient } from './client.ts';
 import { anthropicMessages } from './messages.ts';
 
@@ -9,6 +10,7 @@ export const anthropic: VendorManifest = {
   client: anthropicClient,
   adapters: { ...allTextFormats(anthropicMessages) },
   catalogVendor: 'anthropic',
+  imageTokens: anthropicImageTokens,
   builtins: [
     {
       id: 'anthropic',

@@ -2,6 +2,7 @@
 // the Gemini API, so images come from the Gemini image models, video from Veo.
 import { allTextFormats } from '../capabilities.ts';
 import type { VendorManifest } from '../manifest.ts';
+import { geminiImageTokens } from './image-tokens.ts';
 import { geminiClient } from './client.ts';
 import { geminiEmbeddings } from './embeddings.ts';
 import { geminiGenerateContent } from './generate-content.ts';
@@ -14,6 +15,7 @@ export const gemini: VendorManifest = {
   client: geminiClient,
   adapters: { ...allTextFormats(geminiGenerateContent), embeddings: geminiEmbeddings, images: geminiImages, video: geminiVideo, speech: geminiSpeech },
   catalogVendor: 'google',
+  imageTokens: geminiImageTokens,
   builtins: [
     {
       id: 'gemini',

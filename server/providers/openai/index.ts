@@ -1,6 +1,7 @@
 // OpenAI: serves the Responses format natively; chat and Messages go through chat completions.
 // No video adapter: OpenAI's video API (Sora) was shut down on 2026-09-24.
 import type { VendorManifest } from '../manifest.ts';
+import { openAiImageTokens } from './image-tokens.ts';
 import { openAiChat } from './chat.ts';
 import { openaiClient } from './client.ts';
 import { openAiEmbeddings } from './embeddings.ts';
@@ -19,6 +20,7 @@ export const openai: VendorManifest = {
   client: openaiClient,
   adapters: { chat, messages: chat, generate_content: chat, responses: { ...openAiResponses, counter: openAiResponsesInputTokens }, embeddings: openAiEmbeddings, moderation: openAiModeration, images: openAiImages, speech: openAiSpeech, transcription: openAiTranscription },
   catalogVendor: 'openai',
+  imageTokens: openAiImageTokens,
   builtins: [
     {
       id: 'openai',
