@@ -54,6 +54,8 @@ declare module 'fastify' {
     errorCode?: string;
     /** The client's own request id (X-Client-Request-Id or X-Request-Id), validated; null when none. */
     clientRequestId?: string | null;
+    /** Why the request is refused before its route runs, once its record is open (an invalid client request id). */
+    refusal?: GatewayError;
     /**
      * The content type of a raw answer (a file, audio): ts-rest sets the contract's one for
      * `otherResponse` routes, this one (the stored or upstream type) wins in onSend.
@@ -291,7 +293,10 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
       request.clientRequestId = clientId;
       if (clientId !== null) reply.header('x-client-request-id', clientId);
     } catch (err) {
-      return done(err as GatewayError);
+      // A contract route refuses it once its record is open (http/request-trail-hooks.ts): a
+      // refused request is recorded too. Any other answers at once.
+      if ((request.routeOptions.config as { tsRestRoute?: unknown }).tsRestRoute) request.refusal = err as GatewayError;
+      else return done(err as GatewayError);
     }
     done();
   });

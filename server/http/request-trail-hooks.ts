@@ -35,16 +35,21 @@ function logged(method: string, url: string, path: string): boolean {
 
 export function trailHooks(services: Services) {
   const onRequest = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-    if (!services.requestLog.config.enabled && !services.trails.observed) return done();
+    start(request, reply);
+    // Refused before the credential is looked at (http/client-request-id.ts), and recorded as such.
+    done(request.refusal);
+  };
+
+  const start = (request: FastifyRequest, reply: FastifyReply) => {
+    if (!services.requestLog.config.enabled && !services.trails.observed) return;
     const q = request.url.indexOf('?');
     const path = q < 0 ? request.url : request.url.slice(0, q);
-    if (!logged(request.method, request.url, path)) return done();
+    if (!logged(request.method, request.url, path)) return;
     const trail = services.trails.start(request.id, request.method, recordedPath(path), request.headers);
     trail.route = request.routeOptions.url ?? null;
     trail.clientRequestId = request.clientRequestId ?? null;
     request.trail = trail;
     reply.raw.once('close', () => finish(services, request, reply, trail));
-    done();
   };
 
   /**

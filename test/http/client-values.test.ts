@@ -37,9 +37,9 @@ async function ledgerOf(k: string): Promise<{ rows: number; daily: number; bille
   return { rows: Number(r!.n), daily: Number(d!.n), billed: Number(r!.billed) };
 }
 
-async function records(query = ''): Promise<Rec[]> {
+async function records(query = '', as: 'key' | 'admin' = 'key'): Promise<Rec[]> {
   await settled();
-  const res = await gw.fetch(`/v1/requests?limit=200${query}`, { key });
+  const res = as === 'key' ? await gw.fetch(`/v1/requests?limit=200${query}`, { key }) : await gw.fetch(`/admin/v1/requests?limit=200${query}`, { headers: { authorization: `Bearer ${gw.services.adminTokens.known}` } });
   expect(res.status).toBe(200);
   return ((await res.json()) as Rec).data;
 }
@@ -67,6 +67,9 @@ describe('request ids', () => {
     const long = await chat({ 'x-request-id': 'A'.repeat(4000) });
     expect(long.status).toBe(400);
     expect(await errorBody(long)).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request_id', param: 'x-request-id' });
+    // Refused, and recorded as refused (under the gateway's id, without the client's).
+    const refusedId = long.headers.get('x-request-id')!;
+    expect((await records('&status=400', 'admin')).find((r) => r.request_id === refusedId)).toMatchObject({ status: 400, error_code: 'invalid_request_id', client_request_id: null });
     const nonAscii = await chat({ 'x-request-id': 'caf\u00e9' });
     expect(nonAscii.status).toBe(400);
     expect((await errorBody(nonAscii)).param).toBe('x-request-id');
@@ -167,9 +170,10 @@ describe('requests whose body never came', () => {
     const out = await raw(head('Transfer-Encoding: chunked\r\n', 'bad-chunks') + 'zz\r\n{}\r\n0\r\n\r\n', 1000);
     expect(out).toMatch(/^HTTP\/1\.1 400/);
     await new Promise((r) => setTimeout(r, 100));
-    const [cut] = await records('&client_request_id=cut-short');
+    // Refused before or after the credential was checked (the body may fail first): read as the operator.
+    const [cut] = await records('&client_request_id=cut-short', 'admin');
     expect(cut).toMatchObject({ status: 499, error_code: 'client_closed_request', aborted: true });
-    const [chunks] = await records('&client_request_id=bad-chunks');
+    const [chunks] = await records('&client_request_id=bad-chunks', 'admin');
     expect(chunks).toMatchObject({ status: 400, error_code: 'malformed_request' });
   });
 });
