@@ -214,31 +214,38 @@ export class UsageLedger {
     // Segments of a live process (another gateway sharing DATA_DIR) are its own to write.
     const files = readdirSync(this.dir).filter((f) => f.endsWith('.jsonl') && !this.isMine(f) && !isAlive(Number(f.split('-')[0])));
     let n = 0;
-    for (const f of files) {
-      const file = path.join(this.dir, f);
+    for (const [i, f] of files.entries()) {
+      // Claimed first, by a rename (atomic): the workers of one DATA_DIR all start by recovering,
+      // and a segment is one process's to replay. A rename that fails was another's.
+      const file = path.join(this.dir, `${process.pid}-${this.startedAt}-r${i}.jsonl`);
+      try {
+        renameSync(path.join(this.dir, f), file);
+      } catch {
+        continue;
+      }
       try {
         n += readSegmentLines(file).length;
       } catch (err) {
-        this.setAside(file, err);
+        this.setAside(file, f, err);
         continue;
       }
       this.spilled.add(file);
       this.closedSegments.push(file);
     }
-    if (files.length) await this.flush();
+    if (this.spilled.size) await this.flush();
     return n;
   }
 
-  /** A whole segment that cannot be read, moved to `rejected/` for the operator. */
-  private setAside(file: string, err: unknown): void {
-    const to = path.join(this.rejectedDir, path.basename(file));
+  /** A whole segment that cannot be read, moved to `rejected/` (under its first `name`) for the operator. */
+  private setAside(file: string, name: string, err: unknown): void {
+    const to = path.join(this.rejectedDir, name);
     try {
       mkdirSync(this.rejectedDir, { recursive: true });
       renameSync(file, to);
     } catch {
       // Left where it is: the next start tries it again.
     }
-    this.opts.onError?.(new Error(`usage ledger: the segment ${file} could not be read and was moved to ${to}`, { cause: err }), this.state());
+    this.opts.onError?.(new Error(`usage ledger: the segment ${name} could not be read and was moved to ${to}`, { cause: err }), this.state());
   }
 
   /** A segment's records, made storable; a line that is no record is set aside. */
