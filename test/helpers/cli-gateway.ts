@@ -24,6 +24,8 @@ export type CliGateway = {
   waitForLog(match: (l: LogLine) => boolean, ms?: number): Promise<LogLine>;
   /** Sends `signal` and waits for the exit. */
   stop(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: string | null }>;
+  /** SIGKILL to the process and every worker it logged (workers outlive a killed primary only until they notice): none is left behind. */
+  kill(): Promise<void>;
 };
 
 /** The environment every spawned gateway gets: nothing inherited from the test process but the paths. */
@@ -72,6 +74,16 @@ export async function spawnServe(o: { env: NodeJS.ProcessEnv; dataDir: string; a
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return exited;
+    },
+    async kill() {
+      await gw.stop('SIGKILL');
+      for (const l of lines) {
+        try {
+          if (typeof l.worker_pid === 'number') process.kill(l.worker_pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
     },
   };
   if (o.waitForInfo !== false) {

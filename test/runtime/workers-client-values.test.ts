@@ -101,16 +101,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await sql?.end().catch(() => {});
-  for (const g of started) {
-    await g.stop('SIGKILL');
-    for (const l of g.logs()) {
-      try {
-        if (typeof l.worker_pid === 'number') process.kill(l.worker_pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-  }
+  for (const g of started) await g.kill();
   await fake?.close();
   await db?.drop();
   if (work) rmSync(work, { recursive: true, force: true });

@@ -99,15 +99,7 @@ describe('serve --workers 2 on PostgreSQL and Redis', () => {
   }, 90_000);
 
   afterAll(async () => {
-    await gw?.stop('SIGKILL');
-    // Workers outlive a killed primary only until they notice; none is left behind either way.
-    for (const l of gw?.logs() ?? []) {
-      try {
-        if (typeof l.worker_pid === 'number') process.kill(l.worker_pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
+    await gw?.kill();
     await fake?.close();
     await db?.drop();
     if (work) rmSync(work, { recursive: true, force: true });
