@@ -136,9 +136,9 @@ function toGatewayError(err: FastifyError | GatewayError, bodyLimit?: number): G
       return errors.invalid(`The request body is not valid JSON: ${err.message}`, null, 'invalid_json');
   }
   if (err instanceof SyntaxError && status === 400) return errors.invalid(`The request body is not valid JSON: ${err.message}`, null, 'invalid_json');
-  // PostgreSQL cannot store NUL (22021). The contract keeps NUL out of the fields it knows reach
+  // PostgreSQL cannot store NUL (22021 in text, 22P05 in jsonb). The contract keeps NUL out of the fields it knows reach
   // the database; this catches any it does not, as the client's error it is.
-  if (/\b22021\b/.test(err.message ?? '')) return errors.invalid('A text field contains a NUL character, which the gateway cannot store.', null, 'invalid_parameter');
+  if (/\b22(021|P05)\b/.test(err.message ?? '')) return errors.invalid('A text field contains a NUL character, which the gateway cannot store.', null, 'invalid_parameter');
   if (status >= 400 && status < 500) return errors.invalid(err.message);
   return errors.internal();
 }

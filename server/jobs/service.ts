@@ -20,6 +20,7 @@ import { maxRunMs, type JobDeps } from './deps.ts';
 import { UNKNOWN_KIND, type JobDone, type JobKinds } from './kinds.ts';
 import type { JobRunner } from './runner.ts';
 import { jsonColumn, storedError } from './stored.ts';
+import { unstorablePath } from '../runtime/stored-text.ts';
 import type { Job as JobRow } from '../db/generated/client.ts';
 
 type JobObject = z.infer<typeof Job>;
@@ -30,6 +31,26 @@ export const newJobId = () => `job_${randomToken(24)}`;
 
 /** A synchronous request's work, kept as a job: its id (the request's billing id), owner and what it ran. */
 export type JobOrigin = { id: string; principal: Principal; kind: string; model: string; request: unknown };
+
+/**
+ * A job's request is stored as it came (a JSON column): one holding what the column cannot (a NUL,
+ * an unpaired surrogate) is refused with a 400 naming the field, before anything is reserved or
+ * sent upstream — never an insert that fails once the work is paid for.
+ */
+function storableRequest(request: unknown, sent: unknown): void {
+  // The body as the client sent it first, so that the field is named as the client wrote it.
+  const at = unstorablePath(sent) ?? unstorablePath(request);
+  if (at !== null) throw errors.invalid(`'${at}' contains a NUL character or an unpaired surrogate, which the gateway cannot store with a job: remove it.`, at);
+}
+
+/** What a job is submitted with: `request` is what is stored; `sent`, the body it was made of, as the client sent it. */
+type Submission = { principal: Principal; kind: string; model: string; request: unknown; sent?: unknown };
+
+/** The origin of a synchronous request that may become a job (`syncOrJob`), its request checked as a job's is. */
+export function jobOrigin({ sent, ...o }: Submission): JobOrigin {
+  storableRequest(o.request, sent);
+  return { id: newJobId(), ...o };
+}
 
 export class JobService {
   constructor(
@@ -48,9 +69,10 @@ export class JobService {
    * Admits and stores a job: a job slot (max_concurrent_jobs), then the quota reservation, then the
    * row. A failure on the way gives back what was taken.
    */
-  async submit(p: { principal: Principal; kind: string; model: string; request: unknown; reserveTokens: number }): Promise<JobObject> {
+  async submit(p: Submission & { reserveTokens: number }): Promise<JobObject> {
     const kind = this.kinds.get(p.kind);
     if (!kind) throw new Error(`unknown job kind ${p.kind}`);
+    storableRequest(p.request, p.sent);
     const s = this.deps;
     const id = newJobId();
     const now = s.clock.now();

@@ -27,3 +27,31 @@ export function storable(s: string, max: number): string {
 
 /** `storable` for a column that may be null. */
 export const storableOrNull = (s: string | null | undefined, max: number): string | null => (s === null || s === undefined ? null : storable(s, max));
+
+/** A string a JSON column cannot hold: `jsonb` refuses `\u0000`, UTF-8 a lone surrogate. */
+const UNSTORABLE_CHAR = new RegExp(UNSTORABLE.source);
+
+/**
+ * The path (`prompt`, `input[0].text`) of the first string in `value` — a member's name or a
+ * value — that a JSON column cannot hold, or null when there is none: a client's body stored as it
+ * came (a job's request) is checked with it, so the field is named in a 400 rather than failing
+ * the insert.
+ */
+export function unstorablePath(value: unknown, path = ''): string | null {
+  if (typeof value === 'string') return UNSTORABLE_CHAR.test(value) ? path || '(body)' : null;
+  if (!value || typeof value !== 'object') return null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = unstorablePath(value[i], `${path}[${i}]`);
+      if (found !== null) return found;
+    }
+    return null;
+  }
+  for (const [k, v] of Object.entries(value)) {
+    const at = path ? `${path}.${k}` : k;
+    if (UNSTORABLE_CHAR.test(k)) return at;
+    const found = unstorablePath(v, at);
+    if (found !== null) return found;
+  }
+  return null;
+}

@@ -13,7 +13,7 @@ import { jobObjectOf } from '../../config/capabilities.ts';
 import { GatewayError, errors } from '../../runtime/errors.ts';
 import type { JobDone, JobKind, JobRecheck, JobRecord } from '../../jobs/kinds.ts';
 import { jobOutputKey } from '../../jobs/deps.ts';
-import { newJobId, type JobOrigin } from '../../jobs/service.ts';
+import { jobOrigin } from '../../jobs/service.ts';
 import { mp4Duration } from '../../media/mp4-duration.ts';
 import { loadReferences } from '../../media/references.ts';
 import { parseMediaRequest, type MediaRequest } from '../../media/request.ts';
@@ -213,11 +213,11 @@ export async function generateMedia(services: CapabilityDeps, c: ImageCall, body
   const noteWarnings: Record<string, string> = warnings.length ? { 'x-gateway-warnings': gatewayHeaders('', warnings)['x-gateway-warnings']! } : {};
 
   if (capability === 'video' || !req.sync) {
-    const job = await services.jobs.submit({ principal: c.principal, kind: capability === 'video' ? VIDEO_JOB : IMAGE_JOB, model: model.id, request: stored, reserveTokens });
+    const job = await services.jobs.submit({ principal: c.principal, kind: capability === 'video' ? VIDEO_JOB : IMAGE_JOB, model: model.id, request: stored, sent: body, reserveTokens });
     return { status: 202, body: withOrigin(job, c.origin()), headers: noteWarnings, upstreamMs: 0 };
   }
 
-  const origin: JobOrigin = { id: newJobId(), principal: c.principal, kind: IMAGE_JOB, model: model.id, request: stored };
+  const origin = jobOrigin({ principal: c.principal, kind: IMAGE_JOB, model: model.id, request: stored, sent: body });
   const started = services.clock.now();
   const meter = await beginMetered(services, { requestId: origin.id, principal: c.principal, model: model.id, endpoint: 'images', reserveTokens, ttlMs: services.jobs.maxRunMs });
   const abort = new AbortController();

@@ -11,7 +11,7 @@ import type { Principal } from '../../auth/principal.ts';
 import { unitTokens } from '../../config/billing-rules.ts';
 import { errors } from '../../runtime/errors.ts';
 import type { JobDone, JobKind } from '../../jobs/kinds.ts';
-import { newJobId, type JobOrigin } from '../../jobs/service.ts';
+import { jobOrigin } from '../../jobs/service.ts';
 import { FAMILY_FIELDS, type SpeechAudio, type SpeechFamily, type SpeechInput, type SpeechTimestamps } from '../../providers/speech.ts';
 import type { FailoverOptions } from '../../routing/failover.ts';
 import { route, type Target } from '../../routing/targets.ts';
@@ -134,7 +134,7 @@ const pronunciationHeader = (warnings: string[]): Record<string, string> => (war
 
 export async function speech(services: CapabilityDeps, c: Caller, body: Body): Promise<SpeechAnswer> {
   const { model, prepared } = prepare(services, body);
-  const origin: JobOrigin = { id: newJobId(), principal: c.principal, kind: SPEECH_JOB, model: model.id, request: body };
+  const origin = jobOrigin({ principal: c.principal, kind: SPEECH_JOB, model: model.id, request: body });
   const meter = await beginMetered(services, { requestId: origin.id, principal: c.principal, model: model.id, endpoint: 'speech', reserveTokens: reserveTokens(model, prepared), ttlMs: services.jobs.maxRunMs });
   const abort = new AbortController();
   const outcome = await syncOrJob(

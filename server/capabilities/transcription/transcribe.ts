@@ -132,6 +132,6 @@ export async function submitTranscriptionJob(services: CapabilityDeps, principal
   route(services.catalog, o.model, 'transcription');
   const { seconds, reserveSeconds } = await measure(services, upload);
   const stored: Stored = { options: o, upload, seconds };
-  return services.jobs.submit({ principal, kind: TRANSCRIPTION_JOB, model: o.model, request: stored, reserveTokens: reserve(services, o.model, reserveSeconds) });
+  return services.jobs.submit({ principal, kind: TRANSCRIPTION_JOB, model: o.model, request: stored, sent: body, reserveTokens: reserve(services, o.model, reserveSeconds) });
 }
 
