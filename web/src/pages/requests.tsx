@@ -761,6 +761,11 @@ function RecordView({ r, admin, base, users }: { r: RequestRecord; admin: boolea
           <Fact label="Request id">
             <code class="break">{r.request_id}</code>
           </Fact>
+          {r.client_request_id !== null && (
+            <Fact label="Client's id">
+              <code class="break">{r.client_request_id}</code>
+            </Fact>
+          )}
           <Fact label="Time">{fullTime(r.created_at)}</Fact>
           <Fact label="Status">
             {r.status}
