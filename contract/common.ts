@@ -47,7 +47,11 @@ export const MAX_JSON_DEPTH = 128;
 const MAX_MODEL_ID = 256;
 
 /** A surrogate that is not half of a pair: a JSON string may hold one (`"\ud800"`), UTF-8 cannot. */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+export const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** A client's own request id (`X-Client-Request-Id`, `X-Request-Id`): as OpenAI bounds its own, at most 512 printable ASCII characters. */
+export const MAX_CLIENT_REQUEST_ID = 512;
+export const CLIENT_REQUEST_ID = /^[\x20-\x7e]+$/;
 
 /** Text the gateway stores or looks up: at most `max` characters, no NUL, no unpaired surrogate. */
 export const storedText = (max: number) =>

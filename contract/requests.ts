@@ -1,7 +1,7 @@
 // The request log: one record per request through /v1, what it did and what it cost
 // (server/requests/, docs/decisions/0030-request-log.md).
 import { z } from 'zod';
-import { prefixedId, storedText } from './common.ts';
+import { CLIENT_REQUEST_ID, MAX_CLIENT_REQUEST_ID, prefixedId, storedText } from './common.ts';
 
 const isoTime = z.iso.datetime({ offset: true, message: 'must be an ISO 8601 time, e.g. 2026-11-28T09:00:00Z' });
 
@@ -11,8 +11,8 @@ export const RequestListQuery = z.object({
   client_request_id: z
     .string()
     .min(1)
-    .max(512)
-    .regex(/^[\x20-\x7e]+$/, { message: 'a request id of yours is printable ASCII' })
+    .max(MAX_CLIENT_REQUEST_ID)
+    .regex(CLIENT_REQUEST_ID, { message: 'a request id of yours is printable ASCII' })
     .optional()
     .describe('Only requests that carried this id of yours (`X-Client-Request-Id` or `X-Request-Id`).'),
   status: z

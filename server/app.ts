@@ -71,7 +71,7 @@ declare module 'fastify' {
 function logRequest(request: FastifyRequest, reply: FastifyReply): void {
   const status = reply.statusCode;
   const ms = Math.round(reply.elapsedTime * 10) / 10;
-  const url = redactUrl(request.url);
+  const url = redactUrl(request.url, request.recordedPath);
   const upstream = reply.getHeader('x-gateway-upstream');
   const fields = { http: { method: request.method, url, status, ms, ip: request.ip }, code: request.errorCode, upstream: upstream ?? undefined, client_request_id: request.clientRequestId ?? undefined };
   const line = `${request.method} ${url.length > 200 ? `${url.slice(0, 200)}…` : url} ${status}${request.errorCode ? ` ${request.errorCode}` : ''} ${ms} ms`;
@@ -293,10 +293,11 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
       request.clientRequestId = clientId;
       if (clientId !== null) reply.header('x-client-request-id', clientId);
     } catch (err) {
-      // A contract route refuses it once its record is open (http/request-trail-hooks.ts): a
-      // refused request is recorded too. Any other answers at once.
+      // An API route refuses it once its record is open (http/request-trail-hooks.ts): a refused
+      // request is recorded too. A page (or an unknown path) stores nothing of it and shows as
+      // ever: the invalid id is left out, not echoed, not logged.
       if ((request.routeOptions.config as { tsRestRoute?: unknown }).tsRestRoute) request.refusal = err as GatewayError;
-      else return done(err as GatewayError);
+      else request.clientRequestId = null;
     }
     done();
   });

@@ -8,9 +8,13 @@ const EMAIL_MAX_LENGTH = 254;
 
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
-// One @, no spaces, a dotted domain: a sanity check, not RFC 5322 (the gateway never mails it).
-const EMAIL = /^[^\s@]{1,64}@[^\s@.]+(\.[^\s@.]+)+$/;
-export const validEmail = (email: string) => email.length <= EMAIL_MAX_LENGTH && EMAIL.test(email);
+// One @, no spaces or control characters, a dotted domain: a sanity check, not RFC 5322.
+const EMAIL = /^[^\s@\u0000-\u001f\u007f]{1,64}@[^\s@.\u0000-\u001f\u007f]+(\.[^\s@.\u0000-\u001f\u007f]+)+$/;
+export const validEmail = (email: string) => email.length <= EMAIL_MAX_LENGTH && EMAIL.test(email) && email.isWellFormed();
+
+/** A display name as stored: at most 200 characters, no control characters, well-formed. */
+export const NAME_MAX_LENGTH = 200;
+export const validName = (name: string) => name.length <= NAME_MAX_LENGTH && !/[\u0000-\u001f\u007f]/.test(name) && name.isWellFormed();
 
 // Loaded at the first sign-up, not at start: most gateways see few, and the list is ~3 MB in memory.
 // Shorter entries are refused by length already.

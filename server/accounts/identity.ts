@@ -2,6 +2,7 @@
 // OpenID Connect issuer (discovered) or plain OAuth 2.0 provider, through openid-client.
 import * as oidc from 'openid-client';
 import type { IdentityProviderConfig } from '../config/schema.ts';
+import { storable, storableOrNull } from '../runtime/stored-text.ts';
 
 export type ExternalProfile = { subject: string; email: string | null; emailVerified: boolean; username: string | null; name: string | null; avatarUrl: string | null };
 
@@ -24,6 +25,22 @@ type UserInfo = {
 type Provider = { id: string; name: string; scopes: string[]; config: Promise<oidc.Configuration>; profile(info: UserInfo): ExternalProfile };
 
 const insecure = (url: string) => (url.startsWith('http://') ? { execute: [oidc.allowInsecureRequests] } : undefined);
+
+/**
+ * A profile as the accounts store it: what an identity provider sends is its own text (a name of
+ * any length, with any character), made storable (runtime/stored-text.ts) and bounded like the
+ * gateway's own forms' fields.
+ */
+function storedProfile(p: ExternalProfile): ExternalProfile {
+  return {
+    ...p,
+    subject: storable(p.subject, 256),
+    email: storableOrNull(p.email, 254),
+    username: storableOrNull(p.username, 200),
+    name: storableOrNull(p.name, 200),
+    avatarUrl: storableOrNull(p.avatarUrl, 2048),
+  };
+}
 
 function standardProfile(info: UserInfo): ExternalProfile {
   return {
@@ -118,6 +135,6 @@ export class IdentityProviders {
     });
     const sub = openid ? tokens.claims()?.sub : undefined;
     const info = await oidc.fetchUserInfo(config, tokens.access_token, sub ?? oidc.skipSubjectCheck);
-    return p.profile(info);
+    return storedProfile(p.profile(info));
   }
 }

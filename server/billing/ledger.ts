@@ -19,7 +19,7 @@ import type { SqlQueryable } from '../db/migrate.ts';
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { writeIsolating } from '../db/write-isolating.ts';
 import { isAlive } from '../runtime/data-dir.ts';
-import { storable, storableOrNull } from '../runtime/stored-text.ts';
+import { STORED_ID_MAX, STORED_NAME_MAX, storable, storableOrNull } from '../runtime/stored-text.ts';
 import { addRecordsToDaily, addToDaily, aggregatedColumns, type AggregatedRecord } from './usage-aggregates.ts';
 
 /** One request's record: what the daily sums read (usage-aggregates.ts), and the rest of the row. */
@@ -96,9 +96,8 @@ export function ledgerCsv(records: LedgerRecord[]): string {
   return out;
 }
 
-/** Longest id, name and code a record keeps (ids are the gateway's, names the catalog's or an upstream's). */
-const MAX_ID = 128;
-const MAX_NAME = 256;
+const MAX_ID = STORED_ID_MAX;
+const MAX_NAME = STORED_NAME_MAX;
 
 /**
  * The record as the database can hold it: every string NUL-free, well-formed and bounded. The ids
@@ -166,6 +165,8 @@ export class UsageLedger {
   private readonly spilled = new Set<string>();
   /** Of `lines`, how many are in no other place (spilled): lost if their append fails. */
   private spilledLines = 0;
+  /** Records of the flush under way that were set aside: not put back if a later write of it fails. */
+  private readonly setAsideNow = new Set<LedgerRecord>();
 
   constructor(
     private readonly sql: SqlQueryable,
@@ -211,8 +212,14 @@ export class UsageLedger {
    * attempt is over.
    */
   async recover(): Promise<number> {
-    // Segments of a live process (another gateway sharing DATA_DIR) are its own to write.
-    const files = readdirSync(this.dir).filter((f) => f.endsWith('.jsonl') && !this.isMine(f) && !isAlive(Number(f.split('-')[0])));
+    // Segments of a live process (another gateway sharing DATA_DIR) are its own to write. One that
+    // names this process's pid but not its start is an earlier run's: in a container the gateway
+    // gets the same pid at every start (tini is 1, node the next), so "alive" would keep it for ever.
+    const files = readdirSync(this.dir).filter((f) => {
+      if (!f.endsWith('.jsonl') || this.isMine(f)) return false;
+      const pid = Number(f.split('-')[0]);
+      return pid === process.pid || !isAlive(pid);
+    });
     let n = 0;
     for (const [i, f] of files.entries()) {
       // Claimed first, by a rename (atomic): the workers of one DATA_DIR all start by recovering,
@@ -347,6 +354,7 @@ export class UsageLedger {
 
   private async doFlush(): Promise<void> {
     this.appendLines();
+    this.setAsideNow.clear();
     if (!this.pending.length && !this.spilled.size) return;
     const batch = this.pending;
     this.pending = [];
@@ -366,7 +374,8 @@ export class UsageLedger {
       this.outage = false;
     } catch (err) {
       // Keep the records (and their segment files) for the next attempt, after a backoff.
-      this.pending = batch.concat(this.pending);
+      // Not those set aside on the way (a batch split, then a later write failed): each once.
+      this.pending = (this.setAsideNow.size ? batch.filter((r) => !this.setAsideNow.has(r)) : batch).concat(this.pending);
       this.failures++;
       const flushMs = this.opts.flushMs ?? 1_000;
       this.retryAt = Date.now() + Math.min(flushMs * 2 ** Math.min(this.failures - 1, 16), this.opts.maxRetryDelayMs ?? 30_000);
@@ -383,7 +392,10 @@ export class UsageLedger {
    * first attempt did commit, a replayed segment) takes the INSERT, which can.
    */
   private insert(records: LedgerRecord[]): Promise<void> {
-    return writeIsolating(records, (batch) => this.insertBatch(batch), (record, err) => this.reject(record, err));
+    return writeIsolating(records, (batch) => this.insertBatch(batch), (record, err) => {
+      this.setAsideNow.add(record);
+      this.reject(record, err);
+    });
   }
 
   private async insertBatch(records: LedgerRecord[]): Promise<void> {
@@ -413,6 +425,13 @@ export class UsageLedger {
     clearInterval(this.timer);
     this.appendLines();
     await this.flush();
+    // A stop is the last chance this process has: a write that failed for a moment (a deadlock, a
+    // database that did not answer in time) is tried twice more, soon, before the records are left
+    // to the next start's replay.
+    for (let n = 0; n < 2 && (this.pending.length || this.spilled.size); n++) {
+      await new Promise((r) => setTimeout(r, 250 * (n + 1)));
+      await this.flush();
+    }
     this.closeSegment();
     // Records the database refused stay in their segments, replayed at the next start.
     if (!this.pending.length && !this.spilled.size) for (const f of this.closedSegments) rmSync(f, { force: true });

@@ -130,10 +130,10 @@ function variableOf(raw: unknown, at: (string | number)[], loc: Located): string
  */
 function placeholderCredentials(raw: unknown, expanded: unknown, loc: Located): Problem[] {
   const out: Problem[] = [];
-  const check = (at: (string | number)[], value: unknown, what: string, unset?: string) => {
+  const check = (at: (string | number)[], value: unknown, what: string, unset?: string, keyless = false) => {
     if (typeof value !== 'string') return;
     const variable = variableOf(raw, at, loc);
-    const message = credentialProblem(value, what, variable, unset);
+    const message = credentialProblem(value, what, variable, unset, keyless);
     if (!message) return;
     // A configuration built from the environment has no file to point into: the variable says it all.
     out.push(loc.file === ENVIRONMENT_SOURCE ? { text: message } : problemAt(loc, at, message));
@@ -142,11 +142,12 @@ function placeholderCredentials(raw: unknown, expanded: unknown, loc: Located): 
   const skipped = 'or unset it (a provider without a key is skipped, with a warning; a pool leaves that key out)';
   list(cfg.providers).forEach((p, i) => {
     const what = `${str(p.id) ?? 'a provider'}'s API key`;
-    check(['providers', i, 'api_key'], p.api_key, what, skipped);
+    // A provider's key may be what a local server that needs none is given (`EMPTY`, `none`).
+    check(['providers', i, 'api_key'], p.api_key, what, skipped, true);
     if (Array.isArray(p.api_keys)) {
       p.api_keys.forEach((k: unknown, j: number) => {
-        if (typeof k === 'string') check(['providers', i, 'api_keys', j], k, what, skipped);
-        else if (k && typeof k === 'object') check(['providers', i, 'api_keys', j, 'key'], (k as { key?: unknown }).key, what, skipped);
+        if (typeof k === 'string') check(['providers', i, 'api_keys', j], k, what, skipped, true);
+        else if (k && typeof k === 'object') check(['providers', i, 'api_keys', j, 'key'], (k as { key?: unknown }).key, what, skipped, true);
       });
     }
   });

@@ -6,6 +6,9 @@ import { heldSecrets } from '../runtime/held-secrets.ts';
 /** Header names whose value is a credential (a provider's custom auth header, an OTLP collector's token). */
 const CREDENTIAL_HEADER = /authorization|api[-_]?key|token|secret|cookie|signature|password/i;
 
+/** A credential header's value, and its token alone (`Bearer <token>`: the token is what an upstream could echo). */
+const headerSecret = (value: string) => [value, value.replace(/^(bearer|basic)\s+/i, '')];
+
 /** The password of a `scheme://user:password@host` URL, if it has one. */
 function urlPassword(url: string | undefined): string | undefined {
   if (!url) return undefined;
@@ -23,9 +26,7 @@ function headerListSecrets(list: string | undefined): string[] {
   return list.split(',').flatMap((pair) => {
     const eq = pair.indexOf('=');
     if (eq < 0) return [];
-    const value = decodeURIComponent(pair.slice(eq + 1).trim());
-    // `Bearer <token>`: the token alone is what could be echoed.
-    return CREDENTIAL_HEADER.test(pair.slice(0, eq)) ? [value, value.replace(/^(bearer|basic)\s+/i, '')] : [];
+    return CREDENTIAL_HEADER.test(pair.slice(0, eq)) ? headerSecret(decodeURIComponent(pair.slice(eq + 1).trim())) : [];
   });
 }
 
@@ -35,7 +36,7 @@ export function configSecrets(config: ResolvedConfig): string[] {
   for (const p of config.providers) {
     out.push(p.api_key);
     for (const k of p.api_keys ?? []) out.push(typeof k === 'string' ? k : k?.key);
-    for (const [name, value] of Object.entries(p.headers ?? {})) if (CREDENTIAL_HEADER.test(name)) out.push(value, value.replace(/^(bearer|basic)\s+/i, ''));
+    for (const [name, value] of Object.entries(p.headers ?? {})) if (CREDENTIAL_HEADER.test(name)) out.push(...headerSecret(value));
   }
   for (const idp of config.auth.providers) out.push(idp.client_secret);
   out.push(config.smtp?.password, config.budgetAlerts.secret);

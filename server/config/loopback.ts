@@ -15,3 +15,11 @@ export function loopbackOnlyHost(host: string | undefined): boolean {
   const h = (host ?? '0.0.0.0').trim().toLowerCase();
   return h === 'localhost' || h.endsWith('.localhost') || isLoopbackAddress(h);
 }
+
+/** Whether a Host header names this machine's loopback (`localhost:8080`, `127.0.0.1`, `[::1]:8080`): not a name DNS could point elsewhere. */
+export function loopbackHostHeader(host: string | undefined): boolean {
+  if (!host) return false;
+  const h = host.trim();
+  const name = h.startsWith('[') ? h.slice(1, h.indexOf(']')) : h.replace(/:\d+$/, '');
+  return loopbackOnlyHost(name);
+}

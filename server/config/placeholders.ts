@@ -50,20 +50,22 @@ const TEMPLATED = [/^<.*>$/s, /^\{\{.*\}\}$/s, /^\[.*\]$/s, /^\$\{[^}]*\}$/, /^\
  * `<your key>`, `${OPENAI_API_KEY}` left unexpanded, `sk-xxxx`, `sk-...`, `********`, `your-api-key-here`.
  * Short values are not placeholders by length alone: `k` or `test-key` are fine (tests use them).
  */
-export function isPlaceholder(value: string): boolean {
+export function isPlaceholder(value: string, opts: { keylessWords?: boolean } = {}): boolean {
   const v = value.trim().replace(/^(['"])(.*)\1$/s, '$2').trim();
   if (!v) return false;
   if (TEMPLATED.some((re) => re.test(v))) return true;
   // An ellipsis: `sk-...`, `…` (the README's), `abc...xyz` (a key shown shortened).
   if (v.includes('...') || v.includes('…')) return true;
+  const letters = v.toLowerCase().replace(/[^a-z0-9]/g, '');
+  if (letters && MARKERS.some((m) => letters.includes(m))) return true;
+  // `YOUR_OPENAI_API_KEY`, `your-token-here`.
+  if (/^your.*(key|secret|token|password|here)$/.test(letters)) return true;
+  // What a server that needs no key is given (`EMPTY` in vLLM's docs, `none`, `dummy`, `xxx`) stays a key.
+  if (opts.keylessWords) return false;
   // One character repeated (`xxxxxxxx`, `********`, `00000000`), also after a vendor prefix (`sk-proj-XXXX`).
   const rest = v.replace(/^(?:[A-Za-z]{1,10}[-_])+/, '');
   if (/^(.)\1{2,}$/su.test(v) || (rest !== v && /^(.)\1{2,}$/su.test(rest))) return true;
-  const letters = v.toLowerCase().replace(/[^a-z0-9]/g, '');
   if (!letters) return false;
-  if (MARKERS.some((m) => letters.includes(m))) return true;
-  // `YOUR_OPENAI_API_KEY`, `your-token-here`.
-  if (/^your.*(key|secret|token|password|here)$/.test(letters)) return true;
   return WORDS.some((w) => letters.replaceAll(w, '') === '') || /^x{3,}$/.test(letters);
 }
 
@@ -104,9 +106,12 @@ export function secretProblems(env: NodeJS.ProcessEnv): string[] {
 /**
  * Why a credential of the config (`what`: "openai's API key"), from `variable` when known, is
  * refused, or null. `unset` says what leaving it out does. Only a placeholder is ever quoted.
+ * `keyless` (a provider's key): only what a template writes is refused — a local OpenAI-compatible
+ * server that needs no key is given one all the same, and its docs' word for it (`EMPTY`, `none`,
+ * `dummy`, `xxx`) is the operator's choice.
  */
-export function credentialProblem(value: string, what: string, variable?: string, unset = 'or leave it out'): string | null {
-  if (!isPlaceholder(value)) return null;
+export function credentialProblem(value: string, what: string, variable?: string, unset = 'or leave it out', keyless = false): string | null {
+  if (!isPlaceholder(value, { keylessWords: keyless })) return null;
   return variable
     ? `${variable} is a template's placeholder (${quoted(value)}), not ${what}: set ${variable} to the real one, ${unset}`
     : `${quoted(value)} is a template's placeholder, not ${what}: write the real one (better: read it from the environment, \${NAME}), ${unset}`;

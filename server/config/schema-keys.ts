@@ -54,6 +54,9 @@ export function closest(name: string, known: readonly string[]): string | undefi
     }
     return row[b.length]!;
   };
-  const scored = known.map((k) => [k, distance(name.toLowerCase(), k)] as const).sort((a, b) => a[1] - b[1]);
+  // Two strings whose lengths differ by more than two are more than two edits apart: only the others
+  // are compared, so a long name (a client's 15,000-character model id) costs a length check each.
+  const near = known.filter((k) => Math.abs(k.length - name.length) <= 2);
+  const scored = near.map((k) => [k, distance(name.toLowerCase(), k)] as const).sort((a, b) => a[1] - b[1]);
   return scored[0] && scored[0][1] <= 2 ? scored[0][0] : undefined;
 }

@@ -4,11 +4,8 @@
 // trail and its log lines; the client's is a bounded label it can look its requests up by
 // (GET /v1/requests?client_request_id=…) and is echoed back in `X-Client-Request-Id`.
 import type { IncomingHttpHeaders } from 'node:http';
+import { CLIENT_REQUEST_ID, MAX_CLIENT_REQUEST_ID } from '../../contract/common.ts';
 import { GatewayError } from '../runtime/errors.ts';
-
-/** As OpenAI bounds `X-Client-Request-Id`: at most 512 characters, printable ASCII. */
-export const MAX_CLIENT_REQUEST_ID = 512;
-const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
 /**
  * The client's request id, or null when it sent none. One it cannot have meant (too long, control
@@ -21,7 +18,7 @@ export function clientRequestIdOf(headers: IncomingHttpHeaders): string | null {
   // Node joins a repeated X-Request-Id with ", "; an array only comes from a header it keeps apart.
   const value = (Array.isArray(raw) ? raw.join(', ') : raw).trim();
   if (!value) return null;
-  if (value.length > MAX_CLIENT_REQUEST_ID || !PRINTABLE_ASCII.test(value)) {
+  if (value.length > MAX_CLIENT_REQUEST_ID || !CLIENT_REQUEST_ID.test(value)) {
     throw new GatewayError(
       400,
       'invalid_request_error',

@@ -45,27 +45,36 @@ export function normalisedPath(path: string): string {
 }
 
 /** The prefix of a path whose rest is a credential (a hosted file's link), or null. */
-export function secretPathPrefix(path: string): string | null {
+function secretPathPrefix(path: string): string | null {
   const p = normalisedPath(path);
   return SECRET_PATH_PREFIXES.find((prefix) => p.startsWith(prefix) && p.length > prefix.length) ?? null;
 }
 
-/** `path` (no query) as recorded: a credential segment replaced, at most MAX_RECORDED_URL characters. */
-export function recordedPath(path: string): string {
+const bounded = (s: string) => (s.length > MAX_RECORDED_URL ? `${s.slice(0, MAX_RECORDED_URL)}…` : s);
+
+/**
+ * `path` (no query) as recorded (the request log, spans): a credential segment replaced (`secret`:
+ * it was one), a held secret by value, at most MAX_RECORDED_URL characters. Worked out once a request.
+ */
+export function recordPath(path: string): { path: string; secret: boolean } {
   const prefix = secretPathPrefix(path);
-  const p = prefix ? `${prefix}redacted` : redactHeldSecrets(path);
-  return p.length > MAX_RECORDED_URL ? `${p.slice(0, MAX_RECORDED_URL)}…` : p;
+  return prefix ? { path: `${prefix}redacted`, secret: true } : { path: bounded(redactHeldSecrets(path)), secret: false };
 }
 
-/** `url` with secret path segments and the values of secret-bearing query parameters replaced, also inside `next`. */
-export function redactUrl(url: string): string {
+export const recordedPath = (path: string) => recordPath(path).path;
+
+/**
+ * `url` as a log line writes it: secret path segments and the values of secret-bearing query
+ * parameters replaced, also inside `next`. (Held secrets by value: the logger's own stream does
+ * that for the whole line.) `recorded`: the path's `recordPath`, when the request has it already.
+ */
+export function redactUrl(url: string, recorded?: string): string {
   const q = url.indexOf('?');
-  const path = recordedPath(q < 0 ? url : url.slice(0, q));
+  const path = recorded ?? recordPath(q < 0 ? url : url.slice(0, q)).path;
   if (q < 0) return path;
   const params = new URLSearchParams();
   for (const [name, value] of new URLSearchParams(url.slice(q + 1))) {
     params.append(name, isSecretParam(name, value) ? 'redacted' : paramName(name) === 'next' ? redactUrl(value) : value);
   }
-  const out = `${path}?${redactHeldSecrets(params.toString())}`;
-  return out.length > MAX_RECORDED_URL ? `${out.slice(0, MAX_RECORDED_URL)}…` : out;
+  return bounded(`${path}?${params}`);
 }

@@ -10,7 +10,7 @@ import type { RequestTrail } from '../observe/request-trail.ts';
 import { BodyCapture, captureWindow, requestText } from '../requests/capture.ts';
 import { contract } from '../../contract/index.ts';
 import type { Services } from './services.ts';
-import { recordedPath, secretPathPrefix } from './redact-url.ts';
+import { recordPath } from './redact-url.ts';
 import { CLIENT_CLOSED, nodeAnswerOf } from './node-answers.ts';
 
 declare module 'fastify' {
@@ -19,6 +19,8 @@ declare module 'fastify' {
     trail?: RequestTrail;
     /** What the response wrote, when the request's bodies are captured. */
     capture?: BodyCapture;
+    /** The path as recorded (http/redact-url.ts `recordPath`), once worked out. */
+    recordedPath?: string;
   }
 }
 
@@ -27,9 +29,9 @@ declare module 'fastify' {
  * dashboard polls them), nor hosted-file downloads by any method or spelling (`HEAD`,
  * `/v1/%66iles/…`): their path is a signed link, a credential that must not land in the log or a span.
  */
-function logged(method: string, url: string, path: string): boolean {
+function logged(method: string, url: string, path: string, secretPath: boolean): boolean {
   if (!url.startsWith('/v1/') && !url.startsWith('/v1beta/')) return false;
-  if (secretPathPrefix(path)) return false;
+  if (secretPath) return false;
   return !(method === 'GET' && path === '/v1/requests');
 }
 
@@ -44,8 +46,11 @@ export function trailHooks(services: Services) {
     if (!services.requestLog.config.enabled && !services.trails.observed) return;
     const q = request.url.indexOf('?');
     const path = q < 0 ? request.url : request.url.slice(0, q);
-    if (!logged(request.method, request.url, path)) return;
-    const trail = services.trails.start(request.id, request.method, recordedPath(path), request.headers);
+    const recorded = recordPath(path);
+    // The log line's URL reuses it (app.ts logRequest).
+    request.recordedPath = recorded.path;
+    if (!logged(request.method, request.url, path, recorded.secret)) return;
+    const trail = services.trails.start(request.id, request.method, recorded.path, request.headers);
     trail.route = request.routeOptions.url ?? null;
     trail.clientRequestId = request.clientRequestId ?? null;
     request.trail = trail;

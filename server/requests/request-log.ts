@@ -16,7 +16,8 @@ import type { RequestLogConfig } from '../config/schema.ts';
 import type { SqlQueryable } from '../db/migrate.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { randomToken } from '../runtime/secrets.ts';
-import { storable, storableOrNull } from '../runtime/stored-text.ts';
+import { STORED_ID_MAX, STORED_NAME_MAX, storable, storableOrNull } from '../runtime/stored-text.ts';
+import { MAX_CLIENT_REQUEST_ID } from '../../contract/common.ts';
 import { writeIsolating } from '../db/write-isolating.ts';
 import type { RequestTrail, TrailEnd } from '../observe/request-trail.ts';
 import { captureWindow, storedBody, type BodyCapture } from './capture.ts';
@@ -75,10 +76,10 @@ const columns: [string, (r: Row) => unknown, string][] = [
   ['bodies_key', (r) => r.bodiesKey, 'text'],
 ];
 
-/** Bounds of a row's strings: ids and codes (the gateway's), names (the catalog's, an upstream's), the path (the client's). */
-const MAX_ID = 128;
-const MAX_CLIENT_ID = 512;
-const MAX_NAME = 256;
+/** Bounds of a row's strings: ids and codes (the gateway's), names (the catalog's, an upstream's), the client's id, the path (the client's). */
+const MAX_ID = STORED_ID_MAX;
+const MAX_NAME = STORED_NAME_MAX;
+const MAX_CLIENT_ID = MAX_CLIENT_REQUEST_ID;
 const MAX_PATH = 2048;
 const MAX_WARNINGS = 50;
 const MAX_WARNING = 1000;
@@ -220,15 +221,25 @@ export class RequestLog {
     const rows = this.pending;
     this.pending = [];
     this.flushing = (async () => {
-      let written = 0;
+      // Rows written or dropped on the way: not put back if a later write fails (each row once).
+      const done = new Set<Row>();
+      const mark = (batch: Row[]) => batch.forEach((r) => done.add(r));
       try {
-        for (; written < rows.length; written += 5000) {
-          const chunk = rows.slice(written, written + 5000);
-          await writeIsolating(chunk, (batch) => this.sql.query(insert, columns.map(([, get]) => batch.map(get))).then(() => {}), (row, err) => this.rejected(row, err));
+        for (let i = 0; i < rows.length; i += 5000) {
+          const chunk = rows.slice(i, i + 5000);
+          await writeIsolating(
+            chunk,
+            (batch) => this.sql.query(insert, columns.map(([, get]) => batch.map(get))).then(() => {}),
+            (row, err) => {
+              done.add(row);
+              this.rejected(row, err);
+            },
+            mark,
+          );
         }
       } catch (err) {
         // What was not written goes back in the queue, oldest first, within the bound; said at most once a minute.
-        this.pending = rows.slice(written).concat(this.pending);
+        this.pending = rows.filter((r) => !done.has(r)).concat(this.pending);
         while (this.pending.length > this.maxPending) {
           this.pending.shift();
           this.opts.dropped?.('backlog');

@@ -39,8 +39,10 @@ export const errors = {
    * `suggestion`: a served id close to the one sent (the catalog's `suggest`). 400 for a request
    * naming the model in its body; 404 when the model is the resource asked for (`GET /v1/models/{id}`).
    */
-  modelNotFound: (model: string, suggestion?: string, status: 400 | 404 = 400) =>
-    new GatewayError(
+  modelNotFound: (sent: string, suggestion?: string, status: 400 | 404 = 400) => {
+    // Echoed as the client sent it, up to the longest id there is (a path's model may be 16 KiB).
+    const model = sent.length > 256 ? `${sent.slice(0, 256)}…` : sent;
+    return new GatewayError(
       status,
       'invalid_request_error',
       'model_not_found',
@@ -48,7 +50,8 @@ export const errors = {
         ? `The model '${model}' does not exist or is not served by this gateway. Did you mean '${suggestion}'? GET /v1/models lists the models it serves.`
         : `The model '${model}' does not exist or is not served by this gateway: GET /v1/models lists the models it serves.`,
       'model',
-    ),
+    );
+  },
   unauthenticated: (message = 'Missing or invalid API key. Send it as `Authorization: Bearer <API_KEY>`.', code = 'invalid_api_key') =>
     new GatewayError(401, 'authentication_error', code, message),
   forbidden: (code: string, message: string, param: string | null = null) => new GatewayError(403, 'permission_error', code, message, param),

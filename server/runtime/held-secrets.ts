@@ -10,8 +10,11 @@
 // and the emitters sit in every layer, from the logger's stream to an error's constructor. Tests
 // that start several gateways in one process only add values to redact.
 
-/** A value shorter than this is not a credential worth the name, and would redact ordinary text. */
-const MIN_LENGTH = 8;
+/**
+ * A value shorter than this is not a credential worth the name, and would redact ordinary text (a
+ * database password `postgres` would blank out the word in every line; no provider key is as short).
+ */
+const MIN_LENGTH = 10;
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 

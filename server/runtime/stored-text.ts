@@ -6,8 +6,14 @@
 // boundary, or came from an upstream (a model name in its answer), costs its record one replaced
 // character, never the batch it travels in (decision 0034).
 
+import { LONE_SURROGATE } from '../../contract/common.ts';
+
+/** The longest id or code (the gateway's own), and name (the catalog's, an upstream's), a record keeps. */
+export const STORED_ID_MAX = 128;
+export const STORED_NAME_MAX = 256;
+
 /** NUL, or a surrogate that is not half of a pair. */
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const UNSTORABLE = new RegExp(`\\u0000|${LONE_SURROGATE.source}`, 'g');
 
 /** Whether `s` can be stored as it is: at most `max` characters, no NUL, well-formed. */
 export const isStorable = (s: string, max: number) => s.length <= max && !s.includes('\u0000') && s.isWellFormed();

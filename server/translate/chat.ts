@@ -39,11 +39,17 @@ type ChunkDelta = ChatChunk['choices'][number]['delta'] & { tool_calls?: ChunkTo
 
 export function parseImageUrl(url: string, param: string): C.ImageSource {
   if (url.startsWith('data:')) {
-    const m = /^data:([\w.+-]+\/[\w.+-]+)(?:;[\w-]+=[^;,]+)*;base64,(.*)$/s.exec(url);
-    if (!m) throw errors.invalid('Image data URIs must be base64 encoded (data:<type>;base64,<data>).', param);
-    return { kind: 'base64', mediaType: m[1]!, data: m[2]!.replace(/\s+/g, '') };
+    const inline = dataUrlOf(url);
+    if (!inline) throw errors.invalid('Image data URIs must be base64 encoded (data:<type>;base64,<data>).', param);
+    return { kind: 'base64', mediaType: inline.mediaType, data: inline.data.replace(/\s+/g, '') };
   }
   return { kind: 'url', url };
+}
+
+/** A base64 data URL's media type and data (not copied: a slice of the text, whitespace and all), else null. */
+export function dataUrlOf(url: string): { mediaType: string; data: string } | null {
+  const m = /^data:([\w.+-]+\/[\w.+-]+)(?:;[\w-]+=[^;,]+)*;base64,/.exec(url);
+  return m ? { mediaType: m[1]!, data: url.slice(m[0].length) } : null;
 }
 
 /** The text of any message's content (system, developer and tool content is text parts only). */

@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { ResponseObject, ResponsesOutputItem, ResponsesRequest, ResponsesStreamEvent, ResponsesUsage } from '../../contract/responses.ts';
 import { randomToken } from '../runtime/secrets.ts';
 import { errors, type GatewayError } from '../runtime/errors.ts';
-import { parseImageUrl } from './chat.ts';
+import { dataUrlOf, parseImageUrl } from './chat.ts';
 import type * as C from './canonical.ts';
 import { affinityHintOf } from './canonical.ts';
 import { RESPONSES_FIELDS, droppedFields } from './request-fields.ts';
@@ -82,19 +82,13 @@ export type ResponsesDecoded = { request: C.Request; builtIns: string[]; nativeO
  * and, inline (a data URL), its bytes.
  */
 function opaqueFile(p: Record<string, unknown>): C.OpaqueInput {
-  const inline = dataUrl(typeof p.file_data === 'string' ? p.file_data : '');
+  const inline = dataUrlOf(typeof p.file_data === 'string' ? p.file_data : '');
   return inline ? { kind: 'media', ...inline } : { kind: 'media' };
-}
-
-/** A base64 data URL's media type and data (not copied: a slice of the text), else null. */
-function dataUrl(url: string): { mediaType: string; data: string } | null {
-  const m = /^data:([\w.+-]+\/[\w.+-]+)(?:;[\w-]+=[^;,]+)*;base64,/.exec(url);
-  return m ? { mediaType: m[1]!, data: url.slice(m[0].length) } : null;
 }
 
 /** An image by URL or data URL, as an image source. */
 function imageAt(url: string): C.ImageSource {
-  const inline = dataUrl(url);
+  const inline = dataUrlOf(url);
   return inline ? { kind: 'base64', ...inline } : { kind: 'url', url };
 }
 

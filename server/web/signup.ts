@@ -6,11 +6,11 @@
 // invited by an operator (an account, then a set-password link). Sign-in providers create accounts
 // under the same rules (`admitExternal`).
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, normalizeEmail, passwordProblem, validEmail } from '../accounts/credentials.ts';
+import { NAME_MAX_LENGTH, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, normalizeEmail, passwordProblem, validEmail, validName } from '../accounts/credentials.ts';
 import type { Admission } from '../accounts/directory.ts';
 import type { ExternalProfile } from '../accounts/identity.ts';
 import { Passwords, linkBase } from '../accounts/passwords.ts';
-import { isLoopbackAddress } from '../config/loopback.ts';
+import { isLoopbackAddress, loopbackHostHeader } from '../config/loopback.ts';
 import type { ResolvedConfig } from '../config/schema.ts';
 import type { Services } from '../http/services.ts';
 import { html, type Markup } from './html.ts';
@@ -22,14 +22,16 @@ type Form = Record<string, string | undefined>;
 const FORWARDING = ['x-forwarded-for', 'forwarded', 'x-real-ip'] as const;
 
 /**
- * Whether the request comes from this machine itself: a loopback client address, and not relayed by
- * a proxy on this machine whose forwarded headers are not trusted (it would bring strangers from
- * loopback). Behind a trusted proxy (trust_proxy) the client address is the one it forwarded.
+ * Whether the request comes from this machine itself: its connection's peer is loopback, no proxy
+ * relayed it (a proxy on this machine brings strangers from loopback), and it names the gateway
+ * by a loopback host (a page of another site that DNS rebinding points at 127.0.0.1 names its own).
+ * Forwarded headers are never believed here, trust_proxy or not: whoever can reach the port could
+ * write `X-Forwarded-For: ::1`. Behind any proxy the first account asks for the admin token.
  */
 export function fromThisMachine(request: FastifyRequest): boolean {
-  if (!isLoopbackAddress(request.ip)) return false;
-  const relayed = FORWARDING.some((h) => request.headers[h] !== undefined);
-  return !relayed || request.ip !== request.socket.remoteAddress;
+  if (!isLoopbackAddress(request.socket.remoteAddress)) return false;
+  if (FORWARDING.some((h) => request.headers[h] !== undefined)) return false;
+  return loopbackHostHeader(request.headers.host);
 }
 
 /** The domain of a normalised email. */
@@ -181,6 +183,7 @@ ${first && mode.needsToken
     const email = normalizeEmail(f.email ?? '');
     const name = f.name?.trim() || null;
     if (!validEmail(email)) return formPage(request, reply, mode, next, 'Enter a valid email address.');
+    if (name !== null && !validName(name)) return formPage(request, reply, mode, next, `Enter a name of at most ${NAME_MAX_LENGTH} characters, without control characters.`, 400, email);
 
     if (mode.kind === 'domains') {
       if (!mayJoin(config, email, true)) {

@@ -91,21 +91,22 @@ describe('what one image can cost, by vendor rule', () => {
 describe('the hold of a prompt', () => {
   it('a 1024×1024 PNG at high detail (or auto, or none said): its size read from the data URL', () => {
     const url = dataUrl('image/png', png(1024, 1024));
-    for (const detail of ['high', 'auto', undefined] as const) expect(promptTokensBound(chatWithImage(url, detail))).toEqual({ tokens: 6 + 25_501, unbounded: false });
+    for (const detail of ['high', 'auto', undefined] as const) expect(promptTokensBound(chatWithImage(url, detail))).toEqual({ tokens: 6 + 25_501, unsized: 0, unbounded: false });
     // The estimate billed when an upstream reports nothing is unchanged: 85 tokens an image.
     expect(estimatePromptTokens(chatWithImage(url))).toBe(6 + 85);
   });
 
   it('the same image at low detail', () => {
-    expect(promptTokensBound(chatWithImage(dataUrl('image/png', png(1024, 1024)), 'low'))).toEqual({ tokens: 6 + 2_833, unbounded: false });
+    expect(promptTokensBound(chatWithImage(dataUrl('image/png', png(1024, 1024)), 'low'))).toEqual({ tokens: 6 + 2_833, unsized: 0, unbounded: false });
   });
 
-  it('an image by URL: any size; an Anthropic-only model: its rule', () => {
+  it('an image by URL: any size, admitted on a usual image (85) and held at its bound; an Anthropic-only model: its rule', () => {
     const req = chatWithImage('https://example.com/cat.png');
-    expect(promptTokensBound(req)).toEqual({ tokens: 6 + 48_169, unbounded: false });
-    expect(promptTokensBound(chatWithImage('https://example.com/cat.png', 'low'))).toEqual({ tokens: 6 + 6_192, unbounded: false });
-    expect(promptTokensBound(req, imageTokensOf(['anthropic']))).toEqual({ tokens: 6 + 3_279, unbounded: false });
-    expect(promptTokensBound(chatWithImage(dataUrl('image/png', png(1024, 1024))), imageTokensOf(['anthropic']))).toEqual({ tokens: 6 + 1_399, unbounded: false });
+    expect(promptTokensBound(req)).toEqual({ tokens: 6 + 85, unsized: 48_169 - 85, unbounded: false });
+    expect(textEstimate(req, { max_output_tokens: 10 })).toEqual({ input: 6 + 85, output: 10, mostInput: 6 + 48_169 });
+    expect(promptTokensBound(chatWithImage('https://example.com/cat.png', 'low'))).toEqual({ tokens: 6 + 85, unsized: 6_192 - 85, unbounded: false });
+    expect(promptTokensBound(req, imageTokensOf(['anthropic']))).toEqual({ tokens: 6 + 85, unsized: 3_279 - 85, unbounded: false });
+    expect(promptTokensBound(chatWithImage(dataUrl('image/png', png(1024, 1024))), imageTokensOf(['anthropic']))).toEqual({ tokens: 6 + 1_399, unsized: 0, unbounded: false });
   });
 
   it('images inside tool results and images by file id count too', () => {
@@ -127,7 +128,7 @@ describe('the hold of a prompt', () => {
     );
     // 1920×1080 → 1365⅓×768: 3 × 2 tiles; the file: any size. Text: "shot", "{}" and the tool id's JSON.
     const text = Math.ceil(('shot'.length + '{}'.length) / 4);
-    expect(promptTokensBound(request)).toEqual({ tokens: text + (2_833 + 6 * 5_667) + 48_169, unbounded: false });
+    expect(promptTokensBound(request)).toEqual({ tokens: text + (2_833 + 6 * 5_667) + 85, unsized: 48_169 - 85, unbounded: false });
   });
 
   it('a WAV of known length: its seconds × 32 tokens (Gemini inline audio)', () => {
@@ -139,10 +140,10 @@ describe('the hold of a prompt', () => {
       false,
     );
     // "Transcribe": 3 tokens; 1.5 s → 2 whole seconds × 32.
-    expect(promptTokensBound(request)).toEqual({ tokens: 3 + 2 * AUDIO_TOKENS_PER_SECOND, unbounded: false });
+    expect(promptTokensBound(request)).toEqual({ tokens: 3 + 2 * AUDIO_TOKENS_PER_SECOND, unsized: 0, unbounded: false });
     // Compressed audio has no bytes-per-second floor: nothing bounds it.
     const mp3 = geminiToCanonical(GeminiGenerateContentRequest.parse({ contents: [{ role: 'user', parts: [{ inlineData: { mimeType: 'audio/mp3', data: '//uQxAAAAAAA' } }] }] }), 'g', false);
-    expect(promptTokensBound(mp3.request)).toEqual({ tokens: 0, unbounded: true });
+    expect(promptTokensBound(mp3.request)).toEqual({ tokens: 0, unsized: 0, unbounded: true });
   });
 
   it('a PDF: unbounded; held at the context window when the catalog knows it, else without bound', () => {
@@ -154,7 +155,7 @@ describe('the hold of a prompt', () => {
     const { request, nativeOnly } = messagesToCanonical(body);
     expect(nativeOnly).toMatchObject({ param: 'messages[0].content[0].type' });
     // The text beside the document is counted (14 characters: 4 tokens).
-    expect(promptTokensBound(request)).toEqual({ tokens: 4, unbounded: true });
+    expect(promptTokensBound(request)).toEqual({ tokens: 4, unsized: 0, unbounded: true });
     expect(textEstimate(request, undefined, { contextWindow: 200_000 })).toEqual({ input: 4, output: 100, mostInput: 200_000 });
     expect(textEstimate(request, undefined, {})).toEqual({ input: 4, output: 100, mostInput: Infinity });
     // A PDF file by id or URL (Responses), and a text document (counted as text).
@@ -165,18 +166,18 @@ describe('the hold of a prompt', () => {
     expect(responses.request.opaque).toEqual([{ kind: 'media' }, { kind: 'media', mediaType: 'application/pdf', data: b64(PDF) }]);
     expect(promptTokensBound(responses.request).unbounded).toBe(true);
     const text = messagesToCanonical(MessagesRequest.parse({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'x'.repeat(400) } }] }] }));
-    expect(promptTokensBound(text.request)).toEqual({ tokens: 100, unbounded: false });
+    expect(promptTokensBound(text.request)).toEqual({ tokens: 100, unsized: 0, unbounded: false });
   });
 
   it('content the provider keeps: unbounded', () => {
     const decoded = responsesToCanonical(ResponsesRequest.parse({ model: 'm', input: 'Go on', previous_response_id: 'resp_1' }), new Map());
     expect(decoded.request.opaque).toEqual([{ kind: 'stored', what: 'previous_response_id' }]);
-    expect(promptTokensBound(decoded.request)).toEqual({ tokens: 2, unbounded: true });
+    expect(promptTokensBound(decoded.request)).toEqual({ tokens: 2, unsized: 0, unbounded: true });
   });
 
   it('text-only requests: the estimate as before, nothing flagged', () => {
     const req = chatToCanonical(ChatCompletionRequest.parse({ model: 'm', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'x'.repeat(40) }] }));
-    expect(promptTokensBound(req)).toEqual({ tokens: estimatePromptTokens(req), unbounded: false });
+    expect(promptTokensBound(req)).toEqual({ tokens: estimatePromptTokens(req), unsized: 0, unbounded: false });
     expect(textEstimate(req, { max_output_tokens: 50 })).toEqual({ input: 13, output: 50 });
   });
 });

@@ -104,6 +104,7 @@ models:
 plans:
   - { id: audited, rank: 0, daily_tokens: 100000000, requests_per_minute: 100000, user_daily_budget_usd: "0.01" }
   - { id: documents, rank: 1, daily_tokens: 100000000, requests_per_minute: 100000, daily_budget_usd: "0.05" }
+  - { id: tight, rank: 2, daily_tokens: 40000, requests_per_minute: 100000 }
 default_plan: audited
 key_cache_ttl_ms: 60000
 `;
@@ -149,6 +150,33 @@ describe.each(COUNTER_STORES)('with %s counters', (_name, env) => {
       expect(spent).toBe(2 * (25_513 * 150 + 10 * 600));
       expect(usage.totals).toMatchObject({ requests: 2, cost: '0.0076659' });
       expect(await quotaOf(gw, key)).toEqual({ settled: 2 * (25_513 + 10), reserved: 0 });
+    });
+  });
+
+  describe('an image by URL (its size unknown until the upstream fetches it)', () => {
+    let upstream: Gated;
+    let gw: TestGateway;
+    beforeAll(async () => {
+      // What gpt-4o-mini reports for a small image and its question.
+      upstream = await gatedUpstream({ input: 800, output: 10 });
+      gw = await startTestGateway({ config: config(upstream.url), env });
+    });
+    afterAll(async () => {
+      await gw?.close();
+      await upstream?.close();
+    });
+    const urlRequest = { ...IMAGE_REQUEST, messages: [{ role: 'user', content: [{ type: 'text', text: 'What is in this image?' }, { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } }] }] };
+    const send = (key: string) => () => gw.fetch('/v1/chat/completions', { method: 'POST', key, json: urlRequest });
+
+    it('is admitted on a usual image and holds its bound when that fits, else all that remains: a 40,000-token quota under a 48,169-token bound still serves one at a time', async () => {
+      const key = await gw.newKey('tight');
+      for (let i = 0; i < 3; i++) expect(await burst(upstream, 1, send(key))).toMatchObject({ ok: 1 });
+      expect(await quotaOf(gw, key)).toEqual({ settled: 3 * 810, reserved: 0 });
+      // At once: the first holds what remains (its bound does not fit), so the others are refused.
+      const r = await burst(upstream, 5, send(key));
+      expect(r).toMatchObject({ ok: 1, others: [] });
+      expect(r.refusals[0]).toMatchObject({ code: 'daily_quota_exceeded', remaining: 0 });
+      expect(await quotaOf(gw, key)).toEqual({ settled: 4 * 810, reserved: 0 });
     });
   });
 

@@ -279,3 +279,19 @@ it('a gateway whose DATA_DIR holds such a segment starts, and writes what it can
     await db.close();
   }
 }, 60_000);
+
+it('a segment naming this process’s pid with another start is an earlier run’s (a container restarts with the same pid): replayed', async () => {
+  const db = await openDatabase({ dataDir });
+  try {
+    const dir = path.join(dataDir, 'ledger-same-pid');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, `${process.pid}-1-0.jsonl`), JSON.stringify(record('same-pid-1')) + '\n');
+    const ledger = new UsageLedger(db.sql, dir, { flushMs: 60_000 });
+    expect(await ledger.recover()).toBe(1);
+    await ledger.close();
+    expect(await db.prisma.usageRecord.count({ where: { requestId: 'same-pid-1' } })).toBe(1);
+    expect(readdirSync(dir).filter((f) => f.endsWith('.jsonl'))).toEqual([]);
+  } finally {
+    await db.close();
+  }
+});

@@ -8,7 +8,7 @@ import pino from 'pino';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, parseConfig } from '../../server/boot/config.ts';
-import { isPlaceholder, secretProblems } from '../../server/config/placeholders.ts';
+import { credentialProblem, isPlaceholder, secretProblems } from '../../server/config/placeholders.ts';
 import { randomToken } from '../../server/runtime/secrets.ts';
 import { startGateway } from '../../server/main.ts';
 import { minimalConfig } from '../helpers/gateway.ts';
@@ -47,6 +47,15 @@ describe('placeholders', () => {
     '%j is not',
     (value) => expect(isPlaceholder(value)).toBe(false),
   );
+});
+
+describe("a provider's key", () => {
+  it('what a template writes is refused; what a server that needs no key is given is not', () => {
+    for (const v of ['REPLACE-ME', 'changeme', '<your-api-key>', '${OPENAI_API_KEY}', 'sk-...', 'your-api-key-here']) expect(credentialProblem(v, "openai's API key", undefined, undefined, true), v).not.toBeNull();
+    for (const v of ['EMPTY', 'none', 'dummy', 'token', 'xxx', 'ollama', 'lm-studio', 'sk-no-key-required', 'not-needed']) expect(credentialProblem(v, "local's API key", undefined, undefined, true), v).toBeNull();
+    // Any other credential of the config stays strict.
+    expect(credentialProblem('none', 'a password')).not.toBeNull();
+  });
 });
 
 describe('GATEWAY_SECRET and GATEWAY_ADMIN_TOKEN', () => {

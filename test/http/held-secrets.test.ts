@@ -32,6 +32,14 @@ beforeAll(async () => {
       const sent = String(req.headers.authorization ?? '').replace(/^Bearer /, '');
       const model = (JSON.parse(raw) as { model: string }).model;
       const error = { message: `Incorrect API key provided: ${sent}. You can find your key at the dashboard.`, type: 'invalid_request_error', code: 'invalid_api_key' };
+      if (req.url!.endsWith('/responses')) {
+        // A native Responses stream that fails: passed through to a Responses client as it came.
+        const response = { id: 'resp_1', object: 'response', created_at: 1, status: 'in_progress', model, output: [], error: null };
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(`event: response.created\ndata: ${JSON.stringify({ type: 'response.created', sequence_number: 0, response })}\n\n`);
+        res.end(`event: response.failed\ndata: ${JSON.stringify({ type: 'response.failed', sequence_number: 1, response: { ...response, status: 'failed', error: { code: 'server_error', message: error.message } } })}\n\n`);
+        return;
+      }
       if (model === 'stream-error') {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         res.write(`data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model, choices: [{ index: 0, delta: { role: 'assistant', content: 'Hel' }, finish_reason: null }] })}\n\n`);
@@ -51,11 +59,13 @@ beforeAll(async () => {
 providers:
   - { id: single, type: openai-compatible, base_url: "${url}", api_key: ${PROVIDER_KEY} }
   - { id: pooled, type: openai-compatible, base_url: "${url}", api_keys: [${POOL_KEY}] }
+  - { id: native, type: openai, base_url: "${url}", api_key: ${PROVIDER_KEY} }
 models:
   - { id: m-401, endpoint: chat, upstreams: [{ provider: single, model: http-401 }] }
   - { id: m-400, endpoint: chat, upstreams: [{ provider: single, model: http-400 }] }
   - { id: m-pool, endpoint: chat, upstreams: [{ provider: pooled, model: http-400 }] }
   - { id: m-stream, endpoint: chat, upstreams: [{ provider: single, model: stream-error }] }
+  - { id: m-responses, endpoint: chat, upstreams: [{ provider: native, model: responses-failed }] }
 plans:
   - { id: free, rank: 0, daily_tokens: 100000, requests_per_minute: 100, max_concurrent_jobs: 1 }
 request_log: { capture_bodies: true }
@@ -83,9 +93,14 @@ describe('secrets the gateway holds, redacted by value', () => {
     for (const res of [await chat('m-401'), await chat('m-400'), await chat('m-pool'), await chat('m-stream', { stream: true })]) {
       answers.push(`${res.status} ${await res.text()}`);
     }
+    const failed = await gw.fetch('/v1/responses', { method: 'POST', key, json: { model: 'm-responses', input: 'hi', stream: true } });
+    const failedText = await failed.text();
+    expect(failedText).toContain('response.failed');
+    expect(failedText).toContain('Incorrect API key provided: [redacted]');
+    answers.push(`${failed.status} ${failedText}`);
     const gemini = await gw.fetch('/v1beta/models/m-400:generateContent', { method: 'POST', headers: { 'x-goog-api-key': key }, json: { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] } });
     answers.push(`${gemini.status} ${await gemini.text()}`);
-    expect(answers.map((a) => a.slice(0, 3))).toEqual(['502', '400', '400', '200', '400']);
+    expect(answers.map((a) => a.slice(0, 3))).toEqual(['502', '400', '400', '200', '200', '400']);
     // The upstream's message is still there, its credential is not.
     for (const a of answers) expect(a).toContain('Incorrect API key provided: [redacted]');
     expect(answers.flatMap(leaks)).toEqual([]);

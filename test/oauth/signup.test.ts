@@ -3,7 +3,7 @@
 // admin token), later sign-ups are refused unless allow_signup or an allowed email domain (proven by
 // a mailed link) opens them, operators invite users (an account and a set-password link), and
 // sign-in providers create accounts under the same rules.
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -133,6 +133,30 @@ describe('the first account from another machine needs the admin token', () => {
     expect(await (await new Browser(gw.url, { forwarded: 'for=203.0.113.7' }).get('/signup')).text()).toContain('id="admin_token"');
     expect(await (await new Browser(gw.url).get('/signup')).text()).not.toContain('id="admin_token"');
     expect((await signUp(new Browser(gw.url, ELSEWHERE), 'racer@example.com')).status).toBe(401);
+  });
+
+  it('a forged X-Forwarded-For naming loopback is not this machine, even with every proxy trusted; nor is a page naming another host (DNS rebinding)', async () => {
+    gw = await start(minimalConfig, { TRUST_PROXY: 'true' });
+    const forged: Record<string, string>[] = [{ 'x-forwarded-for': '::1' }, { 'x-forwarded-for': '127.0.0.1' }, { 'x-real-ip': '127.0.0.1' }];
+    for (const headers of forged) {
+      expect(await (await new Browser(gw.url, headers).get('/signup')).text(), JSON.stringify(headers)).toContain('id="admin_token"');
+      expect((await signUp(new Browser(gw.url, headers), 'racer@example.com')).status, JSON.stringify(headers)).toBe(401);
+    }
+    expect(await users(gw)).toEqual([]);
+    // fetch sends its own Host: the form is read over node:http, with the Host a rebinding page's request carries.
+    const { port } = new URL(gw.url);
+    const formFor = (host: string) =>
+      new Promise<string>((resolve, reject) => {
+        const req = httpRequest({ host: '127.0.0.1', port, path: '/signup', headers: { host } }, (res) => {
+          let text = '';
+          res.on('data', (d) => (text += d));
+          res.on('end', () => resolve(text));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    for (const host of ['attacker.example', 'attacker.example:8080', `gateway.internal:${port}`]) expect(await formFor(host), host).toContain('id="admin_token"');
+    for (const host of ['localhost', `localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`]) expect(await formFor(host), host).not.toContain('id="admin_token"');
   });
 });
 

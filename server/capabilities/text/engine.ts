@@ -12,6 +12,7 @@ import { UnsupportedContentError, buildCall, type CallContext, type TextFormat }
 import { withFailover, type Blame, type FailoverOptions, type Release } from '../../routing/failover.ts';
 import { route, type TextTarget as Target } from '../../routing/targets.ts';
 import { imageTokensOf } from '../../providers/registry.ts';
+import { redactHeldSecrets } from '../../runtime/held-secrets.ts';
 import type { ImageTokenRule } from '../../providers/manifest.ts';
 import { UpstreamClock } from '../../routing/upstream-clock.ts';
 import * as C from '../../translate/canonical.ts';
@@ -327,6 +328,9 @@ async function* replayFrames(call: TextCall, r: C.Response, acc: C.ResponseAccum
   yield out + enc.end();
 }
 
+/** An upstream's error event in any format: `{error}` (OpenAI, Gemini), `type: error` (Anthropic), `response.failed` (Responses). */
+const carriesError = (json: Record<string, unknown> | null) => json !== null && (json.error !== undefined || json.type === 'error' || json.type === 'response.failed');
+
 async function* nativeFrames(call: TextCall, t: Target, events: AsyncIterable<EventSourceMessage>, acc: C.ResponseAccumulator, ctx: CallContext): AsyncGenerator<string> {
   const decoder = t.adapter.streamDecoder(ctx);
   for await (const e of events) {
@@ -337,7 +341,9 @@ async function* nativeFrames(call: TextCall, t: Target, events: AsyncIterable<Ev
     // The output is complete at the finish event: check it before that frame goes out.
     if (events.some((ev) => ev.type === 'finish')) checkStructuredOutput(call.request.responseFormat, acc.content, acc.finishReason);
     if (json === null) for (const ev of decoder.end()) acc.push(ev);
-    yield call.codec.passthroughFrame(e, json, call.request.model);
+    const frame = call.codec.passthroughFrame(e, json, call.request.model);
+    // An error the upstream streams goes to the client as it is: never with a secret it echoes (the key it was sent).
+    yield carriesError(json) ? redactHeldSecrets(frame) : frame;
   }
   // A decoder may give its last events only at the end: Gemini's usage (running on every chunk)
   // is final once the stream is, so billing it needs them.
