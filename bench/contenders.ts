@@ -30,7 +30,19 @@ async function waitForFile(file: string, proc: ChildProcess, log: () => string) 
  * `workers`: `serve --workers N` (WORKERS); 1 by default, so that the gateway on PostgreSQL + Redis,
  * which would otherwise run one worker per core, is one process like the other contenders.
  */
-export async function startGateway(opts: { json: string; sse: string; postgres?: boolean; redisUrl?: string; env?: Record<string, string>; bin?: string; workers?: number }): Promise<{ url: string; key: string; pid: number; close(): Promise<void> }> {
+export async function startGateway(opts: {
+  json: string;
+  sse: string;
+  postgres?: boolean;
+  redisUrl?: string;
+  env?: Record<string, string>;
+  /** Another build's CLI entry (`bench -- cpu --against`). */
+  bin?: string;
+  workers?: number;
+  nodeArgs?: string[];
+  /** The process's standard output (e.g. `--trace-gc` lines); ignored when absent. */
+  onStdout?: (chunk: Buffer) => void;
+}): Promise<{ url: string; key: string; pid: number; close(): Promise<void> }> {
   const dir = mkdtempSync(path.join(tmpdir(), 'mg-bench-gw-'));
   const config = path.join(dir, 'gateway.config.yaml');
   writeFileSync(
@@ -45,6 +57,10 @@ models:
   - { id: bench-stream, endpoint: chat, upstreams: [{ provider: mock-stream, model: gpt-4o-mini }] }
 plans:
   - { id: bench, rank: 0, daily_tokens: 1000000000000, requests_per_minute: 100000000, max_concurrent_jobs: 10 }
+${
+  // Experiments: BENCH_GATEWAY_CONFIG='request_log: { enabled: false }' npm run bench:profile -- same
+  process.env.BENCH_GATEWAY_CONFIG ?? ''
+}
 `,
   );
   let dropDb: (() => Promise<void>) | null = null;
@@ -85,8 +101,9 @@ plans:
     env.REDIS_KEY_PREFIX = `mgbench:${randomToken(6)}:`;
   }
   // For profiling the gateway under load, e.g. BENCH_GATEWAY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof".
-  const nodeArgs = process.env.BENCH_GATEWAY_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? [];
-  const proc = spawn(process.execPath, [...nodeArgs, opts.bin ?? path.join(root, 'bin/model-gateway.mjs'), 'serve'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const nodeArgs = [...(process.env.BENCH_GATEWAY_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? []), ...(opts.nodeArgs ?? [])];
+  const proc = spawn(process.execPath, [...nodeArgs, opts.bin ?? path.join(root, 'bin/model-gateway.mjs'), 'serve'], { env, stdio: ['ignore', opts.onStdout ? 'pipe' : 'ignore', 'pipe'] });
+  if (opts.onStdout) proc.stdout!.on('data', opts.onStdout);
   let log = '';
   proc.stderr!.on('data', (d) => (log += d));
   await waitForFile(path.join(dir, 'server.json'), proc, () => log);

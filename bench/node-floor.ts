@@ -25,12 +25,19 @@ export async function startNodeFloor(target: string): Promise<{ url: string; clo
  * profile the benchmark's). `BENCH_GATEWAY_NODE_ARGS` applies to it as to the gateway. `workers` > 1:
  * that many processes on one port through node:cluster, as `serve --workers N` runs the gateway.
  */
-export async function spawnNodeFloor(target: string, workers = 1): Promise<{ url: string; pid: number; close(): Promise<void> }> {
-  const nodeArgs = process.env.BENCH_GATEWAY_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? [];
+export async function spawnNodeFloor(target: string, workers = 1, o: { nodeArgs?: string[]; onStdout?: (chunk: Buffer) => void } = {}): Promise<{ url: string; pid: number; close(): Promise<void> }> {
+  const nodeArgs = [...(process.env.BENCH_GATEWAY_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? []), ...(o.nodeArgs ?? [])];
   const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', fileURLToPath(import.meta.url), target, String(workers)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // The URL is the line that starts with http (--trace-gc lines may come before it).
   const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
     proc.once('exit', (code) => reject(new Error(`node floor exited (${code})`)));
-    proc.stdout!.once('data', (d) => resolve(String(d).trim()));
+    proc.stdout!.on('data', (d: Buffer) => {
+      o.onStdout?.(d);
+      out += d;
+      const line = /^http\S+/m.exec(out);
+      if (line) resolve(line[0]);
+    });
   });
   proc.removeAllListeners('exit');
   return { url, pid: proc.pid!, close: () => new Promise<void>((r) => (proc.once('exit', () => r()), proc.kill('SIGINT'))) };

@@ -1,4 +1,4 @@
-// `npm run bench:profile -- [same|cross|stream|redis] [seconds] [--no-profile]`: the gateway alone under wrk with
+// `npm run bench:profile -- [same|cross|stream|redis] [seconds] [--no-profile] [--connections N]`: the gateway alone under wrk with
 // --cpu-prof, then the busy time split by package/file and by function (idle left out).
 // What the published "where the time goes" section is made from.
 import { execFile } from 'node:child_process';
@@ -11,7 +11,9 @@ import { hasBinary, startNginx, startNodeMock } from './mocks.ts';
 import { spawnNodeFloor } from './node-floor.ts';
 
 const profile = !process.argv.includes('--no-profile');
-const [kind = 'same', secondsArg = '10'] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const connAt = process.argv.indexOf('--connections');
+const connections = connAt > 0 ? Number(process.argv[connAt + 1]) : undefined;
+const [kind = 'same', secondsArg = '10'] = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && all[i - 1] !== '--connections');
 const model = { same: 'bench-openai', cross: 'bench-anthropic', stream: 'bench-stream', redis: 'bench-openai', floor: 'gpt-4o-mini' }[kind];
 if (!model) throw new Error('usage: bench:profile [same|cross|stream|redis|floor] [seconds] [--no-profile]');
 const dir = mkdtempSync(path.join(tmpdir(), 'mg-profile-'));
@@ -38,7 +40,7 @@ const threadCpuMs = () => {
   return byThread;
 };
 const threadsBefore = threadCpuMs();
-const out = (await promisify(execFile)('wrk', ['-t2', `-c${kind === 'stream' ? 20 : 50}`, `-d${secondsArg}s`, '-s', script, `${gw.url}/v1/chat/completions`])).stdout;
+const out = (await promisify(execFile)('wrk', ['-t2', `-c${connections ?? (kind === 'stream' ? 20 : 50)}`, `-d${secondsArg}s`, '-s', script, `${gw.url}/v1/chat/completions`])).stdout;
 const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
 const perRequest = [...threadCpuMs()].map(([name, ms]) => [name, (1000 * (ms - (threadsBefore.get(name) ?? 0))) / requests] as const);
 const total = perRequest.reduce((a, [, us]) => a + us, 0);

@@ -1,4 +1,5 @@
-// npm run bench -- <overhead|throughput|streams|all|workers> [--quick] [--workers N]
+// npm run bench -- <overhead|throughput|streams|all|workers|cpu> [--quick] [--workers N]
+// npm run bench -- cpu [--against <git ref>] [--rounds N] [--seconds S] [--store embedded|shared|both]
 // Every contender in the same run, against the same mocks, interleaved where it matters. Prints a
 // table and writes JSON to bench/results/. Not a test: it asserts nothing.
 import { execFile } from 'node:child_process';
@@ -46,6 +47,24 @@ if (scenario === 'workers') {
   const at = args.indexOf('--workers');
   results.workers = await workersBench({ quick, workers: at >= 0 ? Number(args[at + 1]) : undefined, table });
   console.log(`\nresults: ${path.relative(process.cwd(), save('workers'))}`);
+  process.exit(0);
+}
+
+// ---- cpu: builds side by side, each started alone (bench/cpu.ts).
+if (scenario === 'cpu') {
+  const { cpuBench } = await import('./cpu.ts');
+  const opt = (name: string) => (args.indexOf(name) >= 0 ? args[args.indexOf(name) + 1] : undefined);
+  const store = opt('--store');
+  if (store && !['embedded', 'shared', 'both'].includes(store)) throw new Error('--store: embedded, shared or both');
+  results.cpu = await cpuBench({
+    quick,
+    against: opt('--against'),
+    rounds: opt('--rounds') ? Number(opt('--rounds')) : undefined,
+    seconds: opt('--seconds') ? Number(opt('--seconds')) : undefined,
+    stores: store === 'embedded' ? ['embedded'] : store === 'shared' ? ['shared'] : undefined,
+    table,
+  });
+  console.log(`\nresults: ${path.relative(process.cwd(), save('cpu'))}`);
   process.exit(0);
 }
 

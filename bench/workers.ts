@@ -6,7 +6,6 @@
 // ratios within one run, and noisy; CPU per request (every process of the contender, its primary
 // included) is the steadier one.
 import { execFile } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,31 +13,9 @@ import { request } from 'undici';
 import { chatBody, startGateway, writeWrkScript } from './contenders.ts';
 import { hasBinary, startNginx, startNodeMock } from './mocks.ts';
 import { spawnNodeFloor } from './node-floor.ts';
+import { treeCpuMs as cpuMs } from './proc-cpu.ts';
 
 type Row = { name: string; workers: number; rps: number; cpu_us: number; p50_ms: number; p99_ms: number; errors: number; rounds_rps: number[] };
-
-const TICK_MS = 10; // USER_HZ: 100 on Linux
-
-/**
- * CPU time (user + system, every thread) of a process and its children (a primary's workers), in
- * ms: per request it varies far less than req/s on a shared machine, and it shows what the primary
- * and the extra processes cost.
- */
-function cpuMs(root: number): number {
-  let ticks = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // The fields after the command (which may hold spaces): state, ppid, … utime (14th), stime (15th).
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(entry) === root || Number(f[1]) === root) ticks += Number(f[11]) + Number(f[12]);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return ticks * TICK_MS;
-}
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);

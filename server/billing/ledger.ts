@@ -17,6 +17,7 @@ import { appendFileSync, closeSync, mkdirSync, openSync, readdirSync, readFileSy
 import path from 'node:path';
 import type { SqlQueryable } from '../db/migrate.ts';
 import { isDatabaseUnavailable } from '../db/unavailable.ts';
+import { csvRows } from '../db/copy-csv.ts';
 import { writeIsolating } from '../db/write-isolating.ts';
 import { isAlive } from '../runtime/data-dir.ts';
 import { STORED_ID_MAX, STORED_NAME_MAX, storable, storableOrNull } from '../runtime/stored-text.ts';
@@ -83,17 +84,10 @@ const insertAndAggregate = `WITH ins AS (
   RETURNING ${aggregatedColumns.join(', ')}
 ) ${addToDaily('ins')}`;
 
-/** CSV for COPY: strings always quoted (ids and names may hold commas, quotes or newlines), NULL unquoted and empty. */
-function csvValue(v: unknown): string {
-  if (v === null || v === undefined) return '';
-  if (typeof v === 'number') return String(v);
-  return `"${String(v).replaceAll('"', '""')}"`;
-}
+const ledgerGetters = ledgerColumns.map(([, get]) => get);
 
 export function ledgerCsv(records: LedgerRecord[]): string {
-  let out = '';
-  for (const r of records) out += ledgerColumns.map(([, get]) => csvValue(get(r))).join(',') + '\n';
-  return out;
+  return csvRows(records, ledgerGetters);
 }
 
 const MAX_ID = STORED_ID_MAX;

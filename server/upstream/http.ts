@@ -160,22 +160,32 @@ class Attempt {
     this.firstByte = null;
   }
 
-  /** Progress: a stream event (or keep-alive), or a chunk of a plain body. */
+  /**
+   * Progress: a stream event (or keep-alive), or a chunk of a plain body. The idle timer is not
+   * moved at every event (a stream has hundreds, and each move re-sorted Node's timer list): the
+   * time of the last activity is kept, and the timer, when it fires, waits out what remains.
+   */
   progress() {
     if (this.firstByte && this.kind === 'events') this.clearFirstByte();
-    if (!this.idle) {
-      const ms = this.call.limits.idleMs;
-      this.idle = setTimeout(() => {
-        if (this.waiting) this.fire(`stalled: nothing received for ${ms} ms`);
-        else this.idle!.refresh();
-      }, ms);
-    } else this.idle.refresh();
+    this.lastActivity = Date.now();
+    if (!this.idle) this.armIdle(this.call.limits.idleMs);
   }
 
-  /** The consumer has what it asked for (false) or asks for more (true). */
+  private lastActivity = 0;
+
+  private armIdle(inMs: number) {
+    const ms = this.call.limits.idleMs;
+    this.idle = setTimeout(() => {
+      const quiet = Date.now() - this.lastActivity;
+      if (this.waiting && quiet >= ms) this.fire(`stalled: nothing received for ${ms} ms`);
+      else this.armIdle(this.waiting ? ms - quiet : ms);
+    }, inMs);
+  }
+
+  /** The consumer has what it asked for (false) or asks for more (true): the time it took is not the upstream's. */
   setWaiting(waiting: boolean) {
     this.waiting = waiting;
-    if (waiting && this.idle) this.idle.refresh();
+    if (waiting) this.lastActivity = Date.now();
   }
 
   get started() {

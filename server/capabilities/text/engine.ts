@@ -391,10 +391,11 @@ function pump(
     wake?.();
     setTimeout(() => opened.abort.abort(), drainMs).unref();
   });
-  const write = async (frame: string) => {
-    if (clientGone || !frame) return;
-    if (!out.push(frame)) await new Promise<void>((r) => (wake = r));
-    wake = null;
+  // No promise unless the client is slow: a stream writes hundreds of frames, and an async
+  // function per frame was one promise and one resumption each.
+  const write = (frame: string): Promise<void> | undefined => {
+    if (clientGone || !frame || out.push(frame)) return undefined;
+    return new Promise<void>((r) => (wake = r)).then(() => void (wake = null));
   };
   void (async () => {
     let error: GatewayError | null = null;
@@ -403,7 +404,10 @@ function pump(
     let ended = false;
     try {
       await write(opened.first);
-      for await (const frame of opened.frames) await write(frame);
+      for await (const frame of opened.frames) {
+        const full = write(frame);
+        if (full) await full;
+      }
       ended = true;
     } catch (err) {
       upstream = shutDown ? null : upstreamFailure(err, opened.target.provider.id);
