@@ -1,4 +1,4 @@
-// npm run bench -- cpu [--against <git ref>] [--rounds N] [--seconds S] [--store embedded|shared|both] [--quick]
+// npm run bench -- cpu [--against <git ref>]… [--rounds N] [--seconds S] [--store embedded|shared|both] [--quick]
 // CPU per request of builds side by side: this checkout and, with --against, another commit built
 // in a temporary worktree, each started alone in turn (never two at once), on the embedded
 // database and on PostgreSQL + Redis, driven by wrk with the same requests (same-format,
@@ -14,7 +14,7 @@ import { buildRef, thisBuild, type Build } from './build-ref.ts';
 import { chatBody, startGateway, writeWrkScript } from './contenders.ts';
 import { hasBinary, startNginx, startNodeMock } from './mocks.ts';
 import { spawnNodeFloor } from './node-floor.ts';
-import { commandCpuMs, GcTrace, treeCpuMs } from './proc-cpu.ts';
+import { commandCpuMs, GcTrace, threadCpuMs, treeCpuMs } from './proc-cpu.ts';
 
 type Store = 'embedded' | 'shared';
 type Scenario = { name: string; model: string; stream: boolean };
@@ -25,8 +25,8 @@ const SCENARIOS: Scenario[] = [
 ];
 const CONNECTIONS = 4;
 
-export type Sample = { cpu_us: number; alloc_kb: number; postgres_us?: number; redis_us?: number; rps: number; non_2xx: number };
-export type CpuRow = { store: Store | 'any'; scenario: string; contender: string; rounds: Sample[]; cpu_us: number; alloc_kb: number; x_floor: number; vs_first?: number; postgres_us?: number; redis_us?: number };
+export type Sample = { cpu_us: number; main_us: number; alloc_kb: number; postgres_us?: number; redis_us?: number; rps: number; non_2xx: number };
+export type CpuRow = { store: Store | 'any'; scenario: string; contender: string; rounds: Sample[]; cpu_us: number; main_us: number; alloc_kb: number; x_floor: number; vs_first?: number; postgres_us?: number; redis_us?: number };
 
 const median = (xs: number[]) => {
   const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
@@ -36,7 +36,8 @@ const wrk = async (args: string[]) => (await promisify(execFile)('wrk', args, { 
 
 export async function cpuBench(o: {
   quick: boolean;
-  against?: string;
+  /** Other builds (git refs), each in a worktree of its own; the first is what the others are compared with. */
+  against?: string[];
   rounds?: number;
   seconds?: number;
   stores?: Store[];
@@ -51,9 +52,14 @@ export async function cpuBench(o: {
   const warm = o.quick ? 1 : 2;
   const stores = o.stores ?? ['embedded', 'shared'];
   const builds: Build[] = [];
-  if (o.against) {
-    console.log(`building ${o.against} in a temporary worktree…`);
-    builds.push(buildRef(o.against));
+  try {
+    for (const ref of o.against ?? []) {
+      console.log(`building ${ref} in a temporary worktree…`);
+      builds.push(buildRef(ref));
+    }
+  } catch (err) {
+    for (const b of builds) b.remove();
+    throw err;
   }
   builds.push(thisBuild());
 
@@ -72,14 +78,17 @@ export async function cpuBench(o: {
   /** One contender (already started, checked and warmed) under wrk for `seconds`, alone. */
   async function measure(pid: number, url: string, wrkScript: string, gc: GcTrace, withServers: boolean): Promise<Sample> {
     const cpu0 = treeCpuMs(pid);
+    const main0 = threadCpuMs(pid);
     const gc0 = gc.allocatedMb;
     const pg0 = withServers ? commandCpuMs('postgres') : 0;
     const redis0 = withServers ? commandCpuMs('redis-server') : 0;
     const out = await wrk(['-t2', `-c${CONNECTIONS}`, `-d${seconds}s`, '-s', wrkScript, `${url}/v1/chat/completions`]);
     const cpu = treeCpuMs(pid) - cpu0;
+    const main = threadCpuMs(pid) - main0;
     const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
     return {
       cpu_us: (1000 * cpu) / requests,
+      main_us: (1000 * main) / requests,
       alloc_kb: ((gc.allocatedMb - gc0) * 1024) / requests,
       ...(withServers ? { postgres_us: (1000 * (commandCpuMs('postgres') - pg0)) / requests, redis_us: (1000 * (commandCpuMs('redis-server') - redis0)) / requests } : {}),
       rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]),
@@ -187,6 +196,7 @@ export async function cpuBench(o: {
           contender,
           rounds: xs,
           cpu_us: cpu,
+          main_us: median(xs.map((x) => x.main_us)),
           alloc_kb: median(xs.map((x) => x.alloc_kb)),
           x_floor: cpu / floorUs,
           ...(vsFirst !== undefined ? { vs_first: vsFirst } : {}),
@@ -198,6 +208,7 @@ export async function cpuBench(o: {
           s.name,
           contender,
           row.cpu_us.toFixed(0),
+          row.main_us.toFixed(0),
           row.x_floor.toFixed(2),
           row.vs_first !== undefined ? `${row.vs_first >= 0 ? '+' : ''}${(100 * row.vs_first).toFixed(1)} %` : '',
           row.alloc_kb.toFixed(1),
@@ -208,7 +219,7 @@ export async function cpuBench(o: {
     }
     o.table(
       `CPU per request — ${store === 'embedded' ? 'embedded database' : 'PostgreSQL + Redis'} (wrk -c${CONNECTIONS}, ${rounds} round(s) × ${seconds} s after ${warm} s of warm-up; medians)`,
-      ['scenario', 'contender', 'CPU µs', '× floor', builds.length > 1 ? `vs ${builds[0]!.label}` : '', 'alloc KB', ...(store === 'shared' ? ['postgres µs', 'redis µs'] : []), 'rounds (µs)'],
+      ['scenario', 'contender', 'CPU µs', 'main thread', '× floor', builds.length > 1 ? `vs ${builds[0]!.label}` : '', 'alloc KB', ...(store === 'shared' ? ['postgres µs', 'redis µs'] : []), 'rounds (µs)'],
       table,
     );
   }

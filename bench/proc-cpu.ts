@@ -81,3 +81,14 @@ export class GcTrace {
     }
   }
 }
+
+/** CPU ms of one thread of a process (its main thread: `tid` = `pid`). */
+export function threadCpuMs(pid: number, tid = pid): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) * TICK_MS;
+  } catch {
+    return NaN;
+  }
+}

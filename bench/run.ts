@@ -1,5 +1,5 @@
 // npm run bench -- <overhead|throughput|streams|all|workers|cpu> [--quick] [--workers N]
-// npm run bench -- cpu [--against <git ref>] [--rounds N] [--seconds S] [--store embedded|shared|both]
+// npm run bench -- cpu [--against <git ref>]… [--rounds N] [--seconds S] [--store embedded|shared|both]
 // Every contender in the same run, against the same mocks, interleaved where it matters. Prints a
 // table and writes JSON to bench/results/. Not a test: it asserts nothing.
 import { execFile } from 'node:child_process';
@@ -58,7 +58,7 @@ if (scenario === 'cpu') {
   if (store && !['embedded', 'shared', 'both'].includes(store)) throw new Error('--store: embedded, shared or both');
   results.cpu = await cpuBench({
     quick,
-    against: opt('--against'),
+    against: args.flatMap((a, i) => (args[i - 1] === '--against' ? a.split(',') : [])),
     rounds: opt('--rounds') ? Number(opt('--rounds')) : undefined,
     seconds: opt('--seconds') ? Number(opt('--seconds')) : undefined,
     stores: store === 'embedded' ? ['embedded'] : store === 'shared' ? ['shared'] : undefined,
