@@ -7,16 +7,19 @@ const TICK_MS = 10; // USER_HZ: 100 on Linux
 
 type Stat = { pid: number; ppid: number; comm: string; ticks: number; childTicks: number };
 
+/** One /proc …/stat line. The command may hold spaces and parentheses: the fields follow the last ')'. */
+function parseStat(stat: string): Omit<Stat, 'pid'> {
+  // state, ppid, …, utime (14th field), stime, cutime, cstime.
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { ppid: Number(f[1]), comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), ticks: Number(f[11]) + Number(f[12]), childTicks: Number(f[13]) + Number(f[14]) };
+}
+
 function readStats(): Stat[] {
   const out: Stat[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // The command may hold spaces and parentheses: the fields follow the last ')'.
-      // state, ppid, …, utime (14th field), stime, cutime, cstime.
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.push({ pid: Number(entry), ppid: Number(f[1]), comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), ticks: Number(f[11]) + Number(f[12]), childTicks: Number(f[13]) + Number(f[14]) });
+      out.push({ pid: Number(entry), ...parseStat(readFileSync(`/proc/${entry}/stat`, 'utf8')) });
     } catch {
       // gone meanwhile
     }
@@ -31,7 +34,11 @@ function readStats(): Stat[] {
 export function treeCpuMs(root: number): number {
   const stats = readStats();
   const children = new Map<number, Stat[]>();
-  for (const s of stats) children.set(s.ppid, [...(children.get(s.ppid) ?? []), s]);
+  for (const s of stats) {
+    const siblings = children.get(s.ppid);
+    if (siblings) siblings.push(s);
+    else children.set(s.ppid, [s]);
+  }
   let ticks = 0;
   const rootStat = stats.find((s) => s.pid === root);
   if (!rootStat) return NaN;
@@ -82,12 +89,24 @@ export class GcTrace {
   }
 }
 
+/** CPU ms of each thread of a process, by thread id, with the thread's name. */
+export function threadsCpuMs(pid: number): Map<string, { name: string; ms: number }> {
+  const out = new Map<string, { name: string; ms: number }>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const { comm, ticks } = parseStat(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8'));
+      out.set(tid, { name: comm, ms: ticks * TICK_MS });
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return out;
+}
+
 /** CPU ms of one thread of a process (its main thread: `tid` = `pid`). */
 export function threadCpuMs(pid: number, tid = pid): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) * TICK_MS;
+    return parseStat(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')).ticks * TICK_MS;
   } catch {
     return NaN;
   }

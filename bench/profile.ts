@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { chatBody, startGateway, writeWrkScript } from './contenders.ts';
 import { hasBinary, startNginx, startNodeMock } from './mocks.ts';
 import { spawnNodeFloor } from './node-floor.ts';
+import { threadsCpuMs } from './proc-cpu.ts';
 
 const profile = !process.argv.includes('--no-profile');
 const connAt = process.argv.indexOf('--connections');
@@ -28,11 +29,7 @@ const script = writeWrkScript(path.join(dir, 'wrk.lua'), chatBody(model, kind ==
 // shared machine: the number to compare between changes.
 const threadCpuMs = () => {
   const byThread = new Map<string, number>();
-  for (const tid of readdirSync(`/proc/${gw.pid}/task`)) {
-    const stat = readFileSync(`/proc/${gw.pid}/task/${tid}/stat`, 'utf8');
-    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ms = ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime + stime, clock ticks of 10 ms
+  for (const [tid, { name, ms }] of threadsCpuMs(gw.pid)) {
     // Threads other than the main one are summed by name (V8 helpers, the database thread: all "node").
     const label = tid === String(gw.pid) ? 'main' : name;
     byThread.set(label, (byThread.get(label) ?? 0) + ms);

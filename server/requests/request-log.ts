@@ -91,7 +91,7 @@ const MAX_ATTEMPTS = 100;
 const columnNames = columns.map(([n]) => n);
 const getters = columns.map(([, get]) => get);
 
-const insert = `INSERT INTO request_log (${columns.map(([n]) => n).join(', ')})
+const insert = `INSERT INTO request_log (${columnNames.join(', ')})
   SELECT * FROM unnest(${columns.map(([, , type], j) => `$${j + 1}::${type}[]`).join(', ')})`;
 
 /** What the HTTP layer hands over with a finished trail: the captured bodies, when capture was on. */
