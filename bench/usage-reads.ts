@@ -2,9 +2,10 @@
 //
 // Loads N raw ledger rows (default 5,000,000) straight into PostgreSQL — D days (90) of traffic over
 // K keys (1,000) and three models, one key holding a fifth of it — runs the rebuild that sums them
-// into usage_daily, then times every usage read through a running gateway and checks each one's
-// totals against sums over the raw rows. BENCH_DATABASE_URL (default: the tests' server, database
-// mg_bench_usage) is dropped and made anew unless --reuse finds it loaded with N rows already.
+// into usage_daily and its roll-ups (usage_day_models, usage_day_users), then times every usage
+// read through a running gateway and checks each one's totals against sums over the raw rows.
+// BENCH_DATABASE_URL (default: the tests' server, database mg_bench_usage) is dropped and made anew
+// unless --reuse finds it loaded with N rows already.
 // 50 million rows: `npm run bench:usage -- --rows 50000000` (about 15 GB of disk, an hour here).
 // Not a test: it asserts nothing but that each read's totals equal the raw sums.
 import { spawn } from 'node:child_process';
@@ -59,7 +60,8 @@ if (!loaded && !process.env.BENCH_DATABASE_URL) {
   });
 }
 const db = await openDatabase({ databaseUrl: url.toString(), dataDir: tmpdir() });
-const count = Number((await db.sql.query('SELECT count(*)::bigint AS n FROM usage_records'))[0]!.n);
+// Without the query time limit: counting 50 million rows from a cold cache takes longer.
+const count = Number((await db.sql.transaction([{ text: 'SELECT count(*)::bigint AS n FROM usage_records' }]))[0]![0]!.n);
 if (count !== ROWS) {
   if (count) throw new Error(`${dbName} holds ${count} ledger rows, not ${ROWS}: run without --reuse to load it anew`);
   const days = Array.from({ length: DAYS + 1 }, (_, i) => addDays(firstDay, i));
@@ -99,10 +101,14 @@ if (!Number((await db.sql.query('SELECT count(*)::int AS n FROM usage_daily'))[0
 }
 const size = await db.sql.query(
   `SELECT pg_size_pretty(sum(pg_total_relation_size(c.oid))) AS raw, (SELECT pg_size_pretty(pg_total_relation_size('usage_daily'))) AS daily,
-          (SELECT count(*) FROM usage_daily)::int AS daily_rows
+          (SELECT count(*) FROM usage_daily)::int AS daily_rows,
+          (SELECT count(*) FROM usage_day_models)::int AS model_rows, (SELECT count(*) FROM usage_day_users)::int AS user_rows
    FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'usage_records'::regclass`,
 );
-console.log(`raw rows ${ROWS.toLocaleString('en')} (${size[0]!.raw}), usage_daily ${Number(size[0]!.daily_rows).toLocaleString('en')} rows (${size[0]!.daily})`);
+const n = (v: unknown) => Number(v).toLocaleString('en');
+console.log(
+  `raw rows ${n(ROWS)} (${size[0]!.raw}), usage_daily ${n(size[0]!.daily_rows)} rows (${size[0]!.daily}), usage_day_models ${n(size[0]!.model_rows)}, usage_day_users ${n(size[0]!.user_rows)}`,
+);
 
 // ---- a gateway on it -----------------------------------------------------------------------------
 const dataDir = mkdtempSync(path.join(tmpdir(), 'mg-bench-usage-'));

@@ -2,11 +2,13 @@
 // partitioning, in PGlite as in a server; docs/decisions/0026-usage-aggregates-and-partitions.md).
 // Every instance runs this upkeep at start and hourly, each step idempotent and safe beside another
 // instance's: partitions are made ahead of time, a day past `ledger.retention_days` is dropped
-// whole (its sums stay in usage_daily), and aggregates past `ledger.aggregate_retention_days` go.
+// whole (its sums stay in usage_daily), and aggregates (usage_daily and its roll-ups) past
+// `ledger.aggregate_retention_days` go.
 import type { SqlRunner } from '../db/migrate.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { ResolvedConfig } from '../config/schema.ts';
 import { isUtcDay, utcDay } from './plans.ts';
+import { ROLLUPS } from './usage-aggregates.ts';
 
 const DAY = 86_400_000;
 /** Days ahead of today that have their partition before a row needs it. */
@@ -90,7 +92,10 @@ export async function maintainLedger(sql: SqlRunner, config: ResolvedConfig['led
     dropped.push(day);
   }
   const strayRowsDeleted = await deleteInBatches(sql, 'usage_records_default', 'created_at < $1::date', keepFrom);
-  const aggregatesDeleted = await deleteInBatches(sql, 'usage_daily', 'day < $1::date', addDays(today, -config.aggregate_retention_days + 1));
+  const keepSumsFrom = addDays(today, -config.aggregate_retention_days + 1);
+  const aggregatesDeleted = await deleteInBatches(sql, 'usage_daily', 'day < $1::date', keepSumsFrom);
+  // Their roll-ups with them (usage-aggregates.ts); the count is usage_daily's rows.
+  for (const { table } of ROLLUPS) await deleteInBatches(sql, table, 'day < $1::date', keepSumsFrom);
   return { created, dropped, strayRowsDeleted, aggregatesDeleted };
 }
 

@@ -77,12 +77,15 @@ const ledgerColumnNames = ledgerColumns.map(([name]) => name);
  * A row skipped as already written (a retry whose first attempt committed, a replayed segment)
  * was added when it was written.
  */
-const insertAndAggregate = `WITH ins AS (
+const insertAndAggregate = addToDaily(
+  'ins',
+  `ins AS (
   INSERT INTO usage_records (${ledgerColumnNames.join(', ')})
   SELECT * FROM unnest(${ledgerColumns.map(([, , type], j) => `$${j + 1}::${type}[]`).join(', ')})
   ON CONFLICT DO NOTHING
   RETURNING ${aggregatedColumns.join(', ')}
-) ${addToDaily('ins')}`;
+)`,
+);
 
 const ledgerGetters = ledgerColumns.map(([, get]) => get);
 

@@ -1,8 +1,10 @@
-// The ledger summed per API key, UTC day and model (`usage_daily`): what every usage read reads
-// (docs/decisions/0026-usage-aggregates-and-partitions.md). The sums are added in the statement (or
-// the transaction) that writes the raw rows, from the rows it actually wrote, so a batch retried
-// after its first attempt committed, or a segment replayed after a crash, adds nothing twice; and
-// an upsert adds under the row's lock, so writers on N instances add up exactly.
+// The ledger summed per API key, UTC day and model (`usage_daily`), and those sums rolled up per
+// day and model and per day and user (`usage_day_models`, `usage_day_users`): what every usage read
+// reads (docs/decisions/0026-usage-aggregates-and-partitions.md, 0036-usage-roll-ups-per-day.md).
+// The sums are added in the statement (or the transaction) that writes the raw rows, from the rows
+// it actually wrote, so a batch retried after its first attempt committed, or a segment replayed
+// after a crash, adds nothing twice; and an upsert adds under the row's lock, so writers on N
+// instances add up exactly.
 import type { SqlStatement } from '../db/migrate.ts';
 import { ZERO, usdText, type Money } from './prices.ts';
 
@@ -84,33 +86,90 @@ export const aggregatedColumns = [
   'cost',
 ];
 
-const groupColumns: [string, string][] = [
-  ['api_key_id', 'text'],
-  ['day', 'date'],
-  ['model', 'text'],
-  ['user_id', 'text'],
-];
-/** usage_daily's columns in the order its rows are built: the group, the sums, the metered unit. */
-const dailyColumns = [...groupColumns, ...sums.map(([c, type]): [string, string] => [c, type]), ['metered_unit', 'text'] as [string, string]];
-const dailyColumnList = dailyColumns.map(([c]) => c).join(', ');
+type Column = [name: string, type: string];
+type Sum = (typeof sums)[number];
 
 /**
- * Adds the rows of `source` (one per group, in usage_daily's columns) to usage_daily. Groups are
- * upserted in key order, so two writers that touch the same groups lock them in the same order and
- * never deadlock.
+ * A table of sums: usage_daily, or one of its roll-ups. Each is keyed by its group columns and
+ * holds its sums (usage_daily also its metered unit, the max over its rows).
  */
-function upsertDaily(source: string): string {
-  return `INSERT INTO usage_daily (${dailyColumnList})
-    SELECT * FROM ${source} ORDER BY 1, 2, 3, 4
-    ON CONFLICT (${groupColumns.map(([c]) => c).join(', ')}) DO UPDATE SET
-      ${sums.map(([c]) => `${c} = usage_daily.${c} + excluded.${c}`).join(', ')},
-      metered_unit = coalesce(excluded.metered_unit, usage_daily.metered_unit)`;
+type SumsTable = { table: string; group: Column[]; sums: Sum[]; meteredUnit: boolean };
+
+const daily: SumsTable = {
+  table: 'usage_daily',
+  group: [
+    ['api_key_id', 'text'],
+    ['day', 'date'],
+    ['model', 'text'],
+    ['user_id', 'text'],
+  ],
+  sums,
+  meteredUnit: true,
+};
+/**
+ * usage_daily summed again per day and model and per day and user: what the operators' report reads
+ * (admin-usage.ts), a row per model or user a day instead of one per key, model and user a day.
+ * Every sum but the metered quantity, whose unit is a model's and which no report of them shows.
+ */
+const rollupSums = sums.filter(([c]) => c !== 'metered_quantity');
+export const ROLLUPS: SumsTable[] = [
+  { table: 'usage_day_models', group: [['day', 'date'], ['model', 'text']], sums: rollupSums, meteredUnit: false },
+  { table: 'usage_day_users', group: [['day', 'date'], ['user_id', 'text']], sums: rollupSums, meteredUnit: false },
+];
+/** Every table of sums, in the order a writer locks their rows: usage_daily first. */
+export const SUMS_TABLES = [daily, ...ROLLUPS].map((t) => t.table);
+
+/** usage_daily's columns in the order its rows are built: the group, the sums, the metered unit. */
+const dailyColumns: Column[] = [...daily.group, ...sums.map(([c, type]): Column => [c, type]), ['metered_unit', 'text']];
+
+/**
+ * Adds the rows of `source` (a SELECT giving one row per group, in `t`'s columns) to `t`, in key
+ * order: two writers that touch the same groups lock them in the same order and never deadlock.
+ */
+function upsert(t: SumsTable, source: string): string {
+  const columns = [...t.group.map(([c]) => c), ...t.sums.map(([c]) => c), ...(t.meteredUnit ? ['metered_unit'] : [])];
+  return `INSERT INTO ${t.table} (${columns.join(', ')})
+    ${source} ORDER BY ${t.group.map((_, i) => i + 1).join(', ')}
+    ON CONFLICT (${t.group.map(([c]) => c).join(', ')}) DO UPDATE SET
+      ${[...t.sums.map(([c]) => `${c} = ${t.table}.${c} + excluded.${c}`), ...(t.meteredUnit ? [`metered_unit = coalesce(excluded.metered_unit, ${t.table}.metered_unit)`] : [])].join(', ')}`;
 }
 
-/** The statement that adds the raw rows of `source` (a relation with `aggregatedColumns`) to their days. */
-export function addToDaily(source: string): string {
-  return upsertDaily(`(SELECT api_key_id, created_at::date, model, user_id, ${sums.map(([, , over]) => over).join(', ')}, max(metered_unit)
-    FROM ${source} GROUP BY 1, 2, 3, 4) AS groups`);
+/** A roll-up's rows from a relation with usage_daily's columns (the sums of a roll-up are sums of usage_daily's). */
+const rolledUp = (t: SumsTable, from: string, where = '') =>
+  `SELECT ${t.group.map(([c]) => c).join(', ')}, ${t.sums.map(([c]) => `sum(${c})`).join(', ')} FROM ${from} ${where} GROUP BY ${t.group.map((_, i) => i + 1).join(', ')}`;
+
+/**
+ * One statement that adds `groups` (a SELECT giving usage_daily rows to add, in `dailyColumns`)
+ * to usage_daily and then to each roll-up, after `before` (CTEs `groups` reads: the ledger's
+ * INSERT … RETURNING). Each upsert starts once the one before it has finished (its source waits
+ * on the previous one's count, an InitPlan run before its first row), so every writer locks
+ * usage_daily's rows, then the models', then the users', each in key order: no two writers wait on
+ * each other in a circle. The rows to add are computed once (a materialised CTE).
+ */
+function addGroups(groups: string, before?: string): string {
+  const ctes = [...(before ? [before] : []), `daily_groups (${dailyColumns.map(([c]) => c).join(', ')}) AS MATERIALIZED (${groups})`];
+  let previous = 'daily_added';
+  ctes.push(`daily_added AS (${upsert(daily, 'SELECT * FROM daily_groups')} RETURNING 1)`);
+  const last = ROLLUPS.length - 1;
+  const statements = ROLLUPS.map((t, i) => {
+    const statement = upsert(t, rolledUp(t, 'daily_groups', `WHERE (SELECT count(*) FROM ${previous}) >= 0`));
+    previous = `${t.table}_added`;
+    return i < last ? `${previous} AS (${statement} RETURNING 1)` : statement;
+  });
+  return `WITH ${[...ctes, ...statements.slice(0, last)].join(',\n')}\n${statements[last]}`;
+}
+
+/** The raw rows of `source` grouped into usage_daily's rows. */
+const groupsOf = (source: string) =>
+  `SELECT api_key_id, created_at::date, model, user_id, ${sums.map(([, , over]) => over).join(', ')}, max(metered_unit) FROM ${source} GROUP BY 1, 2, 3, 4`;
+
+/**
+ * The statement that adds the raw rows of `source` (a relation with `aggregatedColumns`) to their
+ * days, in usage_daily and its roll-ups; `before`: the CTE that makes `source`, if any (the
+ * ledger's `ins AS (INSERT … RETURNING …)`).
+ */
+export function addToDaily(source: string, before?: string): string {
+  return addGroups(groupsOf(source), before);
 }
 
 /**
@@ -121,13 +180,14 @@ export function addToDaily(source: string): string {
 export function addRecordsToDaily(records: AggregatedRecord[]): SqlStatement {
   const groups = new Map<string, unknown[]>();
   const unit = dailyColumns.length - 1;
+  const first = daily.group.length;
   for (const r of records) {
     const day = r.createdAt.slice(0, 10);
     const id = `${r.apiKeyId}\n${day}\n${r.model}\n${r.userId}`;
     let row = groups.get(id);
     if (!row) groups.set(id, (row = [r.apiKeyId, day, r.model, r.userId, ...sums.map(([, type]) => (type === 'numeric' ? ZERO : 0)), null]));
     for (let j = 0; j < sums.length; j++) {
-      const k = groupColumns.length + j;
+      const k = first + j;
       const share = sums[j]![3](r);
       row[k] = typeof share === 'string' ? (row[k] as Money).plus(share) : (row[k] as number) + share;
     }
@@ -136,7 +196,7 @@ export function addRecordsToDaily(records: AggregatedRecord[]): SqlStatement {
   }
   const rows = [...groups.values()].map((row) => row.map((v) => (typeof v === 'object' && v !== null ? usdText(v as Money) : v)));
   return {
-    text: upsertDaily(`unnest(${dailyColumns.map(([, type], j) => `$${j + 1}::${type}[]`).join(', ')})`),
+    text: addGroups(`SELECT * FROM unnest(${dailyColumns.map(([, type], j) => `$${j + 1}::${type}[]`).join(', ')})`),
     params: dailyColumns.map((_, j) => rows.map((r) => r[j])),
   };
 }
@@ -152,10 +212,24 @@ const EXCLUDE_WRITERS = 'LOCK TABLE usage_daily IN SHARE ROW EXCLUSIVE MODE';
 export function rebuildDay(day: string): SqlStatement[] {
   return [
     { text: EXCLUDE_WRITERS },
-    { text: 'DELETE FROM usage_daily WHERE day = $1::date', params: [day] },
+    ...SUMS_TABLES.map((table) => ({ text: `DELETE FROM ${table} WHERE day = $1::date`, params: [day] })),
     {
       text: addToDaily(`usage_records WHERE created_at >= $1::date AND created_at < $1::date + 1`),
       params: [day],
     },
+  ];
+}
+
+/**
+ * Statements that recompute one day's roll-ups from its usage_daily rows, to run as one
+ * transaction: for a day whose raw rows are no longer kept, its sums are all that remains.
+ */
+export function rollUpDay(day: string): SqlStatement[] {
+  return [
+    { text: EXCLUDE_WRITERS },
+    ...ROLLUPS.flatMap((t) => [
+      { text: `DELETE FROM ${t.table} WHERE day = $1::date`, params: [day] },
+      { text: upsert(t, rolledUp(t, 'usage_daily', 'WHERE day = $1::date')), params: [day] },
+    ]),
   ];
 }

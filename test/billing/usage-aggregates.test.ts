@@ -78,6 +78,42 @@ const AGGREGATES = (where = '') => `
          cost::text AS cost, unpriced_requests AS unpriced
   FROM usage_daily ${where} ORDER BY 1, 2, 3, 4`;
 
+/** A roll-up's rows (usage_day_models, usage_day_users), and the same sums over the raw rows or over usage_daily. */
+const ROLLUP_COLUMNS = `requests::int AS requests, errors::int AS errors, prompt_tokens::text AS prompt, completion_tokens::text AS completion,
+  cached_tokens::text AS cached, reasoning_tokens::text AS reasoning, surcharge_tokens::text AS surcharge, billed_tokens::text AS billed,
+  cache_write_tokens::text AS cache_write, cache_write_1h_tokens::text AS cache_write_1h, web_search_calls::text AS searches,
+  cost::text AS cost, unpriced_requests::int AS unpriced`;
+const ROLLUPS = [
+  ['usage_day_models', 'model'],
+  ['usage_day_users', 'user_id'],
+] as const;
+const rollup = (table: string, by: string) => `SELECT to_char(day, 'YYYY-MM-DD') AS day, ${by} AS id, ${ROLLUP_COLUMNS} FROM ${table} ORDER BY 1, 2`;
+const rolledUpFrom = (by: string, from: 'raw' | 'daily') =>
+  from === 'raw'
+    ? `SELECT day, id, ${ROLLUP_COLUMNS} FROM (
+         SELECT to_char(created_at, 'YYYY-MM-DD') AS day, ${by} AS id, count(*) AS requests, count(*) FILTER (WHERE status >= 400) AS errors,
+                sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens, sum(cached_tokens) AS cached_tokens,
+                sum(reasoning_tokens) AS reasoning_tokens, sum(surcharge_tokens) AS surcharge_tokens, sum(billed_tokens) AS billed_tokens,
+                sum(cache_write_tokens) AS cache_write_tokens, sum(cache_write_1h_tokens) AS cache_write_1h_tokens, sum(web_search_calls) AS web_search_calls,
+                coalesce(sum(cost), 0) AS cost, count(*) FILTER (WHERE cost IS NULL) AS unpriced_requests
+         FROM usage_records GROUP BY 1, 2) s ORDER BY 1, 2`
+    : `SELECT day, id, ${ROLLUP_COLUMNS} FROM (
+         SELECT to_char(day, 'YYYY-MM-DD') AS day, ${by} AS id, sum(requests) AS requests, sum(errors) AS errors, sum(prompt_tokens) AS prompt_tokens,
+                sum(completion_tokens) AS completion_tokens, sum(cached_tokens) AS cached_tokens, sum(reasoning_tokens) AS reasoning_tokens,
+                sum(surcharge_tokens) AS surcharge_tokens, sum(billed_tokens) AS billed_tokens, sum(cache_write_tokens) AS cache_write_tokens,
+                sum(cache_write_1h_tokens) AS cache_write_1h_tokens, sum(web_search_calls) AS web_search_calls, sum(cost) AS cost,
+                sum(unpriced_requests) AS unpriced_requests
+         FROM usage_daily GROUP BY 1, 2) s ORDER BY 1, 2`;
+/** Each roll-up equals the sums of usage_daily's rows, and (where every day's raw rows are kept) those of the raw rows. */
+async function expectRollupsExact(db: Database, alsoRaw = true) {
+  for (const [table, by] of ROLLUPS) {
+    const rows = await db.sql.query(rollup(table, by));
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows).toEqual(await db.sql.query(rolledUpFrom(by, 'daily')));
+    if (alsoRaw) expect(rows).toEqual(await db.sql.query(rolledUpFrom(by, 'raw')));
+  }
+}
+
 const ledgerOf = (db: Database) => new UsageLedger(db.sql, mkdtempSync(path.join(tmpdir(), 'mg-ledger-')), { flushMs: 60_000 });
 const config = { retention_days: 90, aggregate_retention_days: 730 };
 
@@ -117,6 +153,7 @@ describe('on PostgreSQL, two instances', () => {
     const raw = await a.sql.query(RAW_SUMS);
     expect(raw.reduce((n, r) => n + Number(r.requests), 0)).toBe(6000);
     expect(await a.sql.query(AGGREGATES())).toEqual(raw);
+    await expectRollupsExact(a);
     // The days fell into their own partitions, none into the default one.
     expect(await a.sql.query('SELECT count(*)::int AS n FROM usage_records_default')).toEqual([{ n: 0 }]);
     expect(await a.sql.query(`SELECT count(*)::int AS n FROM ${partitionOf(TODAY)}`)).toEqual([{ n: 3000 }]);
@@ -130,11 +167,14 @@ describe('on PostgreSQL, two instances', () => {
     await a.sql.exec(`INSERT INTO usage_daily (api_key_id, day, model, user_id, requests) VALUES ('key_x', '${TODAY}', 'm-z', 'user_x', 9)`);
     // A day older than every partition: only its aggregate remains, which no rebuild may touch.
     await a.sql.exec(`INSERT INTO usage_daily (api_key_id, day, model, user_id, requests, billed_tokens) VALUES ('key_0', '${dayAgo(200)}', 'm-a', 'user_0', 4, 40)`);
+    // The roll-ups damaged too: a day's changed, another's lost, and none for the day of sums only.
+    await a.sql.exec(`UPDATE usage_day_models SET requests = requests + 1, cost = cost + 1 WHERE day = '${TODAY}'`);
+    await a.sql.exec(`DELETE FROM usage_day_users WHERE day = '${dayAgo(1)}'`);
     const progress: string[] = [];
     const first = await rebuildUsage(a.sql, { from: dayAgo(300), progress: (p) => progress.push(`${p.day} ${p.n}/${p.of} ${p.requests}`) });
     const kept = await partitionDays(a.sql);
     expect(kept[0]).toBe(dayAgo(1));
-    expect(first).toEqual({ days: kept.length, requests: 6000, from: dayAgo(1), to: kept.at(-1), notKept: [`${dayAgo(300)}…${dayAgo(2)}`] });
+    expect(first).toEqual({ days: kept.length, requests: 6000, from: dayAgo(1), to: kept.at(-1), notKept: [`${dayAgo(300)}…${dayAgo(2)}`], rolledUp: 1 });
     expect(progress).toContain(`${TODAY} 2/${kept.length} 3000`);
     const old = `WHERE day = '${dayAgo(200)}'`;
     expect(await a.sql.query(AGGREGATES(`WHERE day <> '${dayAgo(200)}'`))).toEqual(before);
@@ -143,6 +183,14 @@ describe('on PostgreSQL, two instances', () => {
     await rebuildUsage(a.sql, { from: dayAgo(1), to: dayAgo(1) });
     expect(await a.sql.query(AGGREGATES(`WHERE day <> '${dayAgo(200)}'`))).toEqual(before);
     expect(await a.sql.query(RAW_SUMS)).toEqual(before);
+    // The roll-ups follow usage_daily, the day of sums only included (from its sums).
+    await expectRollupsExact(a, false);
+    expect(await a.sql.query(`SELECT requests, billed_tokens::int AS billed FROM usage_day_users WHERE day = '${dayAgo(200)}'`)).toEqual([{ requests: 4, billed: 40 }]);
+    // Its sums gone, its roll-ups go at the next rebuild.
+    await a.sql.exec(`DELETE FROM usage_daily WHERE day = '${dayAgo(200)}'`);
+    expect((await rebuildUsage(a.sql)).rolledUp).toBe(1);
+    expect((await rebuildUsage(a.sql)).rolledUp).toBe(0);
+    await expectRollupsExact(a);
   }, 60_000);
 
   it('a day past retention loses its partition, not its aggregates; stray rows move to their day', async () => {
@@ -163,10 +211,13 @@ describe('on PostgreSQL, two instances', () => {
     expect(gone.dropped).toEqual([dayAgo(40)]);
     expect(await a.sql.query(`SELECT to_regclass('${partitionOf(dayAgo(40))}') AS t`)).toEqual([{ t: null }]);
     expect(await a.sql.query(AGGREGATES())).toEqual(aggregates);
+    await expectRollupsExact(a, false);
     // Aggregates go too once they are past theirs.
     const expired = await maintainLedger(a.sql, { retention_days: 90, aggregate_retention_days: 30 }, later);
     expect(expired.aggregatesDeleted).toBe(aggregates.filter((r) => String(r.day) < utcDay(later - 29 * DAY)).length);
     expect(await a.sql.query(AGGREGATES(`WHERE day < '${utcDay(later - 29 * DAY)}'`))).toEqual([]);
+    // Their roll-ups went with them.
+    for (const [table] of ROLLUPS) expect(await a.sql.query(`SELECT count(*)::int AS n FROM ${table} WHERE day < '${utcDay(later - 29 * DAY)}'`)).toEqual([{ n: 0 }]);
   }, 60_000);
 });
 
@@ -196,9 +247,11 @@ describe('embedded', () => {
     const raw = await db.sql.query(RAW_SUMS);
     expect(raw.reduce((n, r) => n + Number(r.requests), 0)).toBe(2000);
     expect(await db.sql.query(AGGREGATES())).toEqual(raw);
+    await expectRollupsExact(db);
     const rebuilt = await rebuildUsage(db.sql);
     expect(rebuilt.requests).toBe(2000);
     expect(await db.sql.query(AGGREGATES())).toEqual(raw);
+    await expectRollupsExact(db);
   }, 60_000);
 });
 
@@ -229,6 +282,42 @@ it('the migration moves existing rows into day partitions and builds their aggre
     const raw = (await db.sql.query(RAW_SUMS)) as { requests: number; unpriced: number; cost: string }[];
     expect(raw.every((r) => r.unpriced === r.requests && r.cost === '0')).toBe(true);
     expect(await db.sql.query(AGGREGATES())).toEqual(raw);
+    rmSync(older, { recursive: true, force: true });
+  } finally {
+    await db.close();
+    await pgdb.drop();
+  }
+}, 60_000);
+
+it('the roll-ups migration fills usage_day_models and usage_day_users from usage_daily', async () => {
+  const pgdb = await freshPostgres();
+  const db = await openDatabase({ databaseUrl: pgdb.url, dataDir: tmpdir(), migrate: false });
+  try {
+    const older = mkdtempSync(path.join(tmpdir(), 'mg-migrations-'));
+    for (const m of readdirSync(migrationsDir).filter((m) => m < '20261129072335')) cpSync(path.join(migrationsDir, m), path.join(older, m), { recursive: true });
+    await applyMigrations(db.sql, older);
+    // Sums as the release before wrote them: usage_daily only.
+    const rows = records('r', 1500, [0, 1, 200, 5]);
+    await db.sql.query(
+      `INSERT INTO usage_daily (api_key_id, day, model, user_id, requests, errors, prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens,
+         surcharge_tokens, billed_tokens, cache_write_tokens, cache_write_1h_tokens, web_search_calls, cost, unpriced_requests)
+       SELECT api_key_id, created_at::date, model, user_id, count(*), count(*) FILTER (WHERE status >= 400), sum(prompt_tokens), sum(completion_tokens),
+              sum(cached_tokens), sum(reasoning_tokens), sum(surcharge_tokens), sum(billed_tokens), sum(cache_write_tokens), sum(cache_write_1h_tokens),
+              sum(web_search_calls), coalesce(sum(cost), 0), count(*) FILTER (WHERE cost IS NULL)
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamp(3)[], $5::int[], $6::int[], $7::int[], $8::int[], $9::int[], $10::int[], $11::bigint[], $12::int[], $13::int[], $14::int[], $15::numeric[])
+         AS r(api_key_id, user_id, model, created_at, status, prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, surcharge_tokens, billed_tokens,
+              cache_write_tokens, cache_write_1h_tokens, web_search_calls, cost)
+       GROUP BY 1, 2, 3, 4`,
+      [
+        rows.map((r) => r.apiKeyId), rows.map((r) => r.userId), rows.map((r) => r.model), rows.map((r) => r.createdAt), rows.map((r) => r.status),
+        rows.map((r) => r.promptTokens), rows.map((r) => r.completionTokens), rows.map((r) => r.cachedTokens), rows.map((r) => r.reasoningTokens),
+        rows.map((r) => r.surchargeTokens), rows.map((r) => r.billedTokens), rows.map((r) => r.cacheWriteTokens), rows.map((r) => r.cacheWrite1hTokens),
+        rows.map((r) => r.webSearchCalls), rows.map((r) => r.cost),
+      ],
+    );
+    expect(await applyMigrations(db.sql)).toContain('20261129072335_usage_day_rollups');
+    await expectRollupsExact(db, false);
+    expect(await db.sql.query(`SELECT count(*)::int AS n, sum(requests)::int AS requests FROM usage_day_models`)).toEqual([{ n: 12, requests: 1500 }]);
     rmSync(older, { recursive: true, force: true });
   } finally {
     await db.close();
