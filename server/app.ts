@@ -64,6 +64,9 @@ declare module 'fastify' {
   }
 }
 
+/** What the hooks and routes set on a request (declared with Fastify's interface above and in auth-hook.ts, request-trail-hooks.ts, audio-upload.ts). */
+const REQUEST_PROPERTIES = ['errorCode', 'clientRequestId', 'refusal', 'rawContentType', 'principal', 'adminActor', 'trail', 'capture', 'recordedPath', 'upload', 'keepUpload'] as const satisfies readonly (keyof FastifyRequest)[];
+
 /**
  * The request's one log line: `POST /v1/chat/completions 502 all_upstreams_failed 1203 ms`, with
  * the fields behind it (URL redacted, upstream when one answered). 5xx answers log at warn.
@@ -212,6 +215,10 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
 
   // Every route's methods, for 405 on a known path (registered before any route is added).
   const routeMethods = RouteMethods.track(app);
+  // Every property the gateway's hooks set on a request, declared up front: Fastify then gives
+  // each request all of them in its constructor, so every request has one shape, and the code that
+  // reads them (ours, Fastify's) stays monomorphic rather than seeing a shape per order they were added in.
+  for (const name of REQUEST_PROPERTIES) app.decorateRequest(name, undefined);
   if (opts.drain) closeConnectionsWhileDraining(app, opts.drain);
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
