@@ -20,6 +20,21 @@ export const BUCKETS = [
 export type Bucket = (typeof BUCKETS)[number];
 export type Buckets = Record<Bucket, number>;
 
+/** Takes parts out of a total in order, each cut to what is left of it; `rest` is what remains. */
+function parts(total: number) {
+  let left = whole(total);
+  return {
+    take(n: number | undefined) {
+      const part = Math.min(whole(n), left);
+      left -= part;
+      return part;
+    },
+    get rest() {
+      return left;
+    },
+  };
+}
+
 /**
  * Splits a usage into buckets. `input` is the uncached text input and `output` the text output:
  * what is left of each total once its parts are taken out. A part larger than what is left of its
@@ -27,33 +42,24 @@ export type Buckets = Record<Bucket, number>;
  * is ever negative and the buckets always add up to the totals.
  */
 export function bucketsOf(u: C.Usage): Buckets {
-  // Each part is cut to what is left of its total, in order (plain arithmetic: this runs for every
-  // request, at settlement and for its cost).
-  let input = whole(u.inputTokens);
-  const cacheRead = Math.min(whole(u.cachedTokens), input);
-  input -= cacheRead;
-  const writes = Math.min(whole(u.cacheWriteTokens), input);
-  input -= writes;
+  const input = parts(u.inputTokens);
+  const cacheRead = input.take(u.cachedTokens);
+  const writes = input.take(u.cacheWriteTokens);
   const write1h = Math.min(whole(u.cacheWrite1hTokens), writes);
-  const audioIn = Math.min(whole(u.audioInputTokens), input);
-  input -= audioIn;
-  const imageIn = Math.min(whole(u.imageInputTokens), input);
-  input -= imageIn;
-  let output = whole(u.outputTokens);
-  const reasoning = Math.min(whole(u.reasoningTokens), output);
-  output -= reasoning;
-  const audioOut = Math.min(whole(u.audioOutputTokens), output);
-  output -= audioOut;
-  const imageOut = Math.min(whole(u.imageOutputTokens), output);
-  output -= imageOut;
+  const audioIn = input.take(u.audioInputTokens);
+  const imageIn = input.take(u.imageInputTokens);
+  const output = parts(u.outputTokens);
+  const reasoning = output.take(u.reasoningTokens);
+  const audioOut = output.take(u.audioOutputTokens);
+  const imageOut = output.take(u.imageOutputTokens);
   return {
-    input,
+    input: input.rest,
     cache_read: cacheRead,
     cache_write: writes - write1h,
     cache_write_1h: write1h,
     audio_input: audioIn,
     image_input: imageIn,
-    output,
+    output: output.rest,
     reasoning,
     audio_output: audioOut,
     image_output: imageOut,
