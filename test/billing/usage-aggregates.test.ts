@@ -255,14 +255,23 @@ describe('embedded', () => {
   }, 60_000);
 });
 
+/** The migrations older than `name` only: the schema as a release before it left it. */
+async function applyMigrationsBefore(db: Awaited<ReturnType<typeof openDatabase>>, name: string): Promise<void> {
+  const older = mkdtempSync(path.join(tmpdir(), 'mg-migrations-'));
+  try {
+    for (const m of readdirSync(migrationsDir).filter((m) => m < name)) cpSync(path.join(migrationsDir, m), path.join(older, m), { recursive: true });
+    await applyMigrations(db.sql, older);
+  } finally {
+    rmSync(older, { recursive: true, force: true });
+  }
+}
+
 it('the migration moves existing rows into day partitions and builds their aggregates', async () => {
   const pgdb = await freshPostgres();
   const db = await openDatabase({ databaseUrl: pgdb.url, dataDir: tmpdir(), migrate: false });
   try {
     // The migrations before this issue's, then rows in the old table's shape.
-    const older = mkdtempSync(path.join(tmpdir(), 'mg-migrations-'));
-    for (const m of readdirSync(migrationsDir).filter((m) => m < '20261127163000')) cpSync(path.join(migrationsDir, m), path.join(older, m), { recursive: true });
-    await applyMigrations(db.sql, older);
+    await applyMigrationsBefore(db, '20261127163000');
     const rows = records('m', 1000, [0, 3, 120]);
     await db.sql.query(
       `INSERT INTO usage_records (request_id, api_key_id, user_id, model, endpoint, prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, surcharge_tokens, metered_unit, metered_quantity, billed_tokens, usage_source, status, created_at)
@@ -282,7 +291,6 @@ it('the migration moves existing rows into day partitions and builds their aggre
     const raw = (await db.sql.query(RAW_SUMS)) as { requests: number; unpriced: number; cost: string }[];
     expect(raw.every((r) => r.unpriced === r.requests && r.cost === '0')).toBe(true);
     expect(await db.sql.query(AGGREGATES())).toEqual(raw);
-    rmSync(older, { recursive: true, force: true });
   } finally {
     await db.close();
     await pgdb.drop();
@@ -293,9 +301,7 @@ it('the roll-ups migration fills usage_day_models and usage_day_users from usage
   const pgdb = await freshPostgres();
   const db = await openDatabase({ databaseUrl: pgdb.url, dataDir: tmpdir(), migrate: false });
   try {
-    const older = mkdtempSync(path.join(tmpdir(), 'mg-migrations-'));
-    for (const m of readdirSync(migrationsDir).filter((m) => m < '20261129072335')) cpSync(path.join(migrationsDir, m), path.join(older, m), { recursive: true });
-    await applyMigrations(db.sql, older);
+    await applyMigrationsBefore(db, '20261129072335');
     // Sums as the release before wrote them: usage_daily only.
     const rows = records('r', 1500, [0, 1, 200, 5]);
     await db.sql.query(
@@ -318,7 +324,6 @@ it('the roll-ups migration fills usage_day_models and usage_day_users from usage
     expect(await applyMigrations(db.sql)).toContain('20261129072335_usage_day_rollups');
     await expectRollupsExact(db, false);
     expect(await db.sql.query(`SELECT count(*)::int AS n, sum(requests)::int AS requests FROM usage_day_models`)).toEqual([{ n: 12, requests: 1500 }]);
-    rmSync(older, { recursive: true, force: true });
   } finally {
     await db.close();
     await pgdb.drop();
