@@ -100,9 +100,10 @@ ${
     env.REDIS_URL = opts.redisUrl;
     env.REDIS_KEY_PREFIX = `mgbench:${randomToken(6)}:`;
   }
-  // For profiling the gateway under load, e.g. BENCH_GATEWAY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof".
+  // For profiling the gateway under load, e.g. BENCH_GATEWAY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof";
+  // BENCH_GATEWAY_BIN: another build's bin/model-gateway.mjs (a worktree of the commit to compare with).
   const nodeArgs = [...(process.env.BENCH_GATEWAY_NODE_ARGS?.split(/\s+/).filter(Boolean) ?? []), ...(opts.nodeArgs ?? [])];
-  const proc = spawn(process.execPath, [...nodeArgs, opts.bin ?? path.join(root, 'bin/model-gateway.mjs'), 'serve'], { env, stdio: ['ignore', opts.onStdout ? 'pipe' : 'ignore', 'pipe'] });
+  const proc = spawn(process.execPath, [...nodeArgs, opts.bin ?? (process.env.BENCH_GATEWAY_BIN || path.join(root, 'bin/model-gateway.mjs')), 'serve'], { env, stdio: ['ignore', opts.onStdout ? 'pipe' : 'ignore', 'pipe'] });
   if (opts.onStdout) proc.stdout!.on('data', opts.onStdout);
   let log = '';
   proc.stderr!.on('data', (d) => (log += d));

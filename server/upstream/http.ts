@@ -2,6 +2,7 @@
 // provider's time limits enforced with timers while the gateway waits on the upstream, and every
 // failure classified for failover (upstream-errors.ts). JSON, SSE, raw bytes and streamed
 // multipart go up; JSON, events and streamed downloads come back.
+import { EventEmitter } from 'node:events';
 import { Readable } from 'node:stream';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { Agent, request, type Dispatcher } from 'undici';
@@ -85,13 +86,33 @@ export type UpstreamCall = UpstreamTarget & { body: unknown };
 type AnswerKind = 'whole' | 'events' | 'download';
 
 /**
+ * What undici is given to abort an upstream request with, in place of an AbortController's
+ * signal: an EventEmitter with `aborted` and `reason`, which undici takes as well. Node 20's
+ * AbortSignal survives every scavenge until a full collection, whatever refers to it (measured
+ * with `--trace-gc-nvp`: every signal promoted, and with it undici's listener and the request
+ * state that listener reaches), so one per upstream call filled the old generation and ran a
+ * mark-compact every second or so under load; an EventEmitter dies young with its request.
+ */
+class AbortHandle extends EventEmitter {
+  aborted = false;
+  reason: unknown = undefined;
+
+  abort(reason?: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.emit('abort');
+  }
+}
+
+/**
  * One upstream request under the provider's time limits. The timers run only while the gateway
  * waits on the upstream: a stream suspended for a slow client does not time its upstream out.
  * A streamed request body (`uploading`) is bounded by the idle limit while it goes up; the
  * first-byte wait starts when its last byte is sent, so a long upload is not a slow answer.
  */
 class Attempt {
-  readonly controller = new AbortController();
+  readonly controller = new AbortHandle();
   /** Set when one of our limits ran out: the error every failure of this attempt becomes. */
   timedOut: UpstreamError | null = null;
   /** The gateway's own failure reading the body it uploads: never the upstream's. */
@@ -129,7 +150,7 @@ class Attempt {
   }
 
   private fire(what: string) {
-    if (this.timedOut || this.controller.signal.aborted) return;
+    if (this.timedOut || this.controller.aborted) return;
     this.timedOut = new UpstreamError(`provider '${this.call.provider}': ${what}`, 0, true, 'upstream_timeout');
     this.controller.abort(this.timedOut);
   }
@@ -145,7 +166,7 @@ class Attempt {
   uploaded() {
     if (this.uploadIdle) clearTimeout(this.uploadIdle);
     this.uploadIdle = null;
-    if (!this.headersReceived && !this.controller.signal.aborted) this.armFirstByte();
+    if (!this.headersReceived && !this.controller.aborted) this.armFirstByte();
   }
 
   /** Response headers are in: a plain answer's first byte. */
@@ -219,7 +240,7 @@ class Attempt {
    */
   abort() {
     this.done();
-    if (!this.complete && !this.controller.signal.aborted) this.controller.abort();
+    if (!this.complete && !this.controller.aborted) this.controller.abort();
   }
 }
 
@@ -242,7 +263,7 @@ async function send(attempt: Attempt, method: 'GET' | 'POST', headers: Record<st
       dispatcher: agentFor(call.limits.connectMs),
       headers,
       body: payload,
-      signal: attempt.controller.signal,
+      signal: attempt.controller,
       // What a stream buffers while its client reads slower than the upstream writes (undici's
       // default is 64 KiB): thousands of concurrent streams made this most of the memory.
       highWaterMark: 16 * 1024,
