@@ -63,6 +63,9 @@ import { createLogger as createFormattedLogger } from './runtime/log-format.ts';
 
 export const version: string = JSON.parse(readFileSync(projectPath('package.json'), 'utf8')).version;
 
+/** How long start-up waits for the ledger's first upkeep (its partitions) before serving anyway. */
+const FIRST_UPKEEP_WAIT_MS = 5_000;
+
 /** The gateway's logger (`destination`: where its lines go instead of stdout, for tests). */
 export function createLogger(env: NodeJS.ProcessEnv, destination?: Parameters<typeof createFormattedLogger>[2]): Logger {
   return createFormattedLogger(env, redactedPaths, destination);
@@ -184,9 +187,12 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
       },
     });
     cleanups.push(() => ledger.close());
-    // The ledger's partitions for the days about to be written, and retention, now and hourly. Not
-    // awaited: a row written before its day's partition exists waits in the default partition and
-    // moves into its own when the partition is made.
+    // The ledger's partitions for the days about to be written, and retention, now and hourly. The
+    // first run is waited for, up to a bound (it never fails the start): on a new database the
+    // day's partition does not exist yet, and a ledger write routed to the default partition while
+    // that partition is being made fails ("violates partition constraint"; written a second later,
+    // but said as an error). A row written before its day's partition exists waits in the default
+    // partition and moves into its own when the partition is made.
     const upkeep = new LedgerMaintenance(db.sql, config.ledger, clock, {
       done: (r) => {
         if (r.created.length || r.dropped.length || r.strayRowsDeleted || r.aggregatesDeleted) logger.info({ ...r }, 'usage ledger upkeep');
@@ -194,7 +200,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
       failed: (err) => logger.error({ err }, 'usage ledger upkeep failed; it runs again within the hour'),
     });
     cleanups.push(() => upkeep.close());
-    void upkeep.run();
+    await Promise.race([upkeep.run(), new Promise((resolve) => setTimeout(resolve, FIRST_UPKEEP_WAIT_MS).unref())]);
     const recovered = await ledger.recover();
     if (recovered) logger.warn(`usage ledger: recovered ${recovered} record(s) a previous process had not written`);
     // Before the ledger's cleanup (cleanups run in reverse): one last try at queued settlements.
