@@ -440,10 +440,11 @@ async function serveWorker(env: NodeJS.ProcessEnv, logger: Logger, slot: number)
   const { metrics } = gateway.services;
   const pool = joinPool(metrics.registry);
   metrics.scrape = pool.scrape;
-  pool.ready(gateway.url);
   const stopIdleGc = idleGc(env, logger);
   const limit = hardLimitMs(shutdownTimings(env));
-  // Ctrl-C reaches a worker from the terminal and again from the primary: one stop.
+  // Ctrl-C reaches a worker from the terminal and again from the primary: one stop. Listened for
+  // before the primary hears "ready": a stop that follows at once would otherwise meet Node's
+  // default action, death by SIGTERM, which the primary counts as a failed stop.
   onStopSignals(
     (signal) =>
       void (async () => {
@@ -464,6 +465,7 @@ async function serveWorker(env: NodeJS.ProcessEnv, logger: Logger, slot: number)
       process.exit(1);
     },
   );
+  pool.ready(gateway.url);
 }
 
 /**
