@@ -13,7 +13,7 @@
 // classes, token counts. Never a body, a prompt, a key, a header value or a query string.
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import type { Attributes, Context, Span } from '@opentelemetry/api';
+import type { Attributes, Context, HrTime, Span } from '@opentelemetry/api';
 import type { AttemptStart, AttemptWatcher, RequestTrail, RequestTrails, TrailObserver } from './request-trail.ts';
 import { traceSettings, type SamplerSetting } from './tracing-config.ts';
 
@@ -31,8 +31,15 @@ export type TracingOptions = {
   upstream?: (providerId: string) => UpstreamInfo | undefined;
 };
 
-/** What a trail's `tracing` holds: its span and the context its children start in. */
-type Traced = { span: Span; ctx: Context };
+/**
+ * What a trail's `tracing` holds: its span, the context its children start in, and `at`, the
+ * trail's times (ms from its start) as the span times of all its spans. One time base for the
+ * whole tree: the SDK turns a performance.now() time into wall-clock time with an offset of its
+ * own per span, read from Date.now() (whole ms), so two spans of one request given times
+ * microseconds apart could land in the wrong order, a phase starting before the attempt it
+ * follows ended (decision 0031).
+ */
+type Traced = { span: Span; ctx: Context; at: (ms: number) => HrTime };
 const tracedOf = (trail: RequestTrail) => trail.tracing as Traced | undefined;
 
 // GenAI attributes by name: the semantic-conventions package marks them deprecated there (they
@@ -156,22 +163,30 @@ export async function startTracing(env: NodeJS.ProcessEnv, trails: RequestTrails
     return (surface && OPERATIONS[surface]) ?? surface ?? 'chat';
   };
 
+  // The trail's times on the wall clock, from one reading of it: the trail's start in ms since the
+  // epoch, then its offsets added (a float add is monotonic, so their order is kept).
+  const timeBase = (trail: RequestTrail) => {
+    const origin = Date.now() - performance.now() + trail.t0;
+    return (ms: number) => core.millisToHrTime(origin + ms);
+  };
+
   const observer: TrailObserver = {
     opened(trail, requestHeaders) {
+      const at = timeBase(trail);
       if (trail.method === 'JOB') {
         // A job run starts a trace of its own: it runs long after (and apart from) its submission.
-        const span = tracer.startSpan('gateway.job.run', { kind: SpanKind.INTERNAL, attributes: { 'gateway.job.id': trail.id, 'gateway.job.kind': trail.path } }, ROOT_CONTEXT);
-        trail.tracing = { span, ctx: trace.setSpan(ROOT_CONTEXT, span) } satisfies Traced;
+        const span = tracer.startSpan('gateway.job.run', { kind: SpanKind.INTERNAL, startTime: at(0), attributes: { 'gateway.job.id': trail.id, 'gateway.job.kind': trail.path } }, ROOT_CONTEXT);
+        trail.tracing = { span, ctx: trace.setSpan(ROOT_CONTEXT, span), at } satisfies Traced;
         return;
       }
       const parent = propagator.extract(ROOT_CONTEXT, requestHeaders, defaultTextMapGetter);
       const path = pathOnly(trail.path);
       const span = tracer.startSpan(
         `${trail.method} ${path}`,
-        { kind: SpanKind.SERVER, attributes: { [semconv.ATTR_HTTP_REQUEST_METHOD]: trail.method, [semconv.ATTR_URL_PATH]: path, 'gateway.request_id': trail.id } },
+        { kind: SpanKind.SERVER, startTime: at(0), attributes: { [semconv.ATTR_HTTP_REQUEST_METHOD]: trail.method, [semconv.ATTR_URL_PATH]: path, 'gateway.request_id': trail.id } },
         parent,
       );
-      trail.tracing = { span, ctx: trace.setSpan(parent, span) } satisfies Traced;
+      trail.tracing = { span, ctx: trace.setSpan(parent, span), at } satisfies Traced;
     },
 
     attempt(trail, start: AttemptStart, atMs): AttemptWatcher | undefined {
@@ -181,8 +196,7 @@ export async function startTracing(env: NodeJS.ProcessEnv, trails: RequestTrails
       const upstreamModel = start.upstreamModel ?? start.model;
       const attributes: Attributes = { ...upstreamAttributes(start.provider), [GEN_AI.operation]: operation, [GEN_AI.requestModel]: upstreamModel };
       if (start.key !== null) attributes['gateway.provider.key'] = start.key;
-      // Times are the trail's (performance.now() based): the SDK takes them as such.
-      const span = tracer.startSpan(`${operation} ${upstreamModel}`, { kind: SpanKind.CLIENT, startTime: trail.t0 + atMs, attributes }, traced.ctx);
+      const span = tracer.startSpan(`${operation} ${upstreamModel}`, { kind: SpanKind.CLIENT, startTime: traced.at(atMs), attributes }, traced.ctx);
       const headers: Record<string, string> = {};
       propagator.inject(trace.setSpan(traced.ctx, span), headers, defaultTextMapSetter);
       return {
@@ -193,11 +207,11 @@ export async function startTracing(env: NodeJS.ProcessEnv, trails: RequestTrails
             if (outcome.status) span.setAttribute(semconv.ATTR_HTTP_RESPONSE_STATUS_CODE, outcome.status);
             span.setStatus({ code: SpanStatusCode.ERROR });
           }
-          span.end(trail.t0 + endMs);
+          span.end(traced.at(endMs));
         },
         late(status, failure, lateMs) {
           // The attempt's span ended when it answered; the break is the request's to show.
-          traced.span.addEvent('gateway.upstream.failed_late', { [semconv.ATTR_ERROR_TYPE]: failure, 'gateway.provider': start.provider, ...(status ? { [semconv.ATTR_HTTP_RESPONSE_STATUS_CODE]: status } : {}) }, trail.t0 + lateMs);
+          traced.span.addEvent('gateway.upstream.failed_late', { [semconv.ATTR_ERROR_TYPE]: failure, 'gateway.provider': start.provider, ...(status ? { [semconv.ATTR_HTTP_RESPONSE_STATUS_CODE]: status } : {}) }, traced.at(lateMs));
           traced.span.setAttribute(semconv.ATTR_ERROR_TYPE, failure);
           traced.span.setStatus({ code: SpanStatusCode.ERROR });
         },
@@ -207,9 +221,9 @@ export async function startTracing(env: NodeJS.ProcessEnv, trails: RequestTrails
     phase(trail, phase, startMs, endMs, failed) {
       const traced = tracedOf(trail);
       if (!traced) return;
-      const span = tracer.startSpan(`gateway.${phase}`, { kind: SpanKind.INTERNAL, startTime: trail.t0 + startMs }, traced.ctx);
+      const span = tracer.startSpan(`gateway.${phase}`, { kind: SpanKind.INTERNAL, startTime: traced.at(startMs) }, traced.ctx);
       if (failed) span.setStatus({ code: SpanStatusCode.ERROR });
-      span.end(trail.t0 + endMs);
+      span.end(traced.at(endMs));
     },
 
     finished(trail) {
@@ -252,7 +266,7 @@ export async function startTracing(env: NodeJS.ProcessEnv, trails: RequestTrails
         }
         span.setAttributes(a);
       }
-      span.end();
+      span.end(traced.at(trail.now()));
     },
   };
   trails.observe(observer);

@@ -8,7 +8,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { pollJob, startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { startFakeUpstreams, type FakeUpstreams } from '../helpers/fake-upstreams.ts';
 import { startFakeMedia, type FakeMedia } from '../media/fake-media.ts';
@@ -299,6 +299,39 @@ describe('traces over OTLP http/json', () => {
     const doc = JSON.parse(receiver.exports[0]!.body.toString('utf8')) as { resourceSpans: { resource: { attributes: { key: string; value: AnyValue }[] } }[] };
     const resource = Object.fromEntries(doc.resourceSpans[0]!.resource.attributes.map((a) => [a.key, valueOf(a.value)]));
     expect(resource).toMatchObject({ 'service.name': 'model-gateway', 'service.version': gw.services.version });
+  });
+});
+
+describe('span times', () => {
+  it('one time base per request: a phase after an attempt starts after it, whatever the wall clock reads between them', async () => {
+    const receiver = await startReceiver();
+    const trails = new RequestTrails();
+    const tracing = (await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }, trails, { info: () => {}, warn: () => {} }))!;
+    // The wall clock read in whole ms, as Date.now() is: here it reads 2 ms less after the first
+    // reading (a tick boundary, a step back). The SDK's own conversion of performance.now() times
+    // reads it per span, which put the settlement 12 µs before the attempt's end once in CI.
+    const wall = Date.now();
+    let reads = 0;
+    const clock = vi.spyOn(Date, 'now').mockImplementation(() => (reads++ ? wall - 2 : wall));
+    try {
+      const trail = trails.start('req_times', 'POST', '/v1/chat/completions', {});
+      const attempt = trail.attempt({ provider: 'openai', key: null, upstreamModel: 'text-model', model: 'chat-model' });
+      attempt.succeeded();
+      trail.phase('quota.settle', trail.now());
+      trails.finish(trail, { status: 200, errorCode: null, aborted: false, totalMs: 1, warnings: [], principal: null });
+    } finally {
+      clock.mockRestore();
+    }
+    await tracing.shutdown();
+    await receiver.close();
+    const spans = spansOf(receiver.exports);
+    const [request, call, settle] = ['POST /v1/chat/completions', 'chat text-model', 'gateway.quota.settle'].map((name) => spans.find((s) => s.name === name)!);
+    const t = (s: SpanView, end: 'start' | 'end') => BigInt(end === 'start' ? s.startTimeUnixNano : s.endTimeUnixNano);
+    expect(t(call!, 'start')).toBeGreaterThanOrEqual(t(request!, 'start'));
+    expect(t(settle!, 'start')).toBeGreaterThanOrEqual(t(call!, 'end'));
+    expect(t(request!, 'end')).toBeGreaterThanOrEqual(t(settle!, 'end'));
+    // On the wall clock as read when the request started (to within its steps here).
+    expect(Math.abs(Number(t(request!, 'start') / 1_000_000n) - wall)).toBeLessThanOrEqual(3);
   });
 });
 
