@@ -55,6 +55,7 @@ import { StartupError, acquireEmbeddedLock, dataDirOf, ensureDataDir, writeServe
 import { checkListenAddress, listenError } from './runtime/port.ts';
 import { Drain, hardLimitMs, onStopSignals, shutdownTimings } from './runtime/shutdown.ts';
 import { WorkerPool, joinPool, workerCount, workerSlot } from './runtime/cluster.ts';
+import { within } from './runtime/within.ts';
 import { drainHttp } from './http/graceful-close.ts';
 import type { Services } from './http/services.ts';
 import { defaultRedisTimeouts, envMs, openCounterStore, openItemStore, type RedisTimeouts } from './stores/index.ts';
@@ -200,7 +201,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
       failed: (err) => logger.error({ err }, 'usage ledger upkeep failed; it runs again within the hour'),
     });
     cleanups.push(() => upkeep.close());
-    await Promise.race([upkeep.run(), new Promise((resolve) => setTimeout(resolve, FIRST_UPKEEP_WAIT_MS).unref())]);
+    await within(upkeep.run(), FIRST_UPKEEP_WAIT_MS);
     const recovered = await ledger.recover();
     if (recovered) logger.warn(`usage ledger: recovered ${recovered} record(s) a previous process had not written`);
     // Before the ledger's cleanup (cleanups run in reverse): one last try at queued settlements.

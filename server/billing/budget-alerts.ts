@@ -19,6 +19,7 @@ import type { ResolvedConfig } from '../config/schema.ts';
 import type { SqlQueryable } from '../db/migrate.ts';
 import { systemClock, type Clock } from '../runtime/clock.ts';
 import { constantTimeEqualHex, newId } from '../runtime/secrets.ts';
+import { within } from '../runtime/within.ts';
 import { isUtcDay } from './plans.ts';
 
 export type BudgetScope = 'key' | 'user';
@@ -351,9 +352,7 @@ export class BudgetAlerts {
     await this.sweeping;
     await Promise.allSettled([...this.recording]);
     if (this.inFlight.size) {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.allSettled([...this.inFlight.keys()]), new Promise((r) => (timer = setTimeout(r, graceMs)))]);
-      clearTimeout(timer);
+      await within(Promise.allSettled([...this.inFlight.keys()]), graceMs);
       for (const controller of this.inFlight.values()) controller.abort();
       await Promise.allSettled([...this.inFlight.keys()]);
     }

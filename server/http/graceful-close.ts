@@ -19,6 +19,7 @@ import net from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Drain, ShutdownTimings } from '../runtime/shutdown.ts';
+import { within } from '../runtime/within.ts';
 
 /**
  * How long idle keep-alive connections stay usable once the listener is closed: at most
@@ -40,17 +41,6 @@ export function closeConnectionsWhileDraining(app: FastifyInstance, drain: Drain
     if (drain.draining && !reply.raw.headersSent) reply.header('connection', 'close');
     done(null, payload);
   });
-}
-
-/** Resolves `true` when `p` settles first, `false` after `ms`; the timer never outlives the race (a stopping process must be free to exit). */
-function within(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    p.then(() => true),
-    new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), Math.max(0, ms));
-    }),
-  ]).finally(() => clearTimeout(timer));
 }
 
 export type DrainReport = {
