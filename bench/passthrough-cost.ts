@@ -29,7 +29,7 @@ function measure(name: string, fn: () => unknown): Cost {
     for (let i = 0; i < N; i++) fn();
     runs.push(Number(process.hrtime.bigint() - t) / 1000 / N);
   }
-  const us = runs.sort((a, b) => a - b)[2];
+  const us = runs.sort((a, b) => a - b)[2]!;
   let bytes = Number.NaN;
   if (gc) {
     gc();
