@@ -1,4 +1,4 @@
-// Plans, limits and quota reservations (spec parts 1, 5, 7, 8; DESIGN.md §4).
+// Plans, limits and quota reservations (docs/api.md, "Usage and limits"; docs/architecture.md, "Money").
 import { randomToken } from '../runtime/secrets.ts';
 import type { ResolvedConfig } from '../config/schema.ts';
 import { GatewayError, errors } from '../runtime/errors.ts';

@@ -1,4 +1,4 @@
-// Hosted copies (spec 4.3: a b64_json image may also carry a `url`): an unguessable link that any
+// Hosted copies (docs/api.md, "Images and video": a b64_json image may also carry a `url`): an unguessable link that any
 // instance can verify without a database lookup and that works in an <img> without headers. The
 // token is `<key>.<expiry>.<HMAC-SHA256 of both, 128 bits>`, key and MAC in base64url, keyed by a key derived from the
 // gateway secret (so it changes with GATEWAY_SECRET and signs nothing else).

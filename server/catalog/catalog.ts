@@ -39,7 +39,7 @@ function pricingOf(m: ModelConfig, resolved: CatalogEntry['pricing'] | undefined
 }
 
 /**
- * A catalog entry (spec 2.6): what the config says wins, then resolved metadata, else null —
+ * A catalog entry (docs/api.md, "Models"): what the config says wins, then resolved metadata, else null —
  * never 0 or false for something unknown.
  */
 export function catalogEntry(m: ModelConfig, providerName: string, created: number, resolved: { source: 'openrouter' | 'poe'; fields: Resolved } | null = null): CatalogEntry {

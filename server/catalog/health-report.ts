@@ -1,4 +1,4 @@
-// GET /v1/models/status (spec 2.7): rolling availability per model and upstream, from the attempts
+// GET /v1/models/status (docs/api.md, "Models"): rolling availability per model and upstream, from the attempts
 // the routing layer records — the database's per-minute sums from every instance, plus this
 // instance's not-yet-written minute buckets. Per configured upstream and pool key, the share of the
 // traffic and the router's breaker and cool-down states.

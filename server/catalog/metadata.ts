@@ -66,7 +66,7 @@ function pricing(p: JsonValue | undefined): Resolved['pricing'] {
   };
 }
 
-/** OpenRouter `GET /api/v1/models` entry → catalog fields (wire-formats.md §7.1). */
+/** OpenRouter `GET /api/v1/models` entry → catalog fields (the fields of its models API reference; test/fixtures/recorded/roo-code holds a recorded list). */
 export function mapOpenRouter(m: JsonObject): Resolved {
   const sp = list(m.supported_parameters);
   const has = (...names: string[]) => (sp ? names.some((n) => sp.includes(n)) : null);

@@ -27,7 +27,7 @@ export const CAPABILITIES = {
   embeddings: { unit: 'token', surface: 'embeddings' },
   moderation: { unit: 'token', surface: 'moderations' },
   images: { unit: 'image', surface: 'images', jobObject: 'image.generation.job' },
-  // Submitted and polled under /v1/images/generations like images (spec 4.3), but named for what it makes.
+  // Submitted and polled under /v1/images/generations like images (docs/api.md, "Images and video"), but named for what it makes.
   video: { unit: 'video_second', surface: 'video', jobObject: 'video.generation.job' },
   speech: { unit: 'character', surface: 'speech', jobObject: 'audio.speech.job' },
   transcription: { unit: 'audio_minute', surface: 'transcriptions', jobObject: 'audio.transcription.job' },

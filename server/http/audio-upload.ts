@@ -1,4 +1,4 @@
-// The audio upload of a transcription request (multipart, spec 4.4), read as a stream: the form's
+// The audio upload of a transcription request (multipart, docs/api.md, "Transcription"), read as a stream: the form's
 // fields become the body the contract validates, the file goes to a temporary file (sync) or the
 // blob store (jobs) chunk by chunk — never whole in memory. Its container is recognised from its
 // first bytes; over 25 MB is 413 as soon as the limit is crossed, and the rest is not read.

@@ -45,7 +45,7 @@ function malformedAuthorization(h: string, credential: string): string {
 
 const invalidKey = () => errors.unauthenticated('Invalid API key.');
 
-// Inference is for API keys and OAuth access tokens (spec part 5): the dashboard's sign-in cookie
+// Inference is for API keys and OAuth access tokens (docs/api.md, "Base URL and authentication"): the dashboard's sign-in cookie
 // alone would bill nobody's key and share one set of counters among every signed-in user.
 const sessionNotAccepted = () =>
   errors.unauthenticated(

@@ -1,4 +1,4 @@
-// Async jobs (spec 2.9, 3.2): submitted by an endpoint, run by the runner (runner.ts) on any
+// Async jobs (docs/api.md, "Jobs"): submitted by an endpoint, run by the runner (runner.ts) on any
 // instance, polled and downloaded only with the key that created them. The `jobs` row is the
 // truth: status, the quota reservation to settle, the output's blob key.
 //

@@ -1,4 +1,4 @@
-// The client's image/video request (spec 4.3), checked and normalized once, whatever the upstream:
+// The client's image/video request (docs/api.md, "Images and video"), checked and normalized once, whatever the upstream:
 // aliases resolved, `seconds` clamped, sizes parsed, impossible values refused with their `param`.
 // What each upstream then honours, maps or strips is its adapter's business (docs/images.md).
 import type { z } from 'zod';
@@ -91,7 +91,7 @@ export function parseMediaRequest(body: Body, video: boolean, warnings: string[]
 }
 
 /**
- * `url` by default (spec 4.3); the base64 aliases mean `b64_json`, which carries the url too. A
+ * `url` by default (docs/api.md, "Images and video"); the base64 aliases mean `b64_json`, which carries the url too. A
  * client that names a GPT image model and no format gets both: OpenAI answers those models only in
  * base64, so clients written for them (the Vercel AI SDK, OpenAI's own examples) read `b64_json`.
  */

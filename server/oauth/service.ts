@@ -1,4 +1,4 @@
-// The OAuth 2.0 authorization server's state: apps, codes, grants and tokens (spec 2.1–2.5, 3.1).
+// The OAuth 2.0 authorization server's state: apps, codes, grants and tokens (docs/api.md, "OAuth apps"; RFC 6749, RFC 7636).
 // Every secret is stored as a SHA-256 hash and compared in constant time.
 import { createHash, createHmac } from 'node:crypto';
 import type { z } from 'zod';

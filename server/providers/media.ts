@@ -53,7 +53,7 @@ export function moderationRefusal(err: unknown, provider: string): unknown {
 }
 
 /**
- * The upstream refused the prompt or its result under its content policy (spec 4.3): the client's
+ * The upstream refused the prompt or its result under its content policy (docs/api.md, "Images and video"): the client's
  * to change, never retried, nothing billed. `reason` is (or quotes) the upstream's words: redacted.
  */
 export const contentPolicy = (provider: string, reason: string) =>

@@ -20,7 +20,7 @@ export type SpeechInput = {
 export type SpeechAudio = { kind: 'audio'; contentType: string; body: Readable; length: number | null };
 export type SpeechTimestamps = { kind: 'timestamps'; json: Omit<z.infer<typeof SpeechWithTimestamps>, 'pronunciation_warnings'> };
 
-/** The three speech families of spec 4.4: A OpenAI-format, B ElevenLabs, C Gemini TTS. */
+/** The three speech families: A OpenAI-format, B ElevenLabs, C Gemini TTS. */
 export type SpeechFamily = 'A' | 'B' | 'C';
 
 /** The request fields one family reads and the others ignore (with a warning). */

@@ -1,4 +1,4 @@
-// Pronunciation dictionaries (spec 2.10, 4.4 rules 1–7), applied to the text before it goes
+// Pronunciation dictionaries (docs/api.md, "Speech": pronunciation rules 1–7), applied to the text before it goes
 // upstream: nothing is registered with a provider. Pure: text and rules in, the text to send, the
 // text as it will be spoken (for billing and the character cap) and the warnings out.
 //

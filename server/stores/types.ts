@@ -1,6 +1,6 @@
 /**
  * Counters behind limits and quotas. Check and count are one atomic step in the store that
- * holds the counter (DESIGN.md §4 rule 3), so N gateways sharing Redis enforce what one does.
+ * holds the counter (decision 0003), so N gateways sharing Redis enforce what one does.
  * Every call takes `now` from the caller's clock, so tests can move time instead of sleeping.
  */
 export type WindowResult = {
@@ -18,7 +18,7 @@ export type ReserveResult = {
   used: number;
 };
 
-/** A fixed request window to count one request in (spec 8: requests per minute). */
+/** A fixed request window to count one request in (requests per minute: docs/api.md, "Limits on requests"). */
 export type WindowSpec = { key: string; limit: number; windowMs: number };
 
 /**
@@ -69,7 +69,7 @@ export interface CounterStore {
   readonly kind: 'memory' | 'redis';
   /**
    * Fixed window: adds `cost` to `key` if the result stays ≤ `limit`. The window starts with the
-   * first counted cost and lasts `windowMs` (spec 8: requests per minute).
+   * first counted cost and lasts `windowMs` (requests per minute: docs/api.md, "Limits on requests").
    */
   hit(key: string, cost: number, limit: number, windowMs: number, now: number): Promise<WindowResult>;
   /** The open window of `key`, or null. */

@@ -1,4 +1,4 @@
-// Every response format for every model, rendered by the gateway from the transcript (spec 4.4):
+// Every response format for every model, rendered by the gateway from the transcript (docs/api.md, "Transcription"):
 // json, text, srt, vtt and verbose_json in OpenAI's shape (so the OpenAI SDK's types read it).
 import { cuesOf, wrap, type Cue, type Transcript } from './transcript.ts';
 

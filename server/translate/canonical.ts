@@ -1,4 +1,4 @@
-// The hub every text format translates through (DESIGN.md §3): client formats (chat completions,
+// The hub every text format translates through (decision 0002): client formats (chat completions,
 // Messages) decode into it, provider formats (OpenAI chat, Anthropic, Gemini) encode from it, and
 // responses and stream events come back the same way. N formats need 2N converters, not N².
 import type { UnknownField } from './request-fields.ts';

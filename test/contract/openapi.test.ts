@@ -6,7 +6,7 @@ import { buildOpenApiDocument } from '../../contract/openapi.ts';
 
 const committed = JSON.parse(readFileSync(new URL('../../openapi/openapi.json', import.meta.url), 'utf8'));
 
-// Part 4 of the interface specification, path by path.
+// The endpoints of docs/api.md, path by path.
 const specPaths: [string, string][] = [
   ['get', '/v1/oauth/authorize'],
   ['post', '/v1/oauth/token'],

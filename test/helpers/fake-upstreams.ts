@@ -1,6 +1,6 @@
 // One local HTTP server that speaks the OpenAI chat, Anthropic Messages and Gemini wire formats.
 // Plain text answers replay recorded provider bodies from test/fixtures/recorded; tool calls, JSON output,
-// reasoning and failures are scripted in the same byte-level shapes (wire-formats.md): OpenAI's
+// reasoning and failures are scripted in the same byte-level shapes as those recordings: OpenAI's
 // `choices: []` usage chunk and [DONE], Anthropic `event:` lines with pings and padded JSON,
 // Gemini's CRLF-framed alt=sse events. The upstream model name selects the behaviour.
 import { readFileSync } from 'node:fs';

@@ -106,7 +106,7 @@ const openaiJson = () => ({ ...json(`${CHAT}.json`), usage: OPENAI_USAGE });
 const openaiChunks = () => lines(`${CHAT}.chunks.txt`).map((c) => (c.usage ? { ...c, usage: OPENAI_USAGE } : c));
 
 const openRouterJson = () => ({ ...json(`${CHAT}.json`), id: 'gen-1770933883-FakeOpenRouter', provider: 'Anthropic', usage: OPENROUTER_USAGE });
-/** OpenRouter's usage rides on a last chunk with one empty choice, not `choices: []` (wire-formats.md §7.2). */
+/** OpenRouter's usage rides on a last chunk with one empty choice, not `choices: []` (OpenRouter's streaming usage, as its SDK's recordings show). */
 function openRouterChunks(): JsonObject[] {
   const chunks = lines(`${CHAT}.chunks.txt`).filter((c) => !c.usage);
   const last = chunks[chunks.length - 1]!;

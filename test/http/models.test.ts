@@ -1,4 +1,4 @@
-// GET /v1/models returns the configured catalog with every field of spec 2.6; unknowns are null.
+// GET /v1/models returns the configured catalog with every field docs/api.md lists; unknowns are null.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { CatalogEntry, ModelList } from '../../contract/models.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';

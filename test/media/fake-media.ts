@@ -1,5 +1,5 @@
-// Fake OpenAI, Gemini and OpenRouter media upstreams, shaped after shared/docs/wire-formats-media.md
-// and the recordings in shared/fixtures/media (Gemini image parts with thought signatures, Veo
+// Fake OpenAI, Gemini and OpenRouter media upstreams, shaped after the vendors' API references and
+// public recordings (the @google/genai and Vercel AI SDK test data: Gemini image parts with thought signatures, Veo
 // operations with their three ends, OpenRouter's `message.images`). Prompts steer them:
 // `forbidden` → a content-policy refusal, `slow:<ms>` → a late answer, `broken` → a failure.
 import { readFileSync } from 'node:fs';

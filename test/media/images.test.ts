@@ -1,4 +1,4 @@
-// Images and video (spec 4.3, issue 18) through the official openai client and plain HTTP, against
+// Images and video (docs/api.md, "Images and video"; issue 18) through the official openai client and plain HTTP, against
 // fake OpenAI, Gemini and OpenRouter upstreams: the hosted copies, every request rule, warnings,
 // editing, billing, sync/async jobs, the 524 conversion, refusals and failures.
 import { createOpenAI } from '@ai-sdk/openai';

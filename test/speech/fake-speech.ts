@@ -1,5 +1,5 @@
-// Fake speech upstreams after shared/docs/wire-formats.md (§4.4 Gemini TTS, §5.1 ElevenLabs, §6
-// OpenAI): OpenAI and ElevenLabs stream their audio in timed chunks, Gemini answers base64 PCM.
+// Fake speech upstreams after the vendors' API references (Gemini's speech generation, ElevenLabs'
+// text-to-speech stream, OpenAI's audio/speech): OpenAI and ElevenLabs stream their audio in timed chunks, Gemini answers base64 PCM.
 // Input text steers them: `refuse` → a 400, `broken` → a 500, `slow:<ms>` → late headers.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,4 +1,4 @@
-// The pronunciation rules engine (spec 2.10, 4.4 rules 1–7): table tests of each rule and of the
+// The pronunciation rules engine (docs/api.md, "Speech": pronunciation rules 1–7): table tests of each rule and of the
 // decided edge cases, and properties (fast-check) that must hold for any text and rules.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';

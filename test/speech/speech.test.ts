@@ -1,4 +1,4 @@
-// Text to speech (spec 4.4, issue 19) through the official openai client and plain HTTP, against
+// Text to speech (docs/api.md, "Speech"; issue 19) through the official openai client and plain HTTP, against
 // fake OpenAI, ElevenLabs and Gemini upstreams: the three families, voices, family fields,
 // pronunciation rules end to end, streaming, WAV, timestamps, the 4096 cap, jobs, 524, billing.
 import OpenAI from 'openai';

@@ -1,5 +1,5 @@
 // Fake OpenAI and ElevenLabs transcription upstreams from the recorded answers
-// (shared/fixtures/vercel+ai: openai-transcription.json, elevenlabs-transcription.json), receiving
+// (test/fixtures/recorded/upstreams/vercel+ai: openai-transcription.json, elevenlabs-transcription.json), receiving
 // the upload as multipart and recording what they got. `fail-<status>` in the prompt fails.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

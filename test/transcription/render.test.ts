@@ -41,7 +41,7 @@ describe('containers', () => {
   });
 });
 
-// OpenAI's recorded whisper-1 words (shared/fixtures/vercel+ai/.../openai-transcription.json).
+// OpenAI's recorded whisper-1 words (test/fixtures/recorded/upstreams/vercel+ai/…/openai-transcription.json).
 const galileo: Word[] = [
   { word: 'Galileo', start: 0, end: 0.6600000262260437 },
   { word: 'was', start: 0.6600000262260437, end: 0.8999999761581421 },

@@ -1,4 +1,4 @@
-// Speech to text (spec 4.4, issue 20) through the official openai client against fake OpenAI and
+// Speech to text (docs/api.md, "Transcription"; issue 20) through the official openai client against fake OpenAI and
 // ElevenLabs upstreams: every response format for every model, made by the gateway; the upload
 // streamed, recognised by its bytes, refused past 25 MB; estimated timing; billing; jobs.
 import OpenAI, { toFile } from 'openai';

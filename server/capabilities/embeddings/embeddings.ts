@@ -1,4 +1,4 @@
-// Embeddings (spec 4.5): the OpenAI shape, whatever the upstream speaks (providers/<vendor>/embeddings.ts).
+// Embeddings (docs/api.md, "Embeddings and moderation"): the OpenAI shape, whatever the upstream speaks (providers/<vendor>/embeddings.ts).
 import type { z } from 'zod';
 import type { EmbeddingsRequest, EmbeddingsResponse } from '../../../contract/embeddings.ts';
 import { estimateTextTokens } from '../../billing/estimate.ts';

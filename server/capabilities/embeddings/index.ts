@@ -1,4 +1,4 @@
-// Embeddings (spec 4.5): `POST /v1/embeddings`.
+// Embeddings (docs/api.md, "Embeddings and moderation"): `POST /v1/embeddings`.
 import type { CapabilityDescriptor } from '../descriptor.ts';
 import { embeddings } from './embeddings.ts';
 

@@ -1,4 +1,4 @@
-// Images and video (spec 4.3): one endpoint for generation, editing (reference images) and video.
+// Images and video (docs/api.md, "Images and video"): one endpoint for generation, editing (reference images) and video.
 // Image models answer synchronously unless `sync: false`; video models always run as a job. Every
 // image or video is stored and handed out as a hosted, signed link (/v1/files/…), so a client
 // never gets a provider's short-lived URL or one that needs the provider's key. A synchronous

@@ -1,4 +1,4 @@
-// Images and video (spec 4.3): `POST /v1/images/generations` (a video model answers with a job)
+// Images and video (docs/api.md, "Images and video"): `POST /v1/images/generations` (a video model answers with a job)
 // and the job's status at `GET /v1/images/generations/{id}`.
 import type { CapabilityDescriptor } from '../descriptor.ts';
 import { generateMedia, imageJob, mediaJobKinds } from './generate.ts';

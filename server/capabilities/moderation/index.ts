@@ -1,4 +1,4 @@
-// Moderation (spec 4.5): `POST /v1/moderations`.
+// Moderation (docs/api.md, "Embeddings and moderation"): `POST /v1/moderations`.
 import type { CapabilityDescriptor } from '../descriptor.ts';
 import { moderations } from './moderation.ts';
 

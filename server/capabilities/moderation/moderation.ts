@@ -1,4 +1,4 @@
-// Moderation (spec 4.5): OpenAI-format upstreams (providers/<vendor>/moderation.ts).
+// Moderation (docs/api.md, "Embeddings and moderation"): OpenAI-format upstreams (providers/<vendor>/moderation.ts).
 import type { z } from 'zod';
 import type { ModerationRequest, ModerationResponse } from '../../../contract/embeddings.ts';
 import { estimateTextTokens } from '../../billing/estimate.ts';

@@ -1,4 +1,4 @@
-// Text to speech (spec 4.4): `POST /v1/audio/speech` (audio as it streams, or ElevenLabs'
+// Text to speech (docs/api.md, "Speech"): `POST /v1/audio/speech` (audio as it streams, or ElevenLabs'
 // timestamps JSON), and its jobs.
 import type { CapabilityDescriptor } from '../descriptor.ts';
 import { jobDownloadRoute, jobStatusRoute } from '../shared/job-routes.ts';

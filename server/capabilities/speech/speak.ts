@@ -1,4 +1,4 @@
-// Text to speech (spec 4.4): three families (each vendor's speech adapter says which it is),
+// Text to speech (docs/api.md, "Speech"): three families (each vendor's speech adapter says which it is),
 // the pronunciation dictionary applied before the text goes upstream (speech/pronunciation.ts),
 // audio streamed to the client as the upstream sends it. Synchronous requests that outlive
 // `jobs.sync_timeout_seconds` become the job that finishes them (524); `/v1/audio/speech/jobs`
@@ -36,7 +36,7 @@ type Prepared = { target: Target<'speech'>; family: SpeechFamily; input: SpeechI
 
 /**
  * The model's upstreams that can read this request: the voice is one of their family's, and the
- * text (tags included) is within the family's cap, if it has one (family B: 4096 characters, spec 4.4). None: 400 naming the
+ * text (tags included) is within the family's cap, if it has one (family B: 4096 characters). None: 400 naming the
  * valid voices, or the cap.
  */
 function prepare(services: CapabilityDeps, body: Body): { model: NonNullable<ReturnType<CapabilityDeps['catalog']['model']>>; prepared: Prepared[] } {

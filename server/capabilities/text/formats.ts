@@ -1,4 +1,4 @@
-// The four client formats of text generation (spec 4.1, 4.2, and Gemini's API). Each is one value: the upstream
+// The four client formats of text generation (docs/api.md, "Text"). Each is one value: the upstream
 // format it passes through untranslated, and one `decode` from the validated body to the canonical
 // request, the built-in tools asked for, and the codec that writes this request's answers.
 import type { z } from 'zod';

@@ -1,4 +1,4 @@
-// Text generation in the four client formats (spec 4.1, 4.2, and Gemini's API): chat completions,
+// Text generation in the four client formats (docs/api.md, "Text"): chat completions,
 // Messages, Responses and generateContent, each decoded by its client format (formats.ts) and run by
 // the one engine (engine.ts); each format's token counting beside it (count-tokens.ts).
 import type { CapabilityDescriptor } from '../descriptor.ts';

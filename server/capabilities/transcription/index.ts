@@ -1,4 +1,4 @@
-// Speech to text (spec 4.4): `POST /v1/audio/transcriptions` (multipart: the audio is stored as it
+// Speech to text (docs/api.md, "Transcription"): `POST /v1/audio/transcriptions` (multipart: the audio is stored as it
 // streams in), and its jobs.
 import type { CapabilityDescriptor } from '../descriptor.ts';
 import { jobDownloadRoute, jobStatusRoute } from '../shared/job-routes.ts';

@@ -1,4 +1,4 @@
-// Speech to text (spec 4.4): the upload stored as it streams in (http/audio-upload.ts), sent to
+// Speech to text (docs/api.md, "Transcription"): the upload stored as it streams in (http/audio-upload.ts), sent to
 // the model's first upstream that answers, and every response format rendered by the gateway from
 // the richest timing that upstream gives (transcription/render.ts). Async jobs keep the upload in
 // the blob store and the rendered transcript as their download.

@@ -32,7 +32,7 @@ export const ELEVENLABS_VOICES: Record<string, string> = {
   will: 'bIHbv24MWmeRgasZH58o',
 };
 
-/** The one character limit (spec 8), counted on the text sent, tags included. */
+/** The one character limit (docs/api.md, "Limits on requests"), counted on the text sent, tags included. */
 const MAX_CHARACTERS = 4096;
 
 export const elevenLabsSpeech: SpeechAdapter = {
