@@ -253,7 +253,8 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
       version,
       upstream: (id) => {
         const p = catalog.providers.get(id);
-        return p && { type: p.type, baseUrl: vendorOf(p.type)?.client.baseUrl(p) };
+        const vendor = p && vendorOf(p.type);
+        return p && { name: vendor?.genAiProviderName, baseUrl: vendor?.client.baseUrl(p) };
       },
     });
     if (tracing) cleanups.push(() => tracing.shutdown());

@@ -1,6 +1,6 @@
 import type { CatalogEntry } from '../../contract/models.ts';
 import type { ProviderConfig, ResolvedConfig } from '../config/schema.ts';
-import { UNKNOWN_PRICES, type MetadataStore, type Resolved } from './metadata.ts';
+import { UNKNOWN_PRICES, type MetadataStore, type Resolved, type Source } from './metadata.ts';
 import { resolveWeights } from '../billing/buckets.ts';
 import { tokensPerUnit, unitOf } from '../config/billing-rules.ts';
 import { closest } from '../config/schema-keys.ts';
@@ -42,7 +42,7 @@ function pricingOf(m: ModelConfig, resolved: CatalogEntry['pricing'] | undefined
  * A catalog entry (docs/api.md, "Models"): what the config says wins, then resolved metadata, else null —
  * never 0 or false for something unknown.
  */
-export function catalogEntry(m: ModelConfig, providerName: string, created: number, resolved: { source: 'openrouter' | 'poe'; fields: Resolved } | null = null): CatalogEntry {
+export function catalogEntry(m: ModelConfig, providerName: string, created: number, resolved: { source: Source; fields: Resolved } | null = null): CatalogEntry {
   const fromConfig: Partial<Record<(typeof METADATA_FIELDS)[number], unknown>> = { ...m, pricing: pricingOf(m, resolved?.fields.pricing) };
   // One flag, two names: whichever the config states counts for both.
   const tools = m.supports_tools ?? m.supports_function_calling;

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { ResolvedConfig } from '../config/schema.ts';
 import type { Catalog } from './catalog.ts';
-import { fetchModelList, readSnapshot, type MetadataStore, type Source } from './metadata.ts';
+import { CATALOG_SOURCES } from '../providers/registry.ts';
+import { fetchModelList, readSnapshot, type MetadataStore } from './metadata.ts';
 
 /**
  * Loads the cached metadata, seeds it from the snapshot when the cache is empty, then refreshes
@@ -12,17 +13,18 @@ export async function startMetadataRefresh(opts: { config: ResolvedConfig; store
   const { config, store, catalog, logger } = opts;
   const cfg = config.catalogMetadata;
   await store.load();
-  if (!store.size('openrouter') && cfg.snapshot) {
+  const seeded = CATALOG_SOURCES.find((s) => s.snapshot)?.id;
+  if (seeded && !store.size(seeded) && cfg.snapshot) {
     try {
-      await store.save('openrouter', readSnapshot(cfg.snapshot));
-      logger.info(`catalog metadata: seeded ${store.size('openrouter')} OpenRouter models from ${cfg.snapshot}`);
+      await store.save(seeded, readSnapshot(cfg.snapshot));
+      logger.info(`catalog metadata: seeded ${store.size(seeded)} models of ${seeded}'s list from ${cfg.snapshot}`);
     } catch (err) {
       logger.warn({ err }, `catalog metadata: cannot read the snapshot ${cfg.snapshot}`);
     }
   }
   catalog.rebuild();
   const refresh = async () => {
-    for (const source of ['openrouter', 'poe'] as Source[]) {
+    for (const { id: source } of CATALOG_SOURCES) {
       const s = cfg[source];
       if (!s.enabled) continue;
       try {

@@ -22,8 +22,12 @@ export type Tracing = {
   shutdown(): Promise<void>;
 };
 
-/** What the tracer is told of a configured provider: its type (gen_ai.provider.name) and where it is (server.address). */
-export type UpstreamInfo = { type?: string; baseUrl?: string };
+/**
+ * What the tracer is told of a configured provider: its `gen_ai.provider.name` (the conventions'
+ * well-known value its vendor declares; none: the provider's id, as for an OpenAI-compatible
+ * server, whose wire format names no provider) and where it is (server.address).
+ */
+export type UpstreamInfo = { name?: string; baseUrl?: string };
 
 export type TracingOptions = {
   /** service.version. */
@@ -75,9 +79,6 @@ function surfaceOfPath(path: string): string | null {
   if (path.includes('/audio/transcriptions')) return 'transcriptions';
   return null;
 }
-
-/** gen_ai.provider.name by provider type: the conventions' well-known values; an OpenAI-compatible server is named by its provider id (the wire format names no provider). */
-const PROVIDER_NAMES: Record<string, string> = { openai: 'openai', anthropic: 'anthropic', gemini: 'gcp.gemini', elevenlabs: 'elevenlabs' };
 
 /** The path without its query string (it may hold keys: Gemini's `?key=`). */
 const pathOnly = (path: string) => {
@@ -144,7 +145,7 @@ export async function startTracing(env: NodeJS.ProcessEnv, trails: RequestTrails
     let a = upstreams.get(providerId);
     if (a) return a;
     const info = options.upstream?.(providerId);
-    const name = (info?.type && PROVIDER_NAMES[info.type]) || providerId;
+    const name = info?.name || providerId;
     a = { [GEN_AI.provider]: name, [GEN_AI.system]: name, 'gateway.provider': providerId };
     if (info?.baseUrl) {
       try {

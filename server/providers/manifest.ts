@@ -20,6 +20,8 @@ export type VendorManifest = {
   type: string;
   client: VendorClient;
   adapters: AdapterRow;
+  /** Its `gen_ai.provider.name` in traces: the OpenTelemetry GenAI conventions' well-known value; none: each provider's id. */
+  genAiProviderName?: string;
   /** The vendor prefix of its models' ids in OpenRouter's and Poe's catalogs (`google/gemini-2.5-pro`); none: ids are used as they are. */
   catalogVendor?: string;
   /** How its text models bill an image input, at most; none: not known, and a hold takes the largest rule of any vendor. */

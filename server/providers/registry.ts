@@ -12,9 +12,15 @@ import { gemini } from './gemini/index.ts';
 import type { ImageTokenRule, VendorManifest } from './manifest.ts';
 import { openaiCompatible } from './openai-compatible/index.ts';
 import { openai } from './openai/index.ts';
+import type { CatalogSource } from './catalog-source.ts';
+import { openRouterCatalog } from './openrouter/catalog.ts';
+import { poeCatalog } from './poe/catalog.ts';
 
 /** Every vendor, in the order the catalog and `config check` list them. */
 export const VENDORS: readonly VendorManifest[] = [openai, openaiCompatible, anthropic, gemini, elevenlabs];
+
+/** The public model lists the catalog's metadata comes from, in the order a model is looked up in them. */
+export const CATALOG_SOURCES: readonly CatalogSource[] = [openRouterCatalog, poeCatalog];
 
 const byType = new Map<string, VendorManifest>(VENDORS.map((v) => [v.type, v]));
 

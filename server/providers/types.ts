@@ -53,6 +53,8 @@ export interface TextAdapter {
   nativeWebSearch: boolean;
   /** Image URLs must be downloaded and sent as bytes. */
   needsInlineImages?: boolean;
+  /** The client's prompt-cache breakpoints (`cache_control`) reach the upstream; elsewhere they are dropped and named. */
+  cacheBreakpoints?: boolean;
   /** Where, as whom and under which limits (a passed-through request needs no more). */
   endpoint(req: C.Request, ctx: CallContext): UpstreamTarget;
   /** The request translated into this wire format. */

@@ -3,7 +3,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MetadataStore, candidateIds, mapOpenRouter } from '../../server/catalog/metadata.ts';
+import { MetadataStore, candidateIds } from '../../server/catalog/metadata.ts';
+import { mapOpenRouter } from '../../server/providers/openrouter/catalog.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 
 const SNAPSHOT = new URL('../fixtures/recorded/roo-code/openrouter-models.2025-05-23.decoded.json', import.meta.url).pathname;

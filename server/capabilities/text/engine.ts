@@ -241,7 +241,7 @@ export async function runText(services: CapabilityDeps, call: TextCall): Promise
 const STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
 
 /** What translating for this target changed or dropped: none when the request was passed through as the client wrote it. */
-const answerWarnings = (call: TextCall, target: Target, fitted: Fitted) => (isNative(call, target) ? [] : fitted.warnings(target.adapter.format));
+const answerWarnings = (call: TextCall, target: Target, fitted: Fitted) => (isNative(call, target) ? [] : fitted.warnings(target.adapter));
 
 function targetHeaders(call: TextCall, target: Target, services: CapabilityDeps, warnings: string[]): Record<string, string> {
   const headers = gatewayHeaders(upstreamLabel(target), warnings);

@@ -1,17 +1,17 @@
 // A translated request fitted to what the catalog knows of the model, each change named for
 // X-Gateway-Warnings. Passed-through requests reach their upstream as the client wrote them.
 import type { CatalogEntry } from '../../../contract/models.ts';
-import type { TextFormat } from '../../providers/types.ts';
+import type { TextAdapter } from '../../providers/types.ts';
 import type * as C from '../../translate/canonical.ts';
 import { hasCacheControl } from '../../translate/cache-hints.ts';
 import { unknownFieldsWarning } from '../../translate/request-fields.ts';
 
 /**
- * `warnings(format)`: what translating for an upstream of that wire format changed or dropped.
- * Most of it is the same for every upstream; cache breakpoints reach Anthropic's wire and are
- * dropped (and named) for the others.
+ * `warnings(adapter)`: what translating for an upstream of that wire format changed or dropped.
+ * Most of it is the same for every upstream; cache breakpoints reach the wires that take them
+ * (`cacheBreakpoints`) and are dropped (and named) for the others.
  */
-export type Fitted = { request: C.Request; warnings(format: TextFormat): string[] };
+export type Fitted = { request: C.Request; warnings(adapter: Pick<TextAdapter, 'cacheBreakpoints'>): string[] };
 
 export function fitToModel(req: C.Request, entry: CatalogEntry | undefined): Fitted {
   const changed: string[] = [];
@@ -30,8 +30,8 @@ export function fitToModel(req: C.Request, entry: CatalogEntry | undefined): Fit
   const cacheHints = hasCacheControl(req);
   return {
     request,
-    warnings(format) {
-      const dropped = [...(req.untranslated ?? []), ...(cacheHints && format !== 'anthropic' ? ['cache_control'] : [])];
+    warnings(adapter) {
+      const dropped = [...(req.untranslated ?? []), ...(cacheHints && !adapter.cacheBreakpoints ? ['cache_control'] : [])];
       const out = [...changed];
       if (dropped.length) out.push(`not supported by this model's provider, dropped: ${dropped.join(', ')}`);
       if (req.unknownFields?.length) out.push(unknownFieldsWarning(req.unknownFields));

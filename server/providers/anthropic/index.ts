@@ -9,6 +9,7 @@ export const anthropic: VendorManifest = {
   type: 'anthropic',
   client: anthropicClient,
   adapters: { ...allTextFormats(anthropicMessages) },
+  genAiProviderName: 'anthropic',
   catalogVendor: 'anthropic',
   imageTokens: anthropicImageTokens,
   builtins: [

@@ -345,6 +345,7 @@ export const anthropicMessages: TextAdapter = {
   format: 'anthropic',
   // Its web_search server tool (encodeMessagesBody).
   nativeWebSearch: true,
+  cacheBreakpoints: true,
   endpoint: (_req, ctx) => vendorTarget(anthropicClient, ctx.provider, '/messages', ctx.clientHeaders),
   body: encodeMessagesBody,
   decode: (body) => decodeMessagesResponse(asWire<W.Message>(body)),

@@ -6,6 +6,8 @@ import { elevenLabsTranscription } from './transcription.ts';
 
 export const elevenlabs: VendorManifest = {
   type: 'elevenlabs',
+  // Not a well-known value of the conventions: the vendor's name, as they advise for others.
+  genAiProviderName: 'elevenlabs',
   client: elevenlabsClient,
   adapters: { speech: elevenLabsSpeech, transcription: elevenLabsTranscription },
   builtins: [

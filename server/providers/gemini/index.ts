@@ -14,6 +14,7 @@ export const gemini: VendorManifest = {
   type: 'gemini',
   client: geminiClient,
   adapters: { ...allTextFormats(geminiGenerateContent), embeddings: geminiEmbeddings, images: geminiImages, video: geminiVideo, speech: geminiSpeech },
+  genAiProviderName: 'gcp.gemini',
   catalogVendor: 'google',
   imageTokens: geminiImageTokens,
   builtins: [

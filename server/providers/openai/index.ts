@@ -19,6 +19,7 @@ export const openai: VendorManifest = {
   type: 'openai',
   client: openaiClient,
   adapters: { chat, messages: chat, generate_content: chat, responses: { ...openAiResponses, counter: openAiResponsesInputTokens }, embeddings: openAiEmbeddings, moderation: openAiModeration, images: openAiImages, speech: openAiSpeech, transcription: openAiTranscription },
+  genAiProviderName: 'openai',
   catalogVendor: 'openai',
   imageTokens: openAiImageTokens,
   builtins: [
