@@ -79,7 +79,7 @@ export async function startNodeMock(chunks = 200): Promise<{ url: string; close(
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (d) => (body += d));
-    req.on('end', async () => {
+    req.on('end', () => void (async () => {
       if (!body.includes('"stream":true')) {
         res.writeHead(200, { 'content-type': 'application/json' }).end(req.url?.endsWith('/messages') ? MESSAGES_BODY : CHAT_BODY);
         return;
@@ -90,7 +90,7 @@ export async function startNodeMock(chunks = 200): Promise<{ url: string; close(
         if (i % 20 === 19) await new Promise((r) => setImmediate(r));
       }
       res.end(last);
-    });
+    })());
   });
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

@@ -463,14 +463,18 @@ export async function download(target: UpstreamTarget, body?: RequestBody): Prom
  */
 function chunkStream(attempt: Attempt, res: Dispatcher.ResponseData): Readable {
   const chunks = readChunks(attempt, res);
+  // Every failure of a read ends the stream: `pull` never rejects.
+  const pull = async (stream: Readable) => {
+    try {
+      const next = await chunks.next();
+      stream.push(next.done ? null : next.value);
+    } catch (err) {
+      stream.destroy(err as Error);
+    }
+  };
   return new Readable({
-    async read() {
-      try {
-        const next = await chunks.next();
-        this.push(next.done ? null : next.value);
-      } catch (err) {
-        this.destroy(err as Error);
-      }
+    read() {
+      void pull(this);
     },
     destroy(err, callback) {
       attempt.abort();

@@ -82,7 +82,7 @@ ${error ? html`<p class="error">${error}</p>` : ''}
     const refused = await kit.throttle.reset(email, request.ip);
     if (refused) return forgotPage(request, reply, kit.tooMany(reply, 'Too many reset links asked for.', refused), 429);
     const log = request.log;
-    setImmediate(() => mailLink(email, log).catch((err: Error) => log.warn({ err: err.message }, 'password-reset mail not sent')));
+    setImmediate(() => void mailLink(email, log).catch((err: Error) => log.warn({ err: err.message }, 'password-reset mail not sent')));
     return kit.show(
       reply,
       'Check your mail',

@@ -193,7 +193,7 @@ ${first && mode.needsToken
       const refused = await kit.throttle.reset(email, request.ip);
       if (refused) return formPage(request, reply, mode, next, kit.tooMany(reply, 'Too many links asked for.', refused), 429, email);
       const log = request.log;
-      setImmediate(() => mailLink(email, name, log).catch((err: Error) => log.warn({ err: err.message }, 'sign-up mail not sent')));
+      setImmediate(() => void mailLink(email, name, log).catch((err: Error) => log.warn({ err: err.message }, 'sign-up mail not sent')));
       return kit.show(
         reply,
         'Check your mail',

@@ -21,7 +21,7 @@ async function gatedUpstream(usage: { input: number; output: number }) {
   let arrived = 0;
   let open = () => {};
   let gate = Promise.resolve();
-  const server: Server = createServer(async (req, res) => {
+  const server: Server = createServer((req, res) => void (async () => {
     let text = '';
     for await (const c of req) text += c;
     const body = JSON.parse(text) as Json;
@@ -53,7 +53,7 @@ async function gatedUpstream(usage: { input: number; output: number }) {
         }),
       );
     }
-  });
+  })());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,

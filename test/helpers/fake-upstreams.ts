@@ -261,7 +261,7 @@ export type FakeUpstreams = { url: string; requests: Recorded[]; close(): Promis
 
 export async function startFakeUpstreams(): Promise<FakeUpstreams> {
   const requests: Recorded[] = [];
-  const server = createServer(async (req, res) => {
+  const server = createServer((req, res) => void (async () => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = chunks.length ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as Json) : {};
@@ -273,7 +273,7 @@ export async function startFakeUpstreams(): Promise<FakeUpstreams> {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: { message: `fake upstream bug: ${(err as Error).message}` } }));
     }
-  });
+  })());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
   return {

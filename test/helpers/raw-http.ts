@@ -68,7 +68,7 @@ export function rawRequest(
     });
     socket.on('end', () => finish(true));
     socket.on('close', () => finish(true));
-    socket.on('connect', async () => {
+    socket.on('connect', () => void (async () => {
       socket.write(`${head}\r\n\r\n`);
       const chunk = opts.chunk ?? 64 * 1024;
       const limit = opts.destroyAfter ?? body.length;
@@ -89,6 +89,6 @@ export function rawRequest(
         written += opts.keepSending.length;
         if (!socket.write(opts.keepSending)) await new Promise((r) => socket.once('drain', r));
       }
-    });
+    })());
   });
 }

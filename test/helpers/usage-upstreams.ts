@@ -178,14 +178,14 @@ function answer(path: string, body: JsonObject, res: ServerResponse) {
 
 export async function startUsageUpstreams(): Promise<UsageUpstreams> {
   const requests: UsageRequest[] = [];
-  const server = createServer(async (req, res) => {
+  const server = createServer((req, res) => void (async () => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body: JsonObject = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : {};
     const path = req.url ?? '/';
     requests.push({ path, headers: req.headers, body });
     answer(path, body, res);
-  });
+  })());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,

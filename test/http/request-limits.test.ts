@@ -24,7 +24,7 @@ beforeAll(async () => {
   upstream = createServer((req, res) => {
     let raw = '';
     req.on('data', (c) => (raw += c));
-    req.on('end', async () => {
+    req.on('end', () => void (async () => {
       const stream = (JSON.parse(raw) as { stream?: boolean }).stream;
       const usage = { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 };
       if (!stream) {
@@ -41,7 +41,7 @@ beforeAll(async () => {
       res.write(`data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'slow', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`);
       res.write(`data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'slow', choices: [], usage })}\n\ndata: [DONE]\n\n`);
       res.end();
-    });
+    })());
   });
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
   gw = await startTestGateway({
@@ -95,13 +95,13 @@ function raw(parts: (string | number)[], opts: { trickle?: string; giveUpMs?: nu
     socket.on('data', (d) => (data += d.toString('latin1')));
     socket.on('close', () => finish(true));
     socket.on('error', () => finish(true));
-    socket.on('connect', async () => {
+    socket.on('connect', () => void (async () => {
       for (const part of parts) {
         if (typeof part === 'number') await new Promise((r) => setTimeout(r, part));
         else if (!socket.destroyed) socket.write(part);
       }
       if (opts.trickle) timer = setInterval(() => !socket.destroyed && socket.write(opts.trickle!), 100);
-    });
+    })());
   });
 }
 

@@ -15,7 +15,7 @@ let base: string;
 
 beforeAll(async () => {
   gw = await startTestGateway({ config: jobTestConfig, jobKinds: [testKind], env: { JOB_POLL_MS: '25', JOB_LEASE_MS: '400' } });
-  app = await jobTestRoutes(gw.services);
+  app = jobTestRoutes(gw.services);
   base = await app.listen({ port: 0, host: '127.0.0.1' });
 });
 afterAll(async () => {

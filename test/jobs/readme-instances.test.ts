@@ -44,7 +44,7 @@ const instances: Instance[] = [];
  * busy. Meanwhile it notes which instances' runners hold the running jobs (the lease's holder).
  */
 async function startUpstream(): Promise<void> {
-  upstream = createServer(async (req, res) => {
+  upstream = createServer((req, res) => void (async () => {
     const chunks: Buffer[] = [];
     try {
       for await (const c of req) chunks.push(c as Buffer);
@@ -67,7 +67,7 @@ async function startUpstream(): Promise<void> {
       return send({ created: 1770935251, data: [{ b64_json: PNG.toString('base64') }], usage: { input_tokens: 10, output_tokens: 1056, total_tokens: 1066 } });
     }
     res.writeHead(404).end();
-  });
+  })());
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
   upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
 }

@@ -36,7 +36,7 @@ export async function startFakeMedia(): Promise<FakeMedia> {
     server: null as unknown as Server,
     close: () => new Promise((r) => fake.server.close(() => r())),
   };
-  fake.server = createServer(async (req, res) => {
+  fake.server = createServer((req, res) => void (async () => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks);
@@ -182,7 +182,7 @@ export async function startFakeMedia(): Promise<FakeMedia> {
       return res.end(PNG_REF);
     }
     send(404, { error: { message: `fake media: no route for ${rec.method} ${path}` } });
-  });
+  })());
   await new Promise<void>((r) => fake.server.listen(0, '127.0.0.1', r));
   fake.url = `http://127.0.0.1:${(fake.server.address() as AddressInfo).port}`;
   return fake;

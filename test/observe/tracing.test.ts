@@ -41,7 +41,7 @@ const ERROR = 2;
 /** A collector's OTLP/HTTP endpoint: keeps every export as it came. */
 async function startReceiver(): Promise<{ url: string; exports: Export[]; close(): Promise<void> }> {
   const exports: Export[] = [];
-  const server: Server = createServer(async (req, res) => {
+  const server: Server = createServer((req, res) => void (async () => {
     const parts: Buffer[] = [];
     for await (const c of req) parts.push(c as Buffer);
     let body = Buffer.concat(parts);
@@ -50,7 +50,7 @@ async function startReceiver(): Promise<{ url: string; exports: Export[]; close(
     const json = String(req.headers['content-type']).startsWith('application/json');
     res.writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' });
     res.end(json ? '{}' : undefined);
-  });
+  })());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, exports, close: () => new Promise((r) => server.close(() => r())) };
 }

@@ -40,7 +40,7 @@ it('a flush started during a read waits for the read: what was pending is not wr
   const db = slowDatabase(5);
   const health = new HealthRecorder(db.prisma, { now: () => Date.parse('2026-05-01T10:00:00Z') }, 3_600_000);
   health.record('m', 'p', true, 12);
-  let flushed: Promise<void> | null = null;
+  let flushed: Promise<void> = Promise.resolve();
   const read = await health.withPending(async () => {
     flushed = health.flush();
     await new Promise((r) => setTimeout(r, 30));

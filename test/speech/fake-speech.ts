@@ -25,7 +25,7 @@ export async function startFakeSpeech(): Promise<FakeSpeech> {
   const requests: SpeechRecorded[] = [];
   let server: Server;
   const fake: FakeSpeech = { url: '', requests, chunkDelayMs: 0, close: () => new Promise((r) => server.close(() => r())) };
-  server = createServer(async (req, res) => {
+  server = createServer((req, res) => void (async () => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
@@ -68,7 +68,7 @@ export async function startFakeSpeech(): Promise<FakeSpeech> {
       });
     }
     send(404, { error: { message: `fake speech: no route for ${path}` } });
-  });
+  })());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return fake;

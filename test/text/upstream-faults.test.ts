@@ -28,14 +28,14 @@ const chunk = (content: string) => JSON.stringify({ id: 'chatcmpl-bad', object: 
 async function startMisbehaving(): Promise<{ url: string; hits: string[]; close(): Promise<void> }> {
   const sockets = new Set<Socket>();
   const hits: string[] = [];
-  const server: Server = createServer(async (req, res) => {
+  const server: Server = createServer((req, res) => void (async () => {
     const parts: Buffer[] = [];
     for await (const c of req) parts.push(c as Buffer);
     const body = JSON.parse(Buffer.concat(parts).toString('utf8') || '{}') as Json;
     const model: string = body.model ?? '';
     hits.push(model);
     await behave(model, !!body.stream, req.url ?? '', res);
-  });
+  })());
   server.on('connection', (s) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));

@@ -43,7 +43,7 @@ export async function startFakeStt(): Promise<FakeStt> {
   const requests: SttRecorded[] = [];
   let server: Server;
   const fake: FakeStt = { url: '', requests, close: () => new Promise((r) => server.close(() => r())) };
-  server = createServer(async (req, res) => {
+  server = createServer((req, res) => void (async () => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks);
@@ -68,7 +68,7 @@ export async function startFakeStt(): Promise<FakeStt> {
     }
     if (rec.path === '/elevenlabs/v1/speech-to-text') return send(200, scribeAnswer);
     send(404, { error: { message: `fake stt: no route for ${rec.path}` } });
-  });
+  })());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return fake;

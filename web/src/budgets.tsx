@@ -113,7 +113,7 @@ export function BudgetEditor({
       <dialog ref={dialog} aria-labelledby={titleId} class="budget-dialog">
         <h2 id={titleId}>{title}</h2>
         {intro && <div class="dialog-intro">{intro}</div>}
-        <form onSubmit={submit} noValidate>
+        <form onSubmit={(e) => void submit(e)} noValidate>
           {FIELDS.map(({ field, label: period }) => {
             const fid = inputId(field);
             const error = errors[field];

@@ -1,5 +1,5 @@
 // Stacked bar charts (Chart.js, bundled): one bar per day, one colour per model.
-import { BarController, BarElement, CategoryScale, Chart, Legend, LinearScale, Tooltip } from 'chart.js';
+import { BarController, BarElement, CategoryScale, Chart, Legend, LinearScale, Tooltip, type TooltipItem } from 'chart.js';
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
 
@@ -41,8 +41,25 @@ export function StackedBars({
   const chart = useRef<Chart<'bar'> | null>(null);
   useEffect(() => {
     const data = { labels, datasets: series.map((s, i) => ({ label: s.label, data: s.values, backgroundColor: s.colour ?? colourOf(i), borderWidth: 0 })) };
+    // The value axis and the tooltips follow the unit and the format they are given now.
+    const y = {
+      stacked: true,
+      beginAtZero: true,
+      title: { display: true, text: unit },
+      // Counts are whole; amounts of money are not.
+      ticks: format === count ? { precision: 0 } : { callback: (v: string | number) => format(Number(v)), maxTicksLimit: 6 },
+    };
+    const tooltip = {
+      callbacks: {
+        label: (item: TooltipItem<'bar'>) => `${item.dataset.label ?? ''}: ${format(item.parsed.y ?? 0)}`,
+        footer: (items: TooltipItem<'bar'>[]) => `Total: ${format(items.reduce((n, i) => n + (i.parsed.y ?? 0), 0))}`,
+      },
+    };
     if (chart.current) {
+      const options = chart.current.options;
       chart.current.data = data;
+      if (options.scales) options.scales.y = y;
+      if (options.plugins) options.plugins.tooltip = tooltip;
       chart.current.update();
       return;
     }
@@ -54,28 +71,11 @@ export function StackedBars({
         maintainAspectRatio: false,
         animation: false,
         interaction: { mode: 'index', intersect: false },
-        scales: {
-          x: { stacked: true, grid: { display: false }, ticks: { maxRotation: 0, autoSkip: true, autoSkipPadding: 12 } },
-          y: {
-            stacked: true,
-            beginAtZero: true,
-            title: { display: true, text: unit },
-            // Counts are whole; amounts of money are not.
-            ticks: format === count ? { precision: 0 } : { callback: (v) => format(Number(v)), maxTicksLimit: 6 },
-          },
-        },
-        plugins: {
-          legend: { position: 'bottom', labels: { boxWidth: 12 } },
-          tooltip: {
-            callbacks: {
-              label: (item) => `${item.dataset.label ?? ''}: ${format(item.parsed.y ?? 0)}`,
-              footer: (items) => `Total: ${format(items.reduce((n, i) => n + (i.parsed.y ?? 0), 0))}`,
-            },
-          },
-        },
+        scales: { x: { stacked: true, grid: { display: false }, ticks: { maxRotation: 0, autoSkip: true, autoSkipPadding: 12 } }, y },
+        plugins: { legend: { position: 'bottom', labels: { boxWidth: 12 } }, tooltip },
       },
     });
-  }, [labels, series]);
+  }, [labels, series, unit, format]);
   useEffect(() => () => chart.current?.destroy(), []);
   const total = exactTotal ?? format(series.reduce((n, s) => n + s.values.reduce((a, b) => a + b, 0), 0));
   return (

@@ -141,7 +141,7 @@ export function ConfirmButton({
           <button type="button" class="secondary" onClick={() => dialog.current?.close()} disabled={busy}>
             Cancel
           </button>
-          <button type="button" class={danger ? 'danger' : ''} onClick={go} disabled={busy}>
+          <button type="button" class={danger ? 'danger' : ''} onClick={() => void go()} disabled={busy}>
             {busy ? 'Working…' : confirm}
           </button>
         </div>
@@ -169,7 +169,7 @@ export function CopyButton({ text, label = 'Copy', ariaLabel }: { text: string; 
     setTimeout(() => setCopied(false), 2000);
   };
   return (
-    <button type="button" class="secondary small" onClick={copy} aria-label={ariaLabel}>
+    <button type="button" class="secondary small" onClick={() => void copy()} aria-label={ariaLabel}>
       {copied ? 'Copied' : label}
       <span class="visually-hidden" aria-live="polite">
         {copied ? ' — copied to the clipboard' : ''}
