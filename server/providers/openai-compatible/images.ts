@@ -6,6 +6,7 @@ import { mapToRatio, stripUnsupported } from '../media-mapping.ts';
 import { dataUri } from '../../media/references.ts';
 import { postJson } from '../../upstream/http.ts';
 import { moderationRefusal, type ImageAdapter } from '../media.ts';
+import { decodeUsage } from '../openai/chat.ts';
 import { openaiClient } from '../openai/client.ts';
 import { UpstreamError } from '../../upstream/errors.ts';
 import { vendorTarget } from '../vendor-client.ts';
@@ -55,10 +56,9 @@ export const openRouterImages: ImageAdapter = {
       throw new UpstreamError(`provider '${call.provider.id}': answered without an image (finish_reason ${why})`, 502, true, 'upstream_error');
     }
     const u = json.usage;
-    const usage =
-      typeof u?.prompt_tokens === 'number' && typeof u?.completion_tokens === 'number'
-        ? { inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: u.completion_tokens_details?.reasoning_tokens ?? 0 }
-        : null;
+    // A chat completion's usage, read as chat answers are: the image's tokens (completion_tokens_details.image_tokens)
+    // are priced as image output and cached prompt tokens as cache reads, not all as text.
+    const usage = typeof u?.prompt_tokens === 'number' && typeof u?.completion_tokens === 'number' ? decodeUsage(u) : null;
     return { image: { data: Buffer.from(m[2]!, 'base64'), contentType: m[1]! }, usage, ...(u ? { usageBody: u } : {}) };
   },
 };

@@ -99,8 +99,9 @@ export const openAiImages: ImageAdapter = {
           cachedTokens: 0,
           cacheWriteTokens: 0,
           reasoningTokens: 0,
-          // Every output token is an image token; input images are priced apart from the prompt's text.
-          imageOutputTokens: json.usage.output_tokens,
+          // Output tokens are image tokens unless `output_tokens_details` splits them (newer GPT image
+          // models also write text); input images are priced apart from the prompt's text.
+          imageOutputTokens: json.usage.output_tokens_details ? whole(json.usage.output_tokens_details.image_tokens) : json.usage.output_tokens,
           imageInputTokens: whole(json.usage.input_tokens_details?.image_tokens),
         }
       : null;

@@ -7,6 +7,7 @@ import type { TranscriptionAdapter } from '../transcription.ts';
 import { vendorTarget } from '../vendor-client.ts';
 import { asWire } from '../../upstream/json.ts';
 import type * as W from './wire.ts';
+import { clampUsage, reported, withReported } from '../../translate/usage.ts';
 import { openaiClient } from './client.ts';
 
 const timed = (model: string) => /^whisper/.test(model);
@@ -26,9 +27,15 @@ export const openAiTranscription: TranscriptionAdapter = {
     const answer = await call.waitOn(postMultipart({ ...vendorTarget(openaiClient, call.provider, '/audio/transcriptions'), signal: call.signal }, fields));
     const json = asWire<W.Transcription>(answer.json);
     const u = json.usage;
+    // The audio's share of the input is priced as audio input (its own price), the rest as text.
     const usage =
       u?.type === 'tokens' && typeof u.input_tokens === 'number'
-        ? { inputTokens: u.input_tokens, outputTokens: u.output_tokens ?? 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 }
+        ? clampUsage(
+            withReported(
+              { inputTokens: u.input_tokens, outputTokens: u.output_tokens ?? 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 },
+              { audioInputTokens: reported(u.input_token_details?.audio_tokens) },
+            ),
+          )
         : null;
     return {
       transcript: {

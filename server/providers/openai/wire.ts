@@ -145,7 +145,10 @@ export type ResponsesStreamEvent = { sequence_number?: number } & (
 export type Embeddings = z.infer<typeof EmbeddingsResponse>;
 export type Moderation = z.infer<typeof ModerationResponse>;
 
-export type TranscriptionUsage = { type: 'duration'; seconds?: number } | { type: 'tokens'; input_tokens?: number; output_tokens?: number };
+/** `input_token_details` splits the input (gpt-4o-transcribe: the audio, and the prompt's text), each priced apart. */
+export type TranscriptionUsage =
+  | { type: 'duration'; seconds?: number }
+  | { type: 'tokens'; input_tokens?: number; input_token_details?: { text_tokens?: number; audio_tokens?: number }; output_tokens?: number };
 
 /** `/audio/transcriptions` as json (text, usage) or verbose_json (also language, duration, words, segments). */
 export type Transcription = {
@@ -157,8 +160,14 @@ export type Transcription = {
   usage?: TranscriptionUsage;
 };
 
-/** GPT image models' usage: `output_tokens` are all image tokens; the input's are split by kind. */
-export type ImagesUsage = { input_tokens?: number; output_tokens?: number; input_tokens_details?: { text_tokens?: number; image_tokens?: number }; [detail: string]: unknown };
+/** GPT image models' usage: the input's tokens split by kind, and the output's where `output_tokens_details` is sent (else all image tokens). */
+export type ImagesUsage = {
+  input_tokens?: number;
+  output_tokens?: number;
+  input_tokens_details?: { text_tokens?: number; image_tokens?: number };
+  output_tokens_details?: { text_tokens?: number; image_tokens?: number };
+  [detail: string]: unknown;
+};
 
 /** `/images/generations` and `/images/edits` with b64_json. */
 export type Images = {
