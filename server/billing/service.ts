@@ -62,6 +62,12 @@ function budgetExceeded(hold: BudgetHold, spent: number, amount: number, now: nu
   );
 }
 
+/**
+ * One quota of an admission: a level's daily tokens, or a spend budget (in nano-dollars). The
+ * counter store takes their specs in this order and answers in it; everything else reads the kind.
+ */
+type Quota = { kind: 'tokens'; scope: LimitScope; spec: HoldSpec } | { kind: 'budget'; hold: BudgetHold; spec: HoldSpec };
+
 /** How a limit is named in a 429's message, by whose it is. */
 export const whose = (scope: LimitScope, planId: string) => (scope === 'key' ? `per key on the '${planId}' plan` : `across all your keys and connected apps on the '${planId}' plan`);
 
@@ -216,23 +222,23 @@ export class QuotaBilling implements Billing {
     const keepUntil = Math.max(dayEnd, now + (ctx.ttlMs ?? 0));
     // Each level's window and quota, the key's first; the user's where the plan sets them.
     const windows = this.requestWindows(principal, keyId, plan);
-    const quotas: (HoldSpec & { scope: LimitScope })[] = [{ scope: 'key', key, id, amount, upTo, limit: plan.daily_tokens, ttlMs, keepUntil }];
-    if (plan.user_daily_tokens !== undefined) quotas.push({ scope: 'user', key: userQuotaKey(principal.userId, now), id, amount, upTo, limit: plan.user_daily_tokens, ttlMs, keepUntil });
+    const quotas: Quota[] = [{ kind: 'tokens', scope: 'key', spec: { key, id, amount, upTo, limit: plan.daily_tokens, ttlMs, keepUntil } }];
+    if (plan.user_daily_tokens !== undefined) quotas.push({ kind: 'tokens', scope: 'user', spec: { key: userQuotaKey(principal.userId, now), id, amount, upTo, limit: plan.user_daily_tokens, ttlMs, keepUntil } });
     // Spend budgets are quotas in nano-dollars, held in the same atomic step: reserved on every
     // level or on none.
     const budgets = this.budgetHolds(principal, keyId, plan, now);
     const cost = budgets.length ? this.mostCost(ctx.model, ctx.reserveTokens, ctx.reserveCost) : { amount: 0 };
     const costAmount = cost.amount;
-    const tokenQuotas = quotas.length;
-    for (const b of budgets) quotas.push({ scope: b.scope, key: b.key, id, amount: costAmount, upTo: cost.upTo, limit: b.limit, ttlMs, keepUntil: Math.max(b.until, now + (ctx.ttlMs ?? 0)) });
+    for (const b of budgets) quotas.push({ kind: 'budget', hold: b, spec: { key: b.key, id, amount: costAmount, upTo: cost.upTo, limit: b.limit, ttlMs, keepUntil: Math.max(b.until, now + (ctx.ttlMs ?? 0)) } });
+    const specs = quotas.map((q) => q.spec);
     let admission: AdmitResult;
     try {
-      admission = await this.counters.admit(windows, quotas, now);
+      admission = await this.counters.admit(windows, specs, now);
     } catch (err) {
       // Fail closed (503 counter_store_unavailable): never forwarded unmetered. An admission that
       // may have been applied all the same must not hold its tokens until the reservation expires.
       if (err instanceof CounterStoreUnavailableError && err.applied === 'unknown') {
-        for (const q of quotas) this.settlements.release(q.key, id, q.keepUntil);
+        for (const q of specs) this.settlements.release(q.key, id, q.keepUntil);
       }
       throw err;
     }
@@ -241,15 +247,13 @@ export class QuotaBilling implements Billing {
     const requests = this.requestsLeft(windows, admission);
     // What each quota held before this request: when a window refused, the quotas were not looked
     // at, so they are read now (a refusal only).
-    const used = admission.quotas ? admission.quotas.map((q) => q.used) : await Promise.all(quotas.map((q) => this.counters.reserved(q.key, now).then((r) => r.settled + r.reserved)));
+    const used = admission.quotas ? admission.quotas.map((q) => q.used) : await Promise.all(specs.map((q) => this.counters.reserved(q.key, now).then((r) => r.settled + r.reserved)));
     const ok = admitted(admission);
-    const quotasLeft = quotas.slice(0, tokenQuotas).map((spec, i) => ({
-      scope: spec.scope,
-      limit: spec.limit,
-      before: used[i]!,
-      allowed: admission.quotas?.[i]!.allowed ?? false,
-      remaining: Math.max(0, spec.limit - used[i]! - (ok ? heldAmount(spec, used[i]!) : 0)),
-    }));
+    // Each quota with what the store said of it, matched once here by position (the store answers in the order asked).
+    const held = quotas.map((q, i) => ({ ...q, before: used[i]!, allowed: admission.quotas?.[i]?.allowed ?? false }));
+    const quotasLeft = held.flatMap((q) =>
+      q.kind === 'tokens' ? [{ scope: q.scope, limit: q.spec.limit, before: q.before, allowed: q.allowed, remaining: Math.max(0, q.spec.limit - q.before - (ok ? heldAmount(q.spec, q.before) : 0)) }] : [],
+    );
     const tokens = quotasLeft.reduce((a, b) => (b.remaining < a.remaining ? b : a));
     const headers: Record<string, string> = {
       ...requests.headers,
@@ -260,8 +264,9 @@ export class QuotaBilling implements Billing {
     if (!ok) {
       const w = requests.refused;
       if (w) throw rateLimited('rate_limit_exceeded', `Rate limit reached: ${w.limit} requests per minute ${whose(w.scope, plan.id)}.`, w.limit, 0, w.resetAt, now, headers, w.scope);
-      const b = budgets.findIndex((_, j) => admission.quotas?.[tokenQuotas + j]?.allowed === false);
-      if (!quotasLeft.some((x) => !x.allowed) && b >= 0) throw budgetExceeded(budgets[b]!, used[tokenQuotas + b]!, costAmount, now, headers, plan.id);
+      // A budget names the refusal only when every token quota had room (those come first).
+      const budget = held.find((q) => q.kind === 'budget' && admission.quotas !== null && !q.allowed);
+      if (!quotasLeft.some((x) => !x.allowed) && budget?.kind === 'budget') throw budgetExceeded(budget.hold, budget.before, costAmount, now, headers, plan.id);
       const q = quotasLeft.find((x) => !x.allowed)!;
       const remaining = Math.max(0, q.limit - q.before);
       throw rateLimited(
@@ -275,7 +280,7 @@ export class QuotaBilling implements Billing {
         q.scope,
       );
     }
-    const userKey = quotas.slice(0, tokenQuotas).find((q) => q.scope === 'user')?.key ?? null;
+    const userKey = quotas.find((q) => q.kind === 'tokens' && q.scope === 'user')?.spec.key ?? null;
     const reservation: Reservation = { requestId: ctx.requestId, keyId, userId: principal.userId, appId: principal.appId ?? null, model: ctx.model, multiplier: ctx.multiplier, key, userKey, id, dayEnd, amount, at: now };
     if (budgets.length) Object.assign(reservation, { budgets, costAmount });
     return { headers, reservation, settle: this.settler(reservation, false) };
