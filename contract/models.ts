@@ -176,7 +176,7 @@ const UpstreamKeyStatus = z.object({
   availability: z.number().nullable().describe('Successful / all attempts with this key, 0–1; null without traffic.'),
   latency_ms_p50: z.number().nullable().describe('Median attempt latency with this key, as the model’s `latency_ms_p50`.'),
   share: z.number().nullable().describe('This key’s share of the upstream’s attempts in the window, 0–1; null when the upstream had none.'),
-  state: z.enum(['ready', 'cooling_down']).describe('cooling_down: the key got a 429, 401 or 403 and is not used until `until` (by any instance, when the routing state is shared through Redis); ready otherwise.'),
+  state: z.enum(['ready', 'cooling_down']).describe('cooling_down: the key got a 429, 401, 402 or 403 and is not used until `until` (by any instance, when the routing state is shared through Redis); ready otherwise.'),
   until: z.string().nullable().describe('ISO 8601 end of the cool-down; null when ready.'),
   reason: z.string().nullable().describe('What started the cool-down (`http_429`, `http_401`, `http_403`); null when ready.'),
   in_flight: z.number().int().describe('Attempts with this key under way on the instance that answered (not summed across instances).'),

@@ -383,7 +383,7 @@ export const RoutingConfig = z.strictObject({
   key_cooldown: z
     .strictObject({
       rate_limited_seconds: z.number().positive().max(3600).default(1).describe("A key answered 429 without Retry-After rests this long, doubled on each 429 in a row (up to max_seconds)."),
-      auth_failed_seconds: z.number().positive().max(86_400).default(60).describe('A key answered 401 or 403 rests this long, doubled on each repeat (up to max_seconds).'),
+      auth_failed_seconds: z.number().positive().max(86_400).default(60).describe('A key answered 401, 402 (out of credits) or 403 rests this long, doubled on each repeat (up to max_seconds).'),
       max_seconds: z.number().positive().max(86_400).default(600),
     })
     .prefault({}),

@@ -165,9 +165,9 @@ export async function withFailover<T, C extends Candidate>(
         mine.attempts++;
         mine.error = e;
         mine.reason = reasonOf(e, provider);
-        // 401/403/404 will not change on a retry: next upstream. A 429 on a pooled key: the key
+        // 401/402/403/404 will not change on a retry: next upstream. A 429 on a pooled key: the key
         // cools down and the next key is tried at once.
-        if ([401, 403, 404].includes(e.status) || n + 1 >= perUpstream || (e.status === 429 && router && candidate.key?.pooled)) break;
+        if ([401, 402, 403, 404].includes(e.status) || n + 1 >= perUpstream || (e.status === 429 && router && candidate.key?.pooled)) break;
         const wait = e.retryAfter !== undefined ? e.retryAfter * 1000 : base * 2 ** n * (0.5 + Math.random());
         if (wait > maxWait) break;
         opts.onBackoff?.(wait);

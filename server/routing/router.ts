@@ -285,9 +285,9 @@ export class Router {
     const up = routed.upstreamId;
     if (routed.key.pooled) this.metrics.upstreamKeyAttempts.inc({ provider: routed.provider.id, key: routed.key.label, outcome: 'error' });
     if (!upstreamAtFault(e)) {
-      // The upstream answered: a key's refusal (429, 401, 403: a key of a pool rests, the next one
-      // is used at once; a single key has no next one) or the request's (400, 404, 413). It is up.
-      if (routed.key.pooled && (e.status === 429 || e.status === 401 || e.status === 403)) this.coolDown(routed, e);
+      // The upstream answered: a key's refusal (429, 401, 402, 403: a key of a pool rests, the next
+      // one is used at once; a single key has no next one) or the request's (400, 404, 413). It is up.
+      if (routed.key.pooled && (e.status === 429 || e.status === 401 || e.status === 402 || e.status === 403)) this.coolDown(routed, e);
       if (lease.probe) this.closeBreaker(up, true);
       return;
     }
@@ -412,9 +412,9 @@ export class Router {
   private coolDown(routed: Routed, e: UpstreamError): void {
     const kc = this.cfg.key_cooldown;
     const reason = `http_${e.status}`;
-    // A 401 is the key's whatever the model; 429 and 403 may be the key's for this model only
-    // (providers limit and grant per model).
-    const target = e.status === 401 ? routed.key.target : keyModelTarget(routed);
+    // A 401 (who the key is) and a 402 (its account's credits) are the key's whatever the model; 429
+    // and 403 may be the key's for this model only (providers limit and grant per model).
+    const target = e.status === 401 || e.status === 402 ? routed.key.target : keyModelTarget(routed);
     const before = this.holds.get(target);
     const base = (e.status === 429 ? kc.rate_limited_seconds : kc.auth_failed_seconds) * 1000;
     const asked = e.retryAfter !== undefined && e.retryAfter > 0 ? e.retryAfter * 1000 : undefined;
@@ -452,7 +452,7 @@ export class Router {
 /**
  * Whether a failure is the upstream's own (counted by its breaker, and a reason to leave it for
  * the next upstream): unreachable, timed out, 408, 5xx. A 4xx is an answer: the key's (429, 401,
- * 403) or the request's (400, 404, 413).
+ * 402, 403) or the request's (400, 404, 413).
  */
 export const upstreamAtFault = (e: UpstreamError) => e.status === 0 || e.status === 408 || e.status >= 500;
 const healthReason = (e: UpstreamError) => (e.status ? `http_${e.status}` : e.code);

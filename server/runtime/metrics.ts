@@ -51,7 +51,7 @@ export function createMetrics() {
     }),
     keyCooldowns: new Counter({
       name: 'gateway_key_cooldowns_total',
-      help: 'Keys set to cool down after a 429, 401 or 403, by provider, key and status.',
+      help: 'Keys set to cool down after a 429, 401, 402 or 403, by provider, key and status.',
       labelNames: ['provider', 'key', 'reason'] as const,
       registers: [registry],
     }),

@@ -137,8 +137,9 @@ function classified(provider: string, status: number, what: string, retryAfter?:
   const message = `provider '${provider}': ${what}`;
   if (status === 429) return new UpstreamError(message, status, true, 'upstream_rate_limited', retryAfter);
   if (status >= 500 || status === 408) return new UpstreamError(message, status, true, 'upstream_error', retryAfter);
-  // 401/403/404 mean this upstream is misconfigured for the model: another upstream may work.
-  if (status === 401 || status === 403 || status === 404) return new UpstreamError(message, status, true, 'upstream_error');
+  // 401/403/404 mean this upstream is misconfigured for the model, and 402 that its account is out
+  // of credits (OpenRouter's "Insufficient credits"): another key or upstream may work.
+  if (status === 401 || status === 402 || status === 403 || status === 404) return new UpstreamError(message, status, true, 'upstream_error');
   return new UpstreamError(message, status, false, 'upstream_rejected');
 }
 

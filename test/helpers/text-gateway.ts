@@ -32,6 +32,9 @@ ${models.join('\n')}
   - id: backoff-then-ok
     endpoint: chat
     upstreams: [{ provider: openai, model: fail500-model }, { provider: gemini, model: text-model }]
+  - id: out-of-credits
+    endpoint: chat
+    upstreams: [{ provider: openai, model: fail402-model }, { provider: gemini, model: text-model }]
   - id: all-fail
     endpoint: chat
     upstreams: [{ provider: openai, model: fail500-model }, { provider: anthropic, model: fail500-model }]

@@ -112,7 +112,7 @@ describe('start: POST /videos', () => {
     });
   });
 
-  it("the spec's error examples stay upstream failures (400 not retried, 402 not retried, 429 retried)", async () => {
+  it("the spec's error examples stay upstream failures (400 not retried; 402, out of credits, and 429 go to the next key or upstream)", async () => {
     answer(
       { status: 400, json: { error: { code: 400, message: 'Invalid request parameters' } } },
       { status: 402, json: { error: { code: 402, message: 'Insufficient credits. Add more using https://openrouter.ai/credits' } } },
@@ -120,7 +120,7 @@ describe('start: POST /videos', () => {
     );
     expect([await failure(start().out), await failure(start().out), await failure(start().out)]).toStrictEqual([
       { error: 'UpstreamError', status: 400, code: 'upstream_rejected', retryable: false, message: "provider 'openrouter': answered HTTP 400: Invalid request parameters" },
-      { error: 'UpstreamError', status: 402, code: 'upstream_rejected', retryable: false, message: "provider 'openrouter': answered HTTP 402: Insufficient credits. Add more using [url]" },
+      { error: 'UpstreamError', status: 402, code: 'upstream_error', retryable: true, message: "provider 'openrouter': answered HTTP 402: Insufficient credits. Add more using [url]" },
       { error: 'UpstreamError', status: 429, code: 'upstream_rate_limited', retryable: true, message: "provider 'openrouter': answered HTTP 429: Rate limit exceeded" },
     ]);
   });

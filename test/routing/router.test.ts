@@ -387,4 +387,16 @@ describe('review fixes', () => {
     router.end(lease);
     expect(await router.acquire(k0, 'b', 0)).toMatchObject({ retryAt: Date.parse('2026-11-27T12:00:02Z') });
   });
+
+  it('a 402 (the account out of credits) rests the key for every model, as a 401 does, for auth_failed_seconds', async () => {
+    const { router } = setup({ key_cooldown: { auth_failed_seconds: 5 } });
+    const pool = provider('pool', { api_key: undefined, api_keys: ['k0', 'k1'] });
+    const m = model('failover', [{ provider: 'pool' }], { cache_affinity: false });
+    const k0 = router.plan(m, [target(pool)]).find((r) => r.key.label === 'pool#0')!;
+    const lease = (await router.acquire(k0, 'a', 0)) as Lease;
+    router.failed(lease, fail(402));
+    router.end(lease);
+    expect(router.keyView('pool#0')).toMatchObject({ state: 'cooling_down', reason: 'http_402' });
+    expect(await router.acquire(k0, 'b', 0)).toMatchObject({ skip: 'key cooling down after http_402', retryAt: Date.parse('2026-11-27T12:00:05Z') });
+  });
 });

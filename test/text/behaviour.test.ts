@@ -223,6 +223,13 @@ describe('failover and upstream failures', () => {
     expect(byProvider).toEqual({ anthropic: [2, 2, 'http_429'], gemini: [1, 0, null], openai: [2, 2, 'http_500'] });
   });
 
+  it('an upstream out of credits (402) is passed over at once for the next, not retried', async () => {
+    const before = t.fake.requests.length;
+    const r = await oa.chat.completions.create({ model: 'out-of-credits', messages: [{ role: 'user', content: 'hi' }] });
+    expect(r.choices[0]!.message.content).toContain('strawberry');
+    expect(t.fake.requests.slice(before).map((x) => x.body.model ?? x.path)).toEqual(['fail402-model', expect.stringContaining('text-model')]);
+  });
+
   it('all upstreams failing is 502 provider_error (503 when all were rate limited)', async () => {
     let res = await post('/v1/chat/completions', { model: 'all-fail', messages: [{ role: 'user', content: 'hi' }] });
     expect(res.status).toBe(502);

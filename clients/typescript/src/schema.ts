@@ -3356,7 +3356,7 @@ export type components = {
                     /** @description This key’s share of the upstream’s attempts in the window, 0–1; null when the upstream had none. */
                     share: number | null;
                     /**
-                     * @description cooling_down: the key got a 429, 401 or 403 and is not used until `until` (by any instance, when the routing state is shared through Redis); ready otherwise.
+                     * @description cooling_down: the key got a 429, 401, 402 or 403 and is not used until `until` (by any instance, when the routing state is shared through Redis); ready otherwise.
                      * @enum {string}
                      */
                     state: "ready" | "cooling_down";
