@@ -230,7 +230,8 @@ export class QuotaBilling implements Billing {
     const cost = budgets.length ? this.mostCost(ctx.model, ctx.reserveTokens, ctx.reserveCost) : { amount: 0 };
     const costAmount = cost.amount;
     for (const b of budgets) quotas.push({ kind: 'budget', hold: b, spec: { key: b.key, id, amount: costAmount, upTo: cost.upTo, limit: b.limit, ttlMs, keepUntil: Math.max(b.until, now + (ctx.ttlMs ?? 0)) } });
-    const specs = quotas.map((q) => q.spec);
+    const specs: HoldSpec[] = [];
+    for (const q of quotas) specs.push(q.spec);
     let admission: AdmitResult;
     try {
       admission = await this.counters.admit(windows, specs, now);
@@ -249,11 +250,17 @@ export class QuotaBilling implements Billing {
     // at, so they are read now (a refusal only).
     const used = admission.quotas ? admission.quotas.map((q) => q.used) : await Promise.all(specs.map((q) => this.counters.reserved(q.key, now).then((r) => r.settled + r.reserved)));
     const ok = admitted(admission);
-    // Each quota with what the store said of it, matched once here by position (the store answers in the order asked).
-    const held = quotas.map((q, i) => ({ ...q, before: used[i]!, allowed: admission.quotas?.[i]?.allowed ?? false }));
-    const quotasLeft = held.flatMap((q) =>
-      q.kind === 'tokens' ? [{ scope: q.scope, limit: q.spec.limit, before: q.before, allowed: q.allowed, remaining: Math.max(0, q.spec.limit - q.before - (ok ? heldAmount(q.spec, q.before) : 0)) }] : [],
-    );
+    // Each quota with what the store said of it, matched once here by position (the store answers
+    // in the order asked): the token quotas' state, and the first budget that refused.
+    const quotasLeft: { scope: LimitScope; limit: number; before: number; allowed: boolean; remaining: number }[] = [];
+    let budgetRefused: { hold: BudgetHold; before: number } | null = null;
+    for (let i = 0; i < quotas.length; i++) {
+      const q = quotas[i]!;
+      const before = used[i]!;
+      const allowed = admission.quotas?.[i]?.allowed ?? false;
+      if (q.kind === 'tokens') quotasLeft.push({ scope: q.scope, limit: q.spec.limit, before, allowed, remaining: Math.max(0, q.spec.limit - before - (ok ? heldAmount(q.spec, before) : 0)) });
+      else if (!budgetRefused && admission.quotas !== null && !allowed) budgetRefused = { hold: q.hold, before };
+    }
     const tokens = quotasLeft.reduce((a, b) => (b.remaining < a.remaining ? b : a));
     const headers: Record<string, string> = {
       ...requests.headers,
@@ -264,9 +271,8 @@ export class QuotaBilling implements Billing {
     if (!ok) {
       const w = requests.refused;
       if (w) throw rateLimited('rate_limit_exceeded', `Rate limit reached: ${w.limit} requests per minute ${whose(w.scope, plan.id)}.`, w.limit, 0, w.resetAt, now, headers, w.scope);
-      // A budget names the refusal only when every token quota had room (those come first).
-      const budget = held.find((q) => q.kind === 'budget' && admission.quotas !== null && !q.allowed);
-      if (!quotasLeft.some((x) => !x.allowed) && budget?.kind === 'budget') throw budgetExceeded(budget.hold, budget.before, costAmount, now, headers, plan.id);
+      // A budget names the refusal only when every token quota had room.
+      if (!quotasLeft.some((x) => !x.allowed) && budgetRefused) throw budgetExceeded(budgetRefused.hold, budgetRefused.before, costAmount, now, headers, plan.id);
       const q = quotasLeft.find((x) => !x.allowed)!;
       const remaining = Math.max(0, q.limit - q.before);
       throw rateLimited(
