@@ -107,7 +107,7 @@ for (const file of sourceFiles(path.join(root, 'server'))) {
   const text = readFileSync(file, 'utf8');
   const source = ts.createSourceFile(rel, text, ts.ScriptTarget.Latest, true);
   const visit = (node: ts.Node): void => {
-    const named = ts.isIdentifier(node) || ts.isPrivateIdentifier(node) ? node.text : ts.isStringLiteralLike(node) || ts.isTemplateLiteralToken(node) || ts.isRegularExpressionLiteral(node) ? node.text : null;
+    const named = ts.isIdentifier(node) || ts.isPrivateIdentifier(node) || ts.isStringLiteralLike(node) || ts.isTemplateLiteralToken(node) || ts.isRegularExpressionLiteral(node) ? node.text : null;
     if (named !== null) {
       for (const vendor of vendorsIn(named)) {
         if (allowed.includes('*') || allowed.includes(vendor)) {

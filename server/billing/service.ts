@@ -230,8 +230,7 @@ export class QuotaBilling implements Billing {
     const cost = budgets.length ? this.mostCost(ctx.model, ctx.reserveTokens, ctx.reserveCost) : { amount: 0 };
     const costAmount = cost.amount;
     for (const b of budgets) quotas.push({ kind: 'budget', hold: b, spec: { key: b.key, id, amount: costAmount, upTo: cost.upTo, limit: b.limit, ttlMs, keepUntil: Math.max(b.until, now + (ctx.ttlMs ?? 0)) } });
-    const specs: HoldSpec[] = [];
-    for (const q of quotas) specs.push(q.spec);
+    const specs = quotas.map((q) => q.spec);
     let admission: AdmitResult;
     try {
       admission = await this.counters.admit(windows, specs, now);

@@ -229,39 +229,19 @@ describe('sizes and fields', () => {
 });
 
 describe('refusals and failures', () => {
-  it('a blocked prompt (Firebase vertexai/unary-failure-prompt-blocked-safety-with-message.json) is a content-policy refusal with its reason and message', async () => {
-    answer({ json: fixtureJson(`${FIREBASE}vertexai/unary-failure-prompt-blocked-safety-with-message.json`) });
+  it.each([
+    ['a blocked prompt, with its reason and message', 'vertexai/unary-failure-prompt-blocked-safety-with-message.json', 'the prompt was blocked (SAFETY: Reasons)'],
+    ['a blocked prompt without a message', 'vertexai/unary-failure-prompt-blocked-safety.json', 'the prompt was blocked (SAFETY)'],
+    ['a SAFETY finish without an image (text only)', 'googleai/unary-failure-finish-reason-safety.json', 'no image was generated (finishReason SAFETY)'],
+  ])('%s (Firebase %s) is a content-policy refusal', async (_, fixture, why) => {
+    answer({ json: fixtureJson(`${FIREBASE}${fixture}`) });
     expect(await failure(run('gemini-2.5-flash-image').out)).toStrictEqual({
       error: 'GatewayError',
       status: 400,
       type: 'invalid_request_error',
       code: 'content_policy_violation',
       param: 'prompt',
-      message: "The upstream provider 'gemini-test' refused the request under its content policy: the prompt was blocked (SAFETY: Reasons)",
-    });
-  });
-
-  it('a blocked prompt without a message (Firebase vertexai/unary-failure-prompt-blocked-safety.json)', async () => {
-    answer({ json: fixtureJson(`${FIREBASE}vertexai/unary-failure-prompt-blocked-safety.json`) });
-    expect(await failure(run('gemini-2.5-flash-image').out)).toStrictEqual({
-      error: 'GatewayError',
-      status: 400,
-      type: 'invalid_request_error',
-      code: 'content_policy_violation',
-      param: 'prompt',
-      message: "The upstream provider 'gemini-test' refused the request under its content policy: the prompt was blocked (SAFETY)",
-    });
-  });
-
-  it('a SAFETY finish without an image (Firebase googleai/unary-failure-finish-reason-safety.json: text only) is a refusal', async () => {
-    answer({ json: fixtureJson(`${FIREBASE}googleai/unary-failure-finish-reason-safety.json`) });
-    expect(await failure(run('gemini-2.5-flash-image').out)).toStrictEqual({
-      error: 'GatewayError',
-      status: 400,
-      type: 'invalid_request_error',
-      code: 'content_policy_violation',
-      param: 'prompt',
-      message: "The upstream provider 'gemini-test' refused the request under its content policy: no image was generated (finishReason SAFETY)",
+      message: `The upstream provider 'gemini-test' refused the request under its content policy: ${why}`,
     });
   });
 

@@ -9,7 +9,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { GEMINI_VOICES, geminiSpeech } from '../../server/providers/gemini/speech.ts';
 import type { SpeechInput } from '../../server/providers/speech.ts';
 import { FIREBASE, fixtureJson } from './fixtures.ts';
-import { adapterCall, answer, bytesOf, failure, provider, reset, sent } from './media-upstream.ts';
+import { GEMINI_QUOTA_429, adapterCall, answer, bytesOf, failure, provider, reset, sent } from './media-upstream.ts';
 
 vi.mock('../../server/upstream/http.ts', async (importOriginal) => ({ ...(await importOriginal<object>()), ...(await import('./media-upstream.ts')).fakeHttp }));
 
@@ -123,13 +123,6 @@ describe('failures', () => {
 
   it('an HTTP error (Firebase vertexai/unary-failure-quota-exceeded.json as a 429) is the upstream failure, unchanged', async () => {
     answer({ status: 429, json: fixtureJson(`${FIREBASE}vertexai/unary-failure-quota-exceeded.json`) });
-    expect(await fail()).toStrictEqual({
-      error: 'UpstreamError',
-      status: 429,
-      code: 'upstream_rate_limited',
-      retryable: true,
-      message:
-        "provider 'gemini-test': answered HTTP 429: Quota exceeded for quota metric 'Generate Content API requests per minute' and limit 'GenerateContent request limit per minute for a region' of service 'generativelanguage.googleapis.com' for consumer 'project_number:348715329010'.",
-    });
+    expect(await fail()).toStrictEqual(GEMINI_QUOTA_429);
   });
 });

@@ -10,7 +10,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { geminiVideo } from '../../server/providers/gemini/video.ts';
 import type { VideoPoll } from '../../server/providers/media.ts';
 import { FIREBASE, fixtureJson } from './fixtures.ts';
-import { PNG, PNG_2, PNG_B64, adapterCall, answer, bytesOf, failure, mediaRequest, pngReference, provider, reset, sent } from './media-upstream.ts';
+import { GEMINI_QUOTA_429, PNG, PNG_2, PNG_B64, adapterCall, answer, bytesOf, failure, mediaRequest, pngReference, provider, reset, sent } from './media-upstream.ts';
 
 vi.mock('../../server/upstream/http.ts', async (importOriginal) => ({ ...(await importOriginal<object>()), ...(await import('./media-upstream.ts')).fakeHttp }));
 
@@ -148,14 +148,7 @@ describe('start: POST :predictLongRunning', () => {
 
   it('a start-time HTTP error (an ordinary HTTP error, 429 RESOURCE_EXHAUSTED; body: Firebase vertexai/unary-failure-quota-exceeded.json) is the upstream failure, unchanged', async () => {
     answer({ status: 429, json: fixtureJson(`${FIREBASE}vertexai/unary-failure-quota-exceeded.json`) });
-    expect(await failure(start('veo-3.1-generate-preview').out)).toStrictEqual({
-      error: 'UpstreamError',
-      status: 429,
-      code: 'upstream_rate_limited',
-      retryable: true,
-      message:
-        "provider 'gemini-test': answered HTTP 429: Quota exceeded for quota metric 'Generate Content API requests per minute' and limit 'GenerateContent request limit per minute for a region' of service 'generativelanguage.googleapis.com' for consumer 'project_number:348715329010'.",
-    });
+    expect(await failure(start('veo-3.1-generate-preview').out)).toStrictEqual(GEMINI_QUOTA_429);
   });
 });
 

@@ -117,6 +117,16 @@ export const mediaRequest = (over: Partial<MediaRequest> = {}): MediaRequest => 
 });
 
 /** Two real 1×1 PNGs (test/media/fake-media.ts has the same), as reference images and as answers' image bytes. */
+/** What Firebase's vertexai/unary-failure-quota-exceeded.json, answered as a 429 to the 'gemini-test' provider, becomes: the upstream's failure, unchanged. */
+export const GEMINI_QUOTA_429 = {
+  error: 'UpstreamError',
+  status: 429,
+  code: 'upstream_rate_limited',
+  retryable: true,
+  message:
+    "provider 'gemini-test': answered HTTP 429: Quota exceeded for quota metric 'Generate Content API requests per minute' and limit 'GenerateContent request limit per minute for a region' of service 'generativelanguage.googleapis.com' for consumer 'project_number:348715329010'.",
+};
+
 export const PNG_B64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 export const PNG = Buffer.from(PNG_B64, 'base64');
 export const PNG_2 = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
