@@ -9,6 +9,7 @@ const layers = [
   ['formats', ['^server/translate/', '^server/media/', '^server/speech/', '^server/transcription/']],
   ['providers', ['^server/providers/', '^server/search/']],
   ['domain', ['^server/routing/', '^server/requests/', '^server/billing/', '^server/jobs/', '^server/catalog/', '^server/accounts/', '^server/oauth/', '^server/boot/']],
+  ['pipeline', ['^server/pipeline/']],
   ['capabilities', ['^server/capabilities/']],
   ['http', ['^server/http/', '^server/web/']],
   ['app', ['^server/[^/]+\\.ts$']],
@@ -26,6 +27,13 @@ const upward = layers.slice(0, -1).map(([name, paths], i) => ({
 module.exports = {
   forbidden: [
     ...upward,
+    {
+      name: 'capabilities-through-the-pipeline',
+      comment: 'holds, routing and failover are stages of the request pipeline: a capability asks server/pipeline/, never billing/ or routing/ (docs/architecture.md "The request pipeline")',
+      severity: 'error',
+      from: { path: '^server/capabilities/' },
+      to: { path: ['^server/billing/', '^server/routing/'] },
+    },
     {
       name: 'no-circular',
       comment: 'a circle of imports makes its files one unit: break it by moving the shared part down',

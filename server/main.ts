@@ -24,6 +24,8 @@ import { BullQueue } from './jobs/queue.ts';
 import { JobService } from './jobs/service.ts';
 import { JobKinds, type JobKind } from './jobs/kinds.ts';
 import type { CapabilityDeps } from './capabilities/deps.ts';
+import { assemblePipeline } from './pipeline/concerns.ts';
+import type { Concern } from './pipeline/concern.ts';
 import { CAPABILITY_DESCRIPTORS } from './capabilities/index.ts';
 import { OAuthAuthenticator } from './oauth/authenticator.ts';
 import { OAuthService } from './oauth/service.ts';
@@ -88,7 +90,8 @@ export type RunningGateway = { url: string; services: Services; close(): Promise
  * `worker`: this process is worker N of `serve --workers`, whose primary already logged the
  * config, checked the listen address, and writes the server info file (decision 0029).
  */
-export type GatewayExtras = { jobKinds?: JobKind[]; worker?: number };
+/** What an embedding program (a test) adds: job kinds, and concerns run after the gateway's own (pipeline/concerns.ts). */
+export type GatewayExtras = { jobKinds?: JobKind[]; worker?: number; concerns?: Concern[] };
 
 /** The config's summary and warnings, as start-up logs them (once per deployment start: the primary's with workers). */
 function logConfig(logger: Logger, env: NodeJS.ProcessEnv, { config, enabledFromEnv }: ReturnType<typeof loadConfig>): void {
@@ -273,7 +276,8 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
     const jobRunner = new JobRunner(jobDeps, opened.store, jobKinds, logger, { leaseMs: Number(env.JOB_LEASE_MS ?? 30_000), pollMs: Number(env.JOB_POLL_MS ?? (env.REDIS_URL ? 5_000 : 500)) });
     const jobs = new JobService(jobDeps, opened.store, jobKinds, jobRunner);
     const search = openSearchBackend(config.webSearch);
-    const capabilities: CapabilityDeps = { config, clock, catalog, health, router, metrics, billing, search, items, jobs, urls, trails, drain };
+    const pipeline = assemblePipeline({ config, catalog, router, billing, health, metrics, trails }, extras.concerns);
+    const capabilities: CapabilityDeps = { config, clock, catalog, pipeline, search, items, jobs, urls, drain };
     jobKinds.add(...CAPABILITY_DESCRIPTORS.flatMap((d) => d.jobKinds?.(capabilities) ?? []), ...(extras.jobKinds ?? []));
     // Records written off the request path in batches; closed after the app (cleanups run in
     // reverse), so the last requests' records are written before the database closes.
@@ -285,6 +289,11 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logger:
     void requestLog.upkeep();
     const services: Services = {
       ...capabilities,
+      health,
+      router,
+      metrics,
+      billing,
+      trails,
       requestLog,
       jobRunner,
       jobKinds,

@@ -1,7 +1,8 @@
 // The one begin/settle wrapper around every billed call (text, embeddings, moderation, and the
 // media capabilities and their jobs): reserve the most the call can cost before any upstream is
 // asked, settle once to what it did, release the reservation when it failed before producing
-// anything. Each capability sizes its reservation (billing/estimate.ts, config/billing-rules.ts).
+// anything. Each capability sizes its reservation (pipeline/estimate.ts, config/billing-rules.ts)
+// and reaches this through the request pipeline's admit stage (pipeline/pipeline.ts), jobs through their service.
 import type { Principal } from '../auth/principal.ts';
 import type { BilledEndpoint } from '../config/capabilities.ts';
 import type { Reservation, UsageReport } from './hooks.ts';
@@ -49,27 +50,13 @@ export async function beginMetered(services: MeteredDeps, m: Metering): Promise<
   const ticket = await services.billing.begin({ requestId: m.requestId, principal: m.principal, model: m.model, multiplier, reserveTokens: m.reserveTokens, reserveCost: m.reserveCost, ttlMs: m.ttlMs });
   const settle: Meter['settle'] = (outcome, status = 200, errorCode = null) =>
     ticket.settle({ ...outcome, requestId: m.requestId, model: m.model, endpoint: m.endpoint, status, errorCode, latencyMs: Math.round(performance.now() - started) });
-  return {
-    headers: ticket.headers,
-    reservation: ticket.reservation,
-    settle,
-    fail: (err) => {
-      const gw = err instanceof GatewayError ? err : null;
-      return settle(NOTHING, gw?.status ?? 500, gw?.code ?? 'internal_error');
-    },
-  };
+  return { headers: ticket.headers, reservation: ticket.reservation, settle, fail: failingWith(settle) };
 }
 
-/** A single-shot call: metered around `run`, settled before the answer leaves. */
-export async function metered<T>(services: MeteredDeps, m: Metering, run: () => Promise<{ value: T; outcome: Outcome }>): Promise<{ value: T; headers: Record<string, string> }> {
-  const meter = await beginMetered(services, m);
-  let result: { value: T; outcome: Outcome };
-  try {
-    result = await run();
-  } catch (err) {
-    await meter.fail(err);
-    throw err;
-  }
-  await meter.settle(result.outcome);
-  return { value: result.value, headers: meter.headers };
-}
+/** A meter's `fail` through its `settle`: nothing billed, recorded with the error's status and code. */
+export const failingWith =
+  (settle: Meter['settle']): Meter['fail'] =>
+  (err) => {
+    const gw = err instanceof GatewayError ? err : null;
+    return settle(NOTHING, gw?.status ?? 500, gw?.code ?? 'internal_error');
+  };

@@ -9,7 +9,8 @@ import type { GenerationTimeoutBody } from '../../contract/jobs.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Capability } from '../config/capabilities.ts';
 import type { JobKind } from '../jobs/kinds.ts';
-import type { FailoverOptions } from '../routing/failover.ts';
+import type { AttemptLog } from '../pipeline/pipeline.ts';
+import type { FormatLabel } from '../pipeline/concern.ts';
 import type { CapabilityDeps } from './deps.ts';
 import type { Upload } from './transcription/stored-upload.ts';
 
@@ -18,7 +19,7 @@ export type Inference = typeof contract.inference;
 export type InferenceRoute = keyof Inference;
 
 /** The request's logger: upstream failures' raw causes (warn), the gateway's own failures mid-stream (error). */
-export type RequestLog = FailoverOptions['log'] & { error(obj: object, msg: string): void };
+export type RequestLog = AttemptLog & { error(obj: object, msg: string): void };
 
 /** Who calls and how: what the HTTP layer hands every capability route besides the validated input. */
 export type CallInfo = {
@@ -61,6 +62,8 @@ export type Answer<R extends InferenceRoute> = (ServerInferResponses<Inference[R
 export type RouteBinding<R extends InferenceRoute> = {
   /** The row of the capability table this route is billed and measured under. */
   capability: Capability;
+  /** The client format's label in the request log and traces (a text format's `label`); absent: the gateway's own, OpenAI's shape. */
+  format?: FormatLabel;
   /** A multipart route: its file is stored (`'file'`: a temporary file for this request, `'blob'`: kept for a job) before validation. */
   upload?: 'file' | 'blob';
   run(deps: CapabilityDeps, input: ServerInferRequest<Inference[R]>, call: CallInfo): Promise<Answer<R>>;

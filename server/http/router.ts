@@ -21,6 +21,7 @@ import { createKey, listJobs, listKeys, revokeKey, sessionInfo, updateKey } from
 import { hostedFile } from './hosted-file.ts';
 import { adminRequests, ownRequests } from './request-list.ts';
 import { linkOrigin } from './link-origin.ts';
+import type { RequestFacts } from '../pipeline/concern.ts';
 
 const s = initServer();
 
@@ -171,7 +172,7 @@ export function buildRouter(services: Services) {
 function bindCapabilities(services: Services): RouterImplementation<Inference> {
   const bound = new Map<string, unknown>();
   for (const descriptor of CAPABILITY_DESCRIPTORS) {
-    for (const [name, binding] of Object.entries(descriptor.routes)) bound.set(name, bindRoute(services, binding as RouteBinding<InferenceRoute>));
+    for (const [name, binding] of Object.entries(descriptor.routes)) bound.set(name, bindRoute(services, name, binding as RouteBinding<InferenceRoute>));
   }
   const unserved = Object.keys(contract.inference).filter((name) => !bound.has(name));
   if (unserved.length) throw new Error(`no capability serves the route(s) ${unserved.join(', ')}: add its descriptor to capabilities/index.ts`);
@@ -181,30 +182,27 @@ function bindCapabilities(services: Services): RouterImplementation<Inference> {
 
 type RouteInput = { request: FastifyRequest; reply: FastifyReply } & Parameters<RouteBinding<InferenceRoute>['run']>[1];
 
-function bindRoute(services: Services, binding: RouteBinding<InferenceRoute>) {
+function bindRoute(services: Services, name: string, binding: RouteBinding<InferenceRoute>) {
   const label = surfaceOf(binding.capability);
-  const format = formatOf(binding.capability);
+  // The gateway's own routes speak OpenAI's shape; a text format names its own.
+  const format = binding.format ?? 'openai';
   const handler = async ({ request, reply, ...input }: RouteInput) => {
     const call: CallInfo = { principal: request.principal!, requestId: request.id, headers: request.headers, origin: () => linkOrigin(services, request), upload: request.upload, log: request.log };
-    const trail = request.trail;
-    if (trail) {
-      trail.capability = label;
-      trail.format = format ?? (request.url.startsWith('/v1beta/') ? 'gemini' : 'openai');
-      trail.model = modelOf(input);
+    const facts: RequestFacts = { requestId: request.id, principal: call.principal, route: name, capability: binding.capability, format, model: modelOf(input), headers: {} };
+    let answer: Awaited<ReturnType<RouteBinding<InferenceRoute>['run']>>;
+    try {
+      answer = await services.pipeline.serve(facts, () => binding.run(services, input as Parameters<RouteBinding<InferenceRoute>['run']>[1], call));
+    } catch (err) {
+      // What the concerns add goes with an error too (the error handler keeps the reply's headers).
+      reply.headers(facts.headers);
+      throw err;
     }
-    const answer = await binding.run(services, input as Parameters<RouteBinding<InferenceRoute>['run']>[1], call);
-    // A job started: its id is the record's (a 202's body is the job).
-    if (trail && answer.status === 202) trail.jobId = idOf(answer.body);
+    reply.headers(facts.headers);
     // A job took the stored upload: it outlives the response.
     if (binding.upload === 'blob') request.keepUpload?.();
     return respond(services, request, reply, answer, label);
   };
   return binding.upload ? { hooks: { preValidation: receiveUpload(services.jobs.blobs, binding.upload) }, handler } : handler;
-}
-
-/** The client's API format where the capability decides it (Messages, generateContent); else by path. */
-function formatOf(capability: string): 'anthropic' | 'gemini' | null {
-  return capability === 'messages' ? 'anthropic' : capability === 'generate_content' ? 'gemini' : null;
 }
 
 /**
@@ -225,7 +223,6 @@ function modelOf(input: { body?: unknown; params?: unknown }): string | null {
   return model && isModelIdShaped(model) ? model : null;
 }
 
-const idOf = (body: unknown) => (body && typeof body === 'object' && typeof (body as { id?: unknown }).id === 'string' ? (body as { id: string }).id : null);
 
 function respond(services: Services, request: FastifyRequest, reply: FastifyReply, answer: { status: number; body: unknown } & AnswerMeta, label: string) {
   if (answer.upstreamMs !== undefined) {

@@ -25,6 +25,7 @@ import type { AdminTokens } from '../auth/admin-token.ts';
 import type { Drain } from '../runtime/shutdown.ts';
 import type { RequestTrails } from '../observe/request-trail.ts';
 import type { RequestLog } from '../requests/request-log.ts';
+import type { RequestPipeline } from '../pipeline/pipeline.ts';
 
 /** What the HTTP layer needs, built once by main.ts (or by a test). */
 export type Services = {
@@ -39,6 +40,8 @@ export type Services = {
   metrics: Metrics;
   health: HealthRecorder;
   router: Router;
+  /** Every capability call's stages and the concerns hooked on them (pipeline/concerns.ts). */
+  pipeline: RequestPipeline;
   /** Each request's trail (attempts, phases): the request log's record and the tracer's spans. */
   trails: RequestTrails;
   /** Writes finished trails as request log records (GET /v1/requests), with captured bodies. */

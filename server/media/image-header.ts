@@ -1,7 +1,7 @@
 // An image's pixel size, read from its file header (PNG, JPEG, GIF, WebP) in base64 text without
 // decoding the image or the rest of the text: a few dozen bytes, plus for a JPEG four bytes per
 // segment before its frame header (segments are skipped by their lengths). The hold of an image
-// input is sized by it (billing/estimate.ts). Written here rather than taken from a package
+// input is sized by it (pipeline/estimate.ts). Written here rather than taken from a package
 // (image-size reads a decoded buffer, so the base64 would be decoded first).
 import { base64Bytes } from './base64-bytes.ts';
 import type { Dimensions } from './geometry.ts';

@@ -11,7 +11,7 @@ import type { VendorClient } from './vendor-client.ts';
 /**
  * The most input tokens a vendor's text models bill for one image: by its size when the gateway
  * read it (null: any size) and the detail asked (`low`, or anything else). An upper bound over the
- * vendor's models, never an estimate: holds are sized by it (billing/estimate.ts).
+ * vendor's models, never an estimate: holds are sized by it (pipeline/estimate.ts).
  */
 export type ImageTokenRule = (size: Dimensions | null, detail: 'low' | 'high') => number;
 

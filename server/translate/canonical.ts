@@ -53,7 +53,7 @@ export type Part = TextPart | ImagePart | ToolCallPart | ToolResultPart | Reason
  * Input the gateway does not translate (a document, audio, video, a file by id, content the provider
  * keeps, a block of a kind it does not know): it reaches only the client format's own upstreams,
  * in the body passed through, and is not among the parts. What the hold needs to bound it is kept
- * here (billing/estimate.ts):
+ * here (pipeline/estimate.ts):
  * - `image`: an image the parts do not carry (a file id: `source` null, its size unknown);
  * - `media`: audio, video or a document, with its media type and, when inline, its base64 bytes;
  * - `text`: text-like content (a text document, an earlier server tool's result), by its length;

@@ -103,7 +103,7 @@ type Seen = {
 };
 
 /**
- * What the hold needs of data only Gemini models take (billing/estimate.ts): text by its bytes;
+ * What the hold needs of data only Gemini models take (pipeline/estimate.ts): text by its bytes;
  * an image in Google's file store (its size unknown); audio, video and documents by their media
  * type and, inline, their bytes.
  */

@@ -61,7 +61,7 @@ const chars = (v: unknown) => (typeof v === 'string' ? v.length : 0);
 const textsOf = (v: unknown) => (typeof v === 'string' ? v.length : Array.isArray(v) ? v.reduce((n: number, b) => n + chars((b as { text?: unknown } | null)?.text), 0) : 0);
 
 /**
- * What the hold needs of a block other providers do not get (billing/estimate.ts): an image by
+ * What the hold needs of a block other providers do not get (pipeline/estimate.ts): an image by
  * file id (size unknown); a document's text, or its bytes (a PDF: pages of text and images); a
  * search result's text; uploaded or fetched files, which only Anthropic sees; and for any other
  * block (earlier server tool calls and their results) the length of its JSON, read as text.

@@ -78,7 +78,7 @@ const ENC = { anthropic: 'mg1:a:', redacted: 'mg1:r:', gemini: 'mg1:g:' };
 export type ResponsesDecoded = { request: C.Request; builtIns: string[]; nativeOnly: GatewayError | null };
 
 /**
- * What the hold needs of a file part only OpenAI models read (billing/estimate.ts): its media type
+ * What the hold needs of a file part only OpenAI models read (pipeline/estimate.ts): its media type
  * and, inline (a data URL), its bytes.
  */
 function opaqueFile(p: Record<string, unknown>): C.OpaqueInput {

@@ -1,4 +1,4 @@
-// server/billing/estimate.ts: the hold of a text request bounds what a provider can bill for each
+// server/pipeline/estimate.ts: the hold of a text request bounds what a provider can bill for each
 // input but text — images by the size read from their header and their detail, uncompressed audio
 // by its length, and what nothing bounds (documents, compressed audio, stored content) flagged —
 // exactly, on real file headers built here.
@@ -7,7 +7,7 @@ import { ChatCompletionRequest } from '../../contract/chat.ts';
 import { GeminiGenerateContentRequest } from '../../contract/gemini.ts';
 import { MessagesRequest } from '../../contract/messages.ts';
 import { ResponsesRequest } from '../../contract/responses.ts';
-import { AUDIO_TOKENS_PER_SECOND, estimatePromptTokens, promptTokensBound, textEstimate } from '../../server/billing/estimate.ts';
+import { AUDIO_TOKENS_PER_SECOND, estimatePromptTokens, promptTokensBound, textEstimate } from '../../server/pipeline/estimate.ts';
 import { base64Bytes, base64Length } from '../../server/media/base64-bytes.ts';
 import { imageSize } from '../../server/media/image-header.ts';
 import { wavSeconds } from '../../server/media/wav-header.ts';

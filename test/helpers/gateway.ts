@@ -65,7 +65,7 @@ export async function startTestGateway(opts: { config?: string; env?: NodeJS.Pro
   writeFileSync(configPath, opts.config ?? minimalConfig);
   // Tests never reach OpenRouter or Poe: metadata comes from snapshots and fakes.
   const env: NodeJS.ProcessEnv = { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', GATEWAY_CONFIG: configPath, GATEWAY_METADATA_FETCH: 'off', ...opts.env };
-  const gw = await startGateway(env, opts.logger ?? pino({ level: 'silent' }), { jobKinds: opts.jobKinds });
+  const gw = await startGateway(env, opts.logger ?? pino({ level: 'silent' }), { jobKinds: opts.jobKinds, concerns: opts.concerns });
   let n = 0;
   return {
     ...gw,

@@ -1,6 +1,6 @@
 // A text request's cache affinity key: the client's hint, else the cacheable prefix of a conversation.
 import { expect, it } from 'vitest';
-import { affinityKey } from '../../server/capabilities/text/affinity.ts';
+import { affinityKey } from '../../server/pipeline/affinity.ts';
 import { chatToCanonical } from '../../server/translate/chat.ts';
 import type * as C from '../../server/translate/canonical.ts';
 

@@ -1,7 +1,7 @@
 // Embeddings (docs/api.md, "Embeddings and moderation"): the OpenAI shape, whatever the upstream speaks (providers/<vendor>/embeddings.ts).
 import type { z } from 'zod';
 import type { EmbeddingsRequest, EmbeddingsResponse } from '../../../contract/embeddings.ts';
-import { estimateTextTokens } from '../../billing/estimate.ts';
+import { estimateTextTokens } from '../../pipeline/estimate.ts';
 import * as C from '../../translate/canonical.ts';
 import { meteredExchange, type Runner } from '../shared/upstream-exchange.ts';
 

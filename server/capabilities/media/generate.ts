@@ -19,17 +19,15 @@ import { loadReferences } from '../../media/references.ts';
 import { parseMediaRequest, type MediaRequest } from '../../media/request.ts';
 import type { AdapterCall } from '../../providers/adapter.ts';
 import type { GeneratedImage } from '../../providers/media.ts';
-import { keysOf, type PoolKey } from '../../routing/key-pool.ts';
 import { adapterFor } from '../../providers/registry.ts';
 import { upstreamFailure } from '../../upstream/errors.ts';
-import type { FailoverOptions } from '../../routing/failover.ts';
-import { knownModel, route, type Target } from '../../routing/targets.ts';
 import type { CapabilityDeps } from '../deps.ts';
 import type { CallInfo, Caller } from '../descriptor.ts';
-import { gatewayHeaders, upstreamLabel } from '../shared/gateway-headers.ts';
-import { beginMetered } from '../../billing/metered.ts';
+import { gatewayHeaders } from '../shared/gateway-headers.ts';
 import { syncOrJob } from '../shared/sync-or-job.ts';
-import { exchange } from '../shared/upstream-exchange.ts';
+import { exchange } from '../../pipeline/exchange.ts';
+import type { AttemptLog } from '../../pipeline/pipeline.ts';
+import type { Target } from '../../pipeline/types.ts';
 
 type Body = z.infer<typeof ImageGenerationRequest>;
 type ImagesBody = z.infer<typeof ImagesResponse>;
@@ -52,7 +50,7 @@ const MAX_POLL_FAILURES = 5;
 
 /** The model's upstreams able to take `references` reference images; 400 naming the model when none can. */
 function mediaTargets<C extends Media>(services: CapabilityDeps, modelId: string, capability: C, references: number): Target<C>[] {
-  const { targets } = route(services.catalog, modelId, capability);
+  const { targets } = services.pipeline.targets(modelId, capability);
   if (!references) return targets;
   const max = (t: Target<C>) => t.adapter.maxReferences(t.upstreamModel);
   const able = targets.filter((t) => max(t) >= references);
@@ -94,11 +92,11 @@ async function hostImage(services: CapabilityDeps, jobId: string, image: Generat
  * One image, from the first upstream that makes it; stored, and answered as the request asked.
  * `requestId`: whose trail its attempts go to (the request's when answered at once, the job's in a run).
  */
-async function makeImage(services: CapabilityDeps, jobId: string, model: string, stored: Stored, signal: AbortSignal, log?: FailoverOptions['log'], requestId: string = jobId): Promise<JobDone & { upstream: string; upstreamMs: number }> {
+async function makeImage(services: CapabilityDeps, jobId: string, model: string, stored: Stored, signal: AbortSignal, log?: AttemptLog, requestId: string = jobId): Promise<JobDone & { upstream: string; upstreamMs: number }> {
   const { req } = stored;
   const targets = mediaTargets(services, model, 'images', req.references.length);
   const references = await loadReferences(services, req.references);
-  const ex = await exchange(services, model, targets, (t, call) => t.adapter.run({ req, references }, { ...call, signal }), log, requestId);
+  const ex = await exchange(services.pipeline, model, targets, (t, call) => t.adapter.run({ req, references }, { ...call, signal }), { log, requestId, capability: 'images' });
   const { usage, usageBody } = ex.value;
   const image = { ...ex.value.image, contentType: mediaType(ex.value.image.contentType, 'image', 'application/octet-stream') };
   const hosted = await hostImage(services, jobId, image);
@@ -112,7 +110,7 @@ async function makeImage(services: CapabilityDeps, jobId: string, model: string,
     outputKey: hosted.key,
     billing: { provider: ex.target.provider.id, upstreamModel: ex.target.upstreamModel, usage, metered: { unit: 'image', quantity: 1 }, estimated: false },
     warnings: [...stored.warnings, ...ex.warnings],
-    upstream: upstreamLabel(ex.target),
+    upstream: ex.upstream,
     upstreamMs: ex.upstreamMs,
   };
 }
@@ -144,14 +142,13 @@ async function videoStep(services: CapabilityDeps, job: JobRecord, signal: Abort
   if (!state) {
     const targets = mediaTargets(services, job.model, 'video', stored.req.references.length);
     const references = await loadReferences(services, stored.req.references);
-    const ex = await exchange(services, job.model, targets, (t, call) => t.adapter.start({ req: stored.req, references }, { ...call, signal }), undefined, job.id);
-    const next: VideoState = { provider: ex.target.provider.id, keyIndex: (ex.target as { key?: PoolKey }).key?.index ?? 0, upstreamModel: ex.target.upstreamModel, operation: ex.value.operation, seconds: ex.value.seconds, warnings: ex.warnings, failures: 0 };
+    const ex = await exchange(services.pipeline, job.model, targets, (t, call) => t.adapter.start({ req: stored.req, references }, { ...call, signal }), { requestId: job.id, capability: 'video' });
+    const next: VideoState = { provider: ex.target.provider.id, keyIndex: services.pipeline.keyIndexOf(ex.target), upstreamModel: ex.target.upstreamModel, operation: ex.value.operation, seconds: ex.value.seconds, warnings: ex.warnings, failures: 0 };
     return { type: 'recheck', inMs: pollMs, state: next };
   }
-  const configured = services.catalog.providers.get(state.provider);
   // The operation belongs to the account of the key that started it: checked with that key, or not at all.
-  const provider = configured && keysOf(configured).find((k) => k.index === (state.keyIndex ?? 0))?.provider;
-  if (configured && !provider) throw new GatewayError(502, 'provider_error', 'upstream_error', `The key of provider '${state.provider}' that started this video is no longer configured: its account alone can report on it.`);
+  const provider = services.pipeline.providerWithKey(state.provider, state.keyIndex ?? 0);
+  if (provider === null) throw new GatewayError(502, 'provider_error', 'upstream_error', `The key of provider '${state.provider}' that started this video is no longer configured: its account alone can report on it.`);
   const adapter = provider && adapterFor(provider.type, 'video');
   if (!provider || !adapter) throw new GatewayError(502, 'provider_error', 'upstream_error', `The provider '${state.provider}' running this video is no longer configured for video.`);
   const call: AdapterCall = { provider, upstreamModel: state.upstreamModel, warn: () => {}, waitOn: (p) => p, signal };
@@ -203,7 +200,7 @@ function reservation(model: { endpoint: 'images' | 'video' } & Parameters<typeof
 }
 
 export async function generateMedia(services: CapabilityDeps, c: ImageCall, body: Body): Promise<Answer> {
-  const model = knownModel(services.catalog, body.model);
+  const model = services.pipeline.model(body.model);
   const capability: Media = model.endpoint === 'video' ? 'video' : 'images';
   const warnings: string[] = [];
   const req = parseMediaRequest(body, capability === 'video', warnings);
@@ -219,7 +216,7 @@ export async function generateMedia(services: CapabilityDeps, c: ImageCall, body
 
   const origin = jobOrigin({ principal: c.principal, kind: IMAGE_JOB, model: model.id, request: stored, sent: body });
   const started = services.clock.now();
-  const meter = await beginMetered(services, { requestId: origin.id, principal: c.principal, model: model.id, endpoint: 'images', reserveTokens, ttlMs: services.jobs.maxRunMs });
+  const meter = await services.pipeline.admit({ requestId: origin.id, principal: c.principal, model: model.id, endpoint: 'images', reserveTokens, ttlMs: services.jobs.maxRunMs });
   const abort = new AbortController();
   const work = makeImage(services, origin.id, model.id, stored, abort.signal, c.log, c.requestId);
   const outcome = await syncOrJob(

@@ -1,7 +1,7 @@
 // Moderation (docs/api.md, "Embeddings and moderation"): OpenAI-format upstreams (providers/<vendor>/moderation.ts).
 import type { z } from 'zod';
 import type { ModerationRequest, ModerationResponse } from '../../../contract/embeddings.ts';
-import { estimateTextTokens } from '../../billing/estimate.ts';
+import { estimateTextTokens } from '../../pipeline/estimate.ts';
 import { meteredExchange, type Runner } from '../shared/upstream-exchange.ts';
 
 export const DEFAULT_MODERATION_MODEL = 'omni-moderation-latest';

@@ -11,6 +11,3 @@ export function gatewayHeaders(upstream: string, warnings: readonly string[]): R
   if (warnings.length) headers['x-gateway-warnings'] = headerSafe(warnings.join('; '));
   return headers;
 }
-
-/** What X-Gateway-Upstream names: the provider id, and for a provider with a key pool the key's alias or index after `#`. */
-export { labelOf as upstreamLabel } from '../../routing/key-pool.ts';

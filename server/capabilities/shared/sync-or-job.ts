@@ -7,7 +7,7 @@ import type { GenerationTimeoutBody, Job } from '../../../contract/jobs.ts';
 import type { JobDone } from '../../jobs/kinds.ts';
 import type { JobOrigin } from '../../jobs/service.ts';
 import type { CapabilityDeps } from '../deps.ts';
-import type { Meter } from '../../billing/metered.ts';
+import type { Meter } from '../../pipeline/types.ts';
 
 type JobObject = z.infer<typeof Job>;
 

@@ -13,16 +13,14 @@ import { errors } from '../../runtime/errors.ts';
 import type { JobDone, JobKind } from '../../jobs/kinds.ts';
 import { jobOrigin } from '../../jobs/service.ts';
 import { FAMILY_FIELDS, type SpeechAudio, type SpeechFamily, type SpeechInput, type SpeechTimestamps } from '../../providers/speech.ts';
-import type { FailoverOptions } from '../../routing/failover.ts';
-import { route, type Target } from '../../routing/targets.ts';
-import { upstreamId } from '../../routing/router.ts';
 import type { CapabilityDeps } from '../deps.ts';
 import type { Caller } from '../descriptor.ts';
 import { applyPronunciation } from '../../speech/pronunciation.ts';
-import { gatewayHeaders, headerSafe, upstreamLabel } from '../shared/gateway-headers.ts';
-import { beginMetered, type Outcome } from '../../billing/metered.ts';
+import { gatewayHeaders, headerSafe } from '../shared/gateway-headers.ts';
 import { syncOrJob } from '../shared/sync-or-job.ts';
-import { exchange, type Exchanged } from '../shared/upstream-exchange.ts';
+import { exchange, type Exchanged } from '../../pipeline/exchange.ts';
+import type { AttemptLog } from '../../pipeline/pipeline.ts';
+import type { Outcome, Target } from '../../pipeline/types.ts';
 
 type Body = z.infer<typeof SpeechRequest>;
 /** A speech job's stored request: the client's validated body (held as JSON, unchecked when read). */
@@ -40,7 +38,7 @@ type Prepared = { target: Target<'speech'>; family: SpeechFamily; input: SpeechI
  * valid voices, or the cap.
  */
 function prepare(services: CapabilityDeps, body: Body): { model: NonNullable<ReturnType<CapabilityDeps['catalog']['model']>>; prepared: Prepared[] } {
-  const { model, targets } = route(services.catalog, body.model, 'speech');
+  const { model, targets } = services.pipeline.targets(body.model, 'speech');
   const prepared: Prepared[] = [];
   let refusal: ReturnType<typeof errors.invalid> | null = null;
   for (const target of targets) {
@@ -70,27 +68,28 @@ function prepare(services: CapabilityDeps, body: Body): { model: NonNullable<Ret
   return { model, prepared };
 }
 
-type Spoken = { ex: Exchanged<SpeechAudio | SpeechTimestamps, 'speech'>; p: Prepared };
+/** A target with what it is sent: the plan hands each attempt a copy of it (with its key) that keeps `prepared`. */
+type Candidate = Target<'speech'> & { prepared: Prepared };
+
+type Spoken = { ex: Exchanged<SpeechAudio | SpeechTimestamps, Candidate>; p: Prepared };
 
 /** `requestId`: whose trail the attempts go to (the request's, or the job's in a run). */
-async function speak(services: CapabilityDeps, modelId: string, prepared: Prepared[], signal: AbortSignal, requestId: string, log?: FailoverOptions['log']): Promise<Spoken> {
-  // By upstream: the router hands the attempt a copy of the target (with its key), not the target itself.
-  const of = new Map(prepared.map((p) => [upstreamId(p.target), p]));
+async function speak(services: CapabilityDeps, modelId: string, prepared: Prepared[], signal: AbortSignal, requestId: string, log?: AttemptLog): Promise<Spoken> {
+  const candidates: Candidate[] = prepared.map((p) => ({ ...p.target, prepared: p }));
   const ex = await exchange(
-    services,
+    services.pipeline,
     modelId,
-    prepared.map((p) => p.target),
+    candidates,
     (t, call) => {
-      const p = of.get(upstreamId(t))!;
+      const p = t.prepared;
       const reads: readonly string[] = t.adapter.reads;
       const ignored = FAMILY_FIELDS.filter((f) => (p.input.body as Record<string, unknown>)[f] !== undefined && !reads.includes(f));
       if (ignored.length) call.warn(`ignored by this model (family ${p.family}): ${ignored.join(', ')}`);
       return t.adapter.run(p.input, { ...call, signal });
     },
-    log,
-    requestId,
+    { log, requestId, capability: 'speech' },
   );
-  return { ex, p: of.get(upstreamId(ex.target))! };
+  return { ex, p: ex.target.prepared };
 }
 
 const billingOf = ({ ex, p }: Spoken): Outcome => ({
@@ -135,7 +134,7 @@ const pronunciationHeader = (warnings: string[]): Record<string, string> => (war
 export async function speech(services: CapabilityDeps, c: Caller, body: Body): Promise<SpeechAnswer> {
   const { model, prepared } = prepare(services, body);
   const origin = jobOrigin({ principal: c.principal, kind: SPEECH_JOB, model: model.id, request: body });
-  const meter = await beginMetered(services, { requestId: origin.id, principal: c.principal, model: model.id, endpoint: 'speech', reserveTokens: reserveTokens(model, prepared), ttlMs: services.jobs.maxRunMs });
+  const meter = await services.pipeline.admit({ requestId: origin.id, principal: c.principal, model: model.id, endpoint: 'speech', reserveTokens: reserveTokens(model, prepared), ttlMs: services.jobs.maxRunMs });
   const abort = new AbortController();
   const outcome = await syncOrJob(
     services,
@@ -147,7 +146,7 @@ export async function speech(services: CapabilityDeps, c: Caller, body: Body): P
   const s = outcome.done;
   // The upstream has started answering: the audio is made, and billed.
   await meter.settle(billingOf(s));
-  const headers = { ...meter.headers, ...gatewayHeaders(upstreamLabel(s.ex.target), s.ex.warnings), ...pronunciationHeader(s.p.pronunciationWarnings) };
+  const headers = { ...meter.headers, ...gatewayHeaders(s.ex.upstream, s.ex.warnings), ...pronunciationHeader(s.p.pronunciationWarnings) };
   const answer = s.ex.value;
   if (answer.kind === 'timestamps') return { status: 200, kind: 'json', body: timestampsBody(answer, s.p.pronunciationWarnings), headers, upstreamMs: s.ex.upstreamMs };
   return { status: 200, kind: 'audio', body: answer.body, contentType: answer.contentType, length: answer.length, headers, upstreamMs: s.ex.upstreamMs };

@@ -4,7 +4,7 @@
 // tries first; otherwise, or when it cannot answer, the gateway counts with its own tokenizer and
 // says so. Admitted like any request (plan gate, requests per minute); billed and recorded nowhere.
 import { missingCredential } from '../../providers/credentials.ts';
-import { route, type TextTarget } from '../../routing/targets.ts';
+import type { TextTarget } from '../../pipeline/types.ts';
 import { postJson } from '../../upstream/http.ts';
 import { upstreamFailure } from '../../upstream/errors.ts';
 import { LOCAL_TOKENIZER, countInputTokens } from '../../translate/token-count.ts';
@@ -26,15 +26,15 @@ export async function countTokens<Body>(format: ClientFormat<Body>, deps: Capabi
   const decoded = await format.decode(body, { headers: info.headers, items: deps.items });
   const call: TextCall = { principal: info.principal, requestId: info.requestId, log: info.log, format, ...decoded };
   const modelId = call.request.model;
-  let { targets } = route(deps.catalog, modelId, format.endpoint);
+  const planned = deps.pipeline.targets(modelId, format.endpoint);
+  let targets = planned.targets;
   if (call.nativeOnly) {
     targets = targets.filter((t) => isNative(call, t));
     if (!targets.length) throw call.nativeOnly;
   }
-  const rateHeaders = await deps.billing.admit({ principal: call.principal, model: modelId });
-  // The first choice of the router (its key, when the provider has a pool): counting sends no generation.
-  const model = deps.catalog.model(modelId);
-  const first = model ? deps.router.plan(model, targets.slice(0, 1))[0]! : targets[0]!;
+  const rateHeaders = await deps.pipeline.admitUnmetered({ principal: call.principal, model: modelId });
+  // The plan's first choice (its key, when the provider has a pool): counting sends no generation.
+  const first = deps.pipeline.plan(planned.model, targets.slice(0, 1), { requestId: call.requestId, capability: format.endpoint })[0]!;
   const counted = await countAt(deps, call, first);
   const headers: Record<string, string> = { ...rateHeaders, 'x-gateway-token-count': counted.source };
   if (counted.provider) headers['x-gateway-upstream'] = counted.provider;

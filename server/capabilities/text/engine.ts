@@ -1,27 +1,24 @@
 // The text-generation request path shared by the chat-completions and Messages endpoints:
 // model → targets → (pass through | translate) → failover → JSON or SSE, then settle usage.
 import { Readable } from 'node:stream';
-import { estimateOutputTokens, estimatePromptTokens, textEstimate } from '../../billing/estimate.ts';
-import { beginMetered } from '../../billing/metered.ts';
+import { estimateOutputTokens, estimatePromptTokens, textEstimate } from '../../pipeline/estimate.ts';
 import { GatewayError, errors } from '../../runtime/errors.ts';
 import type { EventSourceMessage } from 'eventsource-parser';
 import { postJson, postStream } from '../../upstream/http.ts';
 import { asWire, type JsonObject } from '../../upstream/json.ts';
 import { malformed, reportedError, upstreamFailure, type UpstreamError } from '../../upstream/errors.ts';
 import { UnsupportedContentError, buildCall, type CallContext, type TextFormat } from '../../providers/types.ts';
-import { withFailover, type Blame, type FailoverOptions, type Release } from '../../routing/failover.ts';
-import { route, type TextTarget as Target } from '../../routing/targets.ts';
+import type { Blame, Release, TextTarget as Target } from '../../pipeline/types.ts';
 import { imageTokensOf } from '../../providers/registry.ts';
 import { redactHeldSecrets } from '../../runtime/held-secrets.ts';
 import type { ImageTokenRule } from '../../providers/manifest.ts';
-import { UpstreamClock } from '../../routing/upstream-clock.ts';
+import { UpstreamClock } from '../../pipeline/upstream-clock.ts';
 import * as C from '../../translate/canonical.ts';
 import { checkStructuredOutput } from '../../translate/structured-output.ts';
 import { withClientModel } from '../../translate/model-id.ts';
-import { gatewayHeaders, upstreamLabel } from '../shared/gateway-headers.ts';
+import { gatewayHeaders } from '../shared/gateway-headers.ts';
 import { surfaceOf } from '../../config/capabilities.ts';
 import { inlineImages } from './inline-images.ts';
-import { affinityKey } from './affinity.ts';
 import { fitToModel, type Fitted } from './model-fit.ts';
 import { gatewaySearchLoop } from './web-search-loop.ts';
 import type { CapabilityDeps } from '../deps.ts';
@@ -109,7 +106,8 @@ export async function runFormat<Body>(format: ClientFormat<Body>, deps: Capabili
 
 export async function runText(services: CapabilityDeps, call: TextCall): Promise<TextResult> {
   const modelId = call.request.model;
-  const routed = route(services.catalog, modelId, call.format.endpoint);
+  const { pipeline } = services;
+  const routed = pipeline.targets(modelId, call.format.endpoint);
   const model = routed.model;
   const fitted = fitToModel(call.request, services.catalog.entry(modelId));
   let targets: Target[] = routed.targets;
@@ -125,7 +123,7 @@ export async function runText(services: CapabilityDeps, call: TextCall): Promise
     imageTokens: (size, detail) => (images ??= imageTokensOf(targets.map((t) => t.provider.type)))(size, detail),
     contextWindow: services.catalog.entry(modelId)?.context_window,
   });
-  const meter = await beginMetered(services, {
+  const meter = await pipeline.admit({
     requestId: call.requestId,
     principal: call.principal,
     model: modelId,
@@ -141,19 +139,7 @@ export async function runText(services: CapabilityDeps, call: TextCall): Promise
       .settle({ provider: s.target?.provider.id ?? null, upstreamModel: s.target?.upstreamModel ?? null, usage: s.usage, estimated: s.estimated, webSearch: s.webSearch ?? false }, s.status, s.errorCode)
       .catch(() => {});
   const clock = new UpstreamClock();
-  const opts: FailoverOptions = {
-    model: modelId,
-    health: services.health,
-    metrics: services.metrics,
-    onBackoff: clock.paused,
-    log: call.log,
-    router: services.router,
-    requestId: call.requestId,
-    tokens: most.input + most.output,
-    trail: services.trails.get(call.requestId),
-  };
-  if (opts.trail) opts.trail.stream = Boolean(call.request.stream);
-  const candidates = services.router.plan(model, targets, { affinity: () => affinityKey(fitted.request, services.config.routing.affinity_min_tokens) });
+  const candidates = pipeline.plan(model, targets, { requestId: call.requestId, capability: call.format.endpoint, affinity: fitted.request });
   let inlined: C.Request | null = null;
   // Downloading images is waiting on other hosts, like an upstream call.
   const prepare = async (t: Target) => (t.adapter.needsInlineImages ? (inlined ??= await clock.wait(inlineImages(fitted.request, services))) : fitted.request);
@@ -202,7 +188,14 @@ export async function runText(services: CapabilityDeps, call: TextCall): Promise
   // The answering key's slot: freed with the settlement, however the request ends.
   let release: Release = () => {};
   try {
-    const won = await withFailover(candidates, attempt, opts);
+    const won = await pipeline.attempt(candidates, attempt, {
+      model: modelId,
+      requestId: call.requestId,
+      log: call.log,
+      onBackoff: clock.paused,
+      tokens: most.input + most.output,
+      stream: Boolean(call.request.stream),
+    });
     release = won.release;
     const { value, candidate, blame } = won;
     const warnings = answerWarnings(call, candidate, fitted);
@@ -244,7 +237,7 @@ const STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'ca
 const answerWarnings = (call: TextCall, target: Target, fitted: Fitted) => (isNative(call, target) ? [] : fitted.warnings(target.adapter));
 
 function targetHeaders(call: TextCall, target: Target, services: CapabilityDeps, warnings: string[]): Record<string, string> {
-  const headers = gatewayHeaders(upstreamLabel(target), warnings);
+  const headers = gatewayHeaders(services.pipeline.label(target), warnings);
   const stripped = strippedTools(call, target, services);
   if (stripped.length) headers['x-gateway-stripped-tools'] = stripped.join(', ');
   return headers;

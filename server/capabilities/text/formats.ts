@@ -1,6 +1,7 @@
 // The four client formats of text generation (docs/api.md, "Text"). Each is one value: the upstream
 // format it passes through untranslated, and one `decode` from the validated body to the canonical
 // request, the built-in tools asked for, and the codec that writes this request's answers.
+import type { FormatLabel } from '../../pipeline/concern.ts';
 import type { z } from 'zod';
 import { chatStrippedFields, type ChatCompletionRequest } from '../../../contract/chat.ts';
 import type { MessagesInput } from '../../../contract/messages.ts';
@@ -58,6 +59,8 @@ export type DecodeContext = {
 /** A client format of text generation. */
 export type ClientFormat<Body> = {
   endpoint: TextEndpoint;
+  /** Its label in the request log and traces (`format`): whose API the client speaks. */
+  label: FormatLabel;
   /** The upstream format this endpoint passes through untranslated. */
   native: TextFormat;
   decode(body: Body, ctx: DecodeContext): Promise<DecodedText>;
@@ -79,6 +82,7 @@ const without = (body: JsonObject, fields: readonly string[], extra: JsonObject)
 
 /** Chat completions. The usage chunk is asked of a native upstream always, for billing, and shown only to a client that asked. */
 export const chatFormat: ClientFormat<z.infer<typeof ChatCompletionRequest>> = {
+  label: 'openai',
   endpoint: 'chat',
   native: 'openai-chat',
   async decode(body) {
@@ -116,6 +120,7 @@ export const chatFormat: ClientFormat<z.infer<typeof ChatCompletionRequest>> = {
 
 /** Messages. Anthropic's version and beta flags reach an Anthropic upstream. */
 export const messagesFormat: ClientFormat<MessagesInput> = {
+  label: 'anthropic',
   endpoint: 'messages',
   native: 'anthropic',
   tokenCount: (inputTokens) => ({ input_tokens: inputTokens }),
@@ -145,6 +150,7 @@ export const messagesFormat: ClientFormat<MessagesInput> = {
 
 /** Responses. Items named by `item_reference` are looked up first; a translated answer's items are remembered for later ones. */
 export const responsesFormat: ClientFormat<ResponsesRequest> = {
+  label: 'openai',
   endpoint: 'responses',
   native: 'openai-responses',
   tokenCount: (inputTokens) => ({ object: 'response.input_tokens', input_tokens: inputTokens }),
@@ -193,6 +199,7 @@ export type GeminiCall = { model: string; body: GeminiGenerateContentInput; stre
 
 /** Gemini's API. A Gemini upstream gets the body as sent (the model is in its URL); its frames go out as they came. */
 export const geminiFormat: ClientFormat<GeminiCall> = {
+  label: 'gemini',
   endpoint: 'generate_content',
   native: 'gemini',
   tokenCount: (inputTokens) => ({ totalTokens: inputTokens }),

@@ -4,7 +4,7 @@
 import type { CapabilityDeps } from '../deps.ts';
 import { postJson } from '../../upstream/http.ts';
 import { buildCall, type CallContext } from '../../providers/types.ts';
-import type { TextTarget as Target } from '../../routing/targets.ts';
+import type { TextTarget as Target } from '../../pipeline/types.ts';
 import { SearchError, type SearchResult } from '../../search/backends.ts';
 import type * as C from '../../translate/canonical.ts';
 import { addUsage } from '../../translate/usage.ts';

@@ -12,16 +12,15 @@ import { errors } from '../../runtime/errors.ts';
 import { jobInputMissing } from '../../jobs/input.ts';
 import type { JobDone, JobKind } from '../../jobs/kinds.ts';
 import type { TranscriptionOutput } from '../../providers/transcription.ts';
-import type { FailoverOptions } from '../../routing/failover.ts';
-import { knownModel, route } from '../../routing/targets.ts';
 import type { CapabilityDeps } from '../deps.ts';
 import type { Caller } from '../descriptor.ts';
 import { audioDuration } from '../../transcription/duration.ts';
 import { render, type Granularity, type ResponseFormat } from '../../transcription/render.ts';
 import { openUpload, type Upload } from './stored-upload.ts';
-import { gatewayHeaders, upstreamLabel } from '../shared/gateway-headers.ts';
-import { metered, type Outcome } from '../../billing/metered.ts';
-import { exchange } from '../shared/upstream-exchange.ts';
+import { gatewayHeaders } from '../shared/gateway-headers.ts';
+import { exchange } from '../../pipeline/exchange.ts';
+import type { AttemptLog } from '../../pipeline/pipeline.ts';
+import type { Outcome } from '../../pipeline/types.ts';
 
 /** The form's fields as validated (ts-rest's multipart typing drops them with the file). */
 export type TranscriptionBody = z.infer<typeof TranscriptionRequest>;
@@ -60,10 +59,14 @@ async function measure(services: CapabilityDeps, u: Upload): Promise<{ seconds: 
 type Done = { out: TranscriptionOutput; provider: string; upstream: string; upstreamModel: string; warnings: string[]; upstreamMs: number; rendered: ReturnType<typeof render>; seconds: number };
 
 /** `requestId`: whose trail the attempts go to (the request's, or the job's in a run). */
-async function transcribeUpload(services: CapabilityDeps, o: Options, u: Upload, containerSeconds: number | null, requestId: string, signal?: AbortSignal, log?: FailoverOptions['log']): Promise<Done> {
-  const { targets } = route(services.catalog, o.model, 'transcription');
+async function transcribeUpload(services: CapabilityDeps, o: Options, u: Upload, containerSeconds: number | null, requestId: string, signal?: AbortSignal, log?: AttemptLog): Promise<Done> {
+  const { targets } = services.pipeline.targets(o.model, 'transcription');
   const file = { open: openUpload(services.jobs.blobs, u), size: u.size, filename: u.filename, mediaType: u.mediaType };
-  const ex = await exchange(services, o.model, targets, (t, call) => t.adapter.run({ file, language: o.language, prompt: o.prompt, temperature: o.temperature }, { ...call, signal }), log, requestId);
+  const ex = await exchange(services.pipeline, o.model, targets, (t, call) => t.adapter.run({ file, language: o.language, prompt: o.prompt, temperature: o.temperature }, { ...call, signal }), {
+    log,
+    requestId,
+    capability: 'transcription',
+  });
   const out = ex.value;
   const words = out.transcript.words;
   // The audio's length: what the upstream says, else the container, else the last word's end.
@@ -73,7 +76,7 @@ async function transcribeUpload(services: CapabilityDeps, o: Options, u: Upload,
   const warnings = [...ex.warnings];
   if (rendered.estimated) warnings.push(ESTIMATED_WARNING);
   if (o.format === 'verbose_json' && o.granularities.includes('word') && !words?.length) warnings.push('word timestamps: this model gives none, so verbose_json has no words');
-  return { out, provider: ex.target.provider.id, upstream: upstreamLabel(ex.target), upstreamModel: ex.target.upstreamModel, warnings, upstreamMs: ex.upstreamMs, rendered, seconds };
+  return { out, provider: ex.target.provider.id, upstream: ex.upstream, upstreamModel: ex.target.upstreamModel, warnings, upstreamMs: ex.upstreamMs, rendered, seconds };
 }
 
 /** Reported tokens win; otherwise the audio minutes. */
@@ -86,16 +89,16 @@ const billingOf = (d: Done): Outcome => ({
 });
 
 function reserve(services: CapabilityDeps, model: string, seconds: number): number {
-  return unitTokens(knownModel(services.catalog, model), 'audio_minute', Math.max(seconds, 1) / 60);
+  return unitTokens(services.pipeline.model(model), 'audio_minute', Math.max(seconds, 1) / 60);
 }
 
 export type TranscriptionCall = Caller & { upload: Upload };
 
 export async function transcription(services: CapabilityDeps, c: TranscriptionCall, body: Body): Promise<{ body: string; contentType: string; headers: Record<string, string>; upstreamMs: number }> {
   const o = options(body);
-  route(services.catalog, o.model, 'transcription'); // the model is one, before anything is reserved
+  services.pipeline.targets(o.model, 'transcription'); // the model is one, before anything is reserved
   const { seconds, reserveSeconds } = await measure(services, c.upload);
-  const r = await metered(services, { requestId: c.requestId, principal: c.principal, model: o.model, endpoint: 'transcriptions', reserveTokens: reserve(services, o.model, reserveSeconds) }, async () => {
+  const r = await services.pipeline.metered({ requestId: c.requestId, principal: c.principal, model: o.model, endpoint: 'transcriptions', reserveTokens: reserve(services, o.model, reserveSeconds) }, async () => {
     const d = await transcribeUpload(services, o, c.upload, seconds, c.requestId, undefined, c.log);
     return { value: d, outcome: billingOf(d) };
   });
@@ -129,7 +132,7 @@ export const transcriptionJobKind = (services: CapabilityDeps): JobKind => ({
 
 export async function submitTranscriptionJob(services: CapabilityDeps, principal: Principal, upload: Upload, body: Body): Promise<JobObject> {
   const o = options(body);
-  route(services.catalog, o.model, 'transcription');
+  services.pipeline.targets(o.model, 'transcription');
   const { seconds, reserveSeconds } = await measure(services, upload);
   const stored: Stored = { options: o, upload, seconds };
   return services.jobs.submit({ principal, kind: TRANSCRIPTION_JOB, model: o.model, request: stored, sent: body, reserveTokens: reserve(services, o.model, reserveSeconds) });

@@ -4,8 +4,8 @@
 // conversation repeats (system prompt, tools, first message) once it is long enough to be cached,
 // or the client's own hint (`prompt_cache_key`, else the end-user id it sends) whatever the length.
 import { createHash } from 'node:crypto';
-import { estimatePromptTokens } from '../../billing/estimate.ts';
-import type * as C from '../../translate/canonical.ts';
+import { estimatePromptTokens } from './estimate.ts';
+import type * as C from '../translate/canonical.ts';
 
 export function affinityKey(req: C.Request, minTokens: number): string | null {
   if (req.affinityHint) return req.affinityHint;
