@@ -10,21 +10,19 @@
 // receiver answered but before recording it sends it again): receivers dedupe on X-Gateway-Delivery.
 // Without a webhook, alerts are recorded all the same ('disabled') for the usage reports and the
 // dashboard. The webhook's address and secret never reach a log or a stored error: the host at most.
-import { nanoToUsd } from './prices.ts';
-import type { z } from 'zod';
-import type { BudgetAlert } from '../../contract/usage.ts';
-import { createHmac } from 'node:crypto';
-import { Agent, request } from 'undici';
+//
+// This file decides what to record and when to send; the parts are in budget-alerts/: which
+// thresholds a settlement crossed (thresholds.ts), the table (store.ts), one attempt (webhook.ts)
+// and its signature (signing.ts).
 import type { ResolvedConfig } from '../config/schema.ts';
 import type { SqlQueryable } from '../db/migrate.ts';
 import { systemClock, type Clock } from '../runtime/clock.ts';
-import { constantTimeEqualHex, newId } from '../runtime/secrets.ts';
+import { newId } from '../runtime/secrets.ts';
 import { within } from '../runtime/within.ts';
 import { isUtcDay } from './plans.ts';
-
-export type BudgetScope = 'key' | 'user';
-export type BudgetPeriod = 'daily' | 'monthly';
-export type BudgetAlertDelivery = 'pending' | 'delivered' | 'failed' | 'disabled';
+import { crossedThresholds } from './budget-alerts/thresholds.ts';
+import { BudgetAlertStore, isoTime, type AlertCandidate, type BudgetAlertFilter, type BudgetAlertView, type BudgetPeriod, type BudgetScope } from './budget-alerts/store.ts';
+import { WebhookSender, type DeliveryOutcome } from './budget-alerts/webhook.ts';
 
 /** One settlement's effect on one budget counter, in nano-dollars (1 USD = 1e9). */
 export type BudgetObservation = {
@@ -42,38 +40,7 @@ export type BudgetObservation = {
   at: number;
 };
 
-/** An alert as the usage reports and the dashboard show it (JSON-ready; amounts as decimal strings). */
-/** An alert as the usage reports show it (the contract's shape). */
-export type BudgetAlertView = z.infer<typeof BudgetAlert>;
-
-export type BudgetAlertFilter = {
-  /** Alerts of this user (both scopes). */
-  userId?: string;
-  /** Alerts whose key_id is one of these (an empty list matches nothing). */
-  keyIds?: string[];
-  scope?: BudgetScope;
-  /** ISO 8601 time or YYYY-MM-DD: alerts created at or after it. */
-  since?: string;
-  /** At most this many, newest first (default 100, at most 1000). */
-  limit?: number;
-};
-
-/** What the webhook receives (the JSON body, byte for byte the same at every attempt). */
-export type BudgetAlertPayload = {
-  type: 'budget.threshold_crossed';
-  id: string;
-  scope: BudgetScope;
-  user_id: string;
-  key_id: string | null;
-  period: BudgetPeriod;
-  period_start: string;
-  threshold_percent: number;
-  limit_usd: string;
-  spent_usd: string;
-  created_at: string;
-};
-
-export const BUDGET_ALERT_EVENT = 'budget.threshold_crossed';
+const MONTH = /^\d{4}-(0[1-9]|1[0-2])$/;
 
 export type BudgetAlertsLog = {
   info?(msg: string, extra?: Record<string, unknown>): void;
@@ -100,120 +67,6 @@ export type BudgetAlertsOptions = {
   maxUnrecorded?: number;
 };
 
-/** The thresholds (percent) that `before → after` crossed: before < t% × limit ≤ after, exactly. */
-export function crossedThresholds(thresholds: readonly number[], limitNano: number, beforeNano: number, afterNano: number): number[] {
-  if (![limitNano, beforeNano, afterNano].every(Number.isFinite) || limitNano <= 0 || afterNano <= beforeNano) return [];
-  // Runs at every settlement: a threshold clearly outside (before, after] is told apart in floating
-  // point; only one near it (a crossing, or a near miss) is decided exactly, in integers.
-  const above = afterNano * 100 * (1 + 1e-9);
-  const below = beforeNano * 100 * (1 - 1e-9);
-  let exact: { limit: bigint; before: bigint; after: bigint } | undefined;
-  return thresholds.filter((t) => {
-    const x = limitNano * t;
-    if (x > above || x < below) return false;
-    exact ??= { limit: BigInt(Math.round(limitNano)), before: BigInt(Math.round(beforeNano)) * 100n, after: BigInt(Math.round(afterNano)) * 100n };
-    const at = exact.limit * BigInt(t);
-    return exact.before < at && at <= exact.after;
-  });
-}
-
-/** `X-Gateway-Signature`: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`. */
-export function signBudgetAlert(secret: string, body: string, unixSeconds: number): string {
-  const t = Math.floor(unixSeconds);
-  return `t=${t},v1=${signatureOf(secret, t, body)}`;
-}
-
-const signatureOf = (secret: string, t: number, body: string) => createHmac('sha256', secret).update(`${t}.${body}`).digest('hex');
-
-/**
- * What a receiver does with `X-Gateway-Signature` (docs/billing.md): recompute the HMAC over
- * "<t>.<raw body>" with the shared secret, compare in constant time, and refuse a `t` too far from
- * its own clock (a replayed delivery).
- */
-export function verifyBudgetAlertSignature(secret: string, header: string | undefined, rawBody: string, nowSeconds = Date.now() / 1000, toleranceSeconds = 300): boolean {
-  if (!header) return false;
-  const parts = header.split(',').map((p) => p.trim().split('='));
-  const t = Number(parts.find(([k]) => k === 't')?.[1]);
-  if (!Number.isInteger(t) || Math.abs(nowSeconds - t) > toleranceSeconds) return false;
-  const expected = signatureOf(secret, t, rawBody);
-  return parts.some(([k, v]) => k === 'v1' && v !== undefined && /^[0-9a-f]+$/i.test(v) && constantTimeEqualHex(v, expected));
-}
-
-/** An alert about to be recorded (a row of the INSERT). */
-type Candidate = {
-  id: string;
-  scope: BudgetScope;
-  ownerId: string;
-  userId: string;
-  keyId: string | null;
-  period: BudgetPeriod;
-  periodStart: string;
-  threshold: number;
-  limitNano: string;
-  spentNano: string;
-  createdAt: string;
-};
-
-/** A row as read back: the view plus what delivery needs. */
-type AlertRow = BudgetAlertView;
-
-const isoOf = (column: string) => `to_char(${column}, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-/** The columns every read and RETURNING gives, the same on PostgreSQL and the embedded database. */
-const COLUMNS = `id, scope, key_id, user_id, period, period_start, threshold_percent,
-  limit_nano::text AS limit_nano, spent_nano::text AS spent_nano, ${isoOf('created_at')} AS created_at,
-  delivery, attempts, ${isoOf('delivered_at')} AS delivered_at`;
-
-function viewOf(r: Record<string, unknown>): AlertRow {
-  return {
-    id: String(r.id),
-    scope: String(r.scope) as BudgetScope,
-    key_id: r.key_id === null || r.key_id === undefined ? null : String(r.key_id),
-    user_id: String(r.user_id),
-    period: String(r.period) as BudgetPeriod,
-    period_start: String(r.period_start),
-    threshold_percent: Number(r.threshold_percent),
-    limit_usd: nanoToUsd(String(r.limit_nano)),
-    spent_usd: nanoToUsd(String(r.spent_nano)),
-    created_at: String(r.created_at),
-    delivery: String(r.delivery) as BudgetAlertDelivery,
-    attempts: Number(r.attempts),
-    delivered_at: r.delivered_at === null || r.delivered_at === undefined ? null : String(r.delivered_at),
-  };
-}
-
-/** The webhook's JSON body for an alert: built from its row, so every attempt (on any instance) sends the same bytes. */
-export function budgetAlertPayload(a: BudgetAlertView): BudgetAlertPayload {
-  return {
-    type: BUDGET_ALERT_EVENT,
-    id: a.id,
-    scope: a.scope,
-    user_id: a.user_id,
-    key_id: a.key_id,
-    period: a.period,
-    period_start: a.period_start,
-    threshold_percent: a.threshold_percent,
-    limit_usd: a.limit_usd,
-    spent_usd: a.spent_usd,
-    created_at: a.created_at,
-  };
-}
-
-const ts = (ms: number) => new Date(ms).toISOString();
-const MONTH = /^\d{4}-(0[1-9]|1[0-2])$/;
-
-/** Why an attempt failed, for last_error and the logs: a status, a time-out or an error code, never a message (it may quote the URL). */
-function failureOf(err: unknown, timedOut: boolean, timeoutMs: number): string {
-  if (timedOut) return `timeout after ${timeoutMs} ms`;
-  const code = (e: unknown): string | undefined => {
-    const c = (e as { code?: unknown } | null)?.code;
-    return typeof c === 'string' && /^[A-Z0-9_]+$/.test(c) ? c : undefined;
-  };
-  const found = code(err) ?? code((err as { cause?: unknown } | null)?.cause);
-  return found ? `network error: ${found}` : 'network error';
-}
-
-type Outcome = { ok: true } | { ok: false; error: string } | { aborted: true };
-
 export class BudgetAlerts {
   private readonly clock: Clock;
   private readonly log: BudgetAlertsLog;
@@ -224,8 +77,9 @@ export class BudgetAlerts {
   private readonly leaseMs: number;
   private readonly maxConcurrent: number;
   private readonly maxUnrecorded: number;
-  private readonly webhook: { url: string; host: string; secret: string } | null;
-  private readonly agent: Agent | null;
+  private readonly store: BudgetAlertStore;
+  /** Null when alerts are only recorded (no webhook configured). */
+  private readonly sender: WebhookSender | null;
   private closed = false;
   private interval: NodeJS.Timeout | null = null;
   private wake: { timer: NodeJS.Timeout; at: number } | null = null;
@@ -236,11 +90,11 @@ export class BudgetAlerts {
   /** Deliveries under way, each with the controller that ends it at close. */
   private readonly inFlight = new Map<Promise<void>, AbortController>();
   /** Alerts the database did not take yet (it was unreachable): tried again at each sweep. */
-  private unrecorded: Candidate[] = [];
+  private unrecorded: AlertCandidate[] = [];
   private readonly lastLogged = new Map<string, number>();
 
   constructor(
-    private readonly sql: Pick<SqlQueryable, 'query'>,
+    sql: Pick<SqlQueryable, 'query'>,
     private readonly config: ResolvedConfig['budgetAlerts'],
     opts: BudgetAlertsOptions = {},
   ) {
@@ -253,14 +107,14 @@ export class BudgetAlerts {
     this.leaseMs = opts.leaseMs ?? this.timeoutMs + 20_000;
     this.maxConcurrent = opts.maxConcurrent ?? 8;
     this.maxUnrecorded = opts.maxUnrecorded ?? 10_000;
+    this.store = new BudgetAlertStore(sql);
     const url = config.webhook_url;
-    this.webhook = url && config.secret ? { url, host: new URL(url).host, secret: config.secret } : null;
-    this.agent = this.webhook ? new Agent({ connect: { timeout: this.timeoutMs }, keepAliveTimeout: 10_000, headersTimeout: 0, bodyTimeout: 0 }) : null;
+    this.sender = url && config.secret ? new WebhookSender({ url, host: new URL(url).host, secret: config.secret }, this.timeoutMs) : null;
   }
 
   /** The webhook's host (for start-up messages), or null when alerts are only recorded. */
   get webhookHost(): string | null {
-    return this.webhook?.host ?? null;
+    return this.sender?.webhook.host ?? null;
   }
 
   /**
@@ -279,7 +133,7 @@ export class BudgetAlerts {
         this.throttled('error', 'invalid', 'budget alert not recorded: invalid observation', { scope: c.scope, period: c.period, period_start: c.periodStart });
         return;
       }
-      const createdAt = ts(c.at);
+      const createdAt = isoTime(c.at);
       const limitNano = String(Math.round(c.limitNano));
       const spentNano = String(Math.round(c.afterNano));
       this.record(
@@ -303,30 +157,8 @@ export class BudgetAlerts {
   }
 
   /** Recent alerts, newest first. */
-  async list(filter: BudgetAlertFilter = {}): Promise<BudgetAlertView[]> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    const add = (clause: (p: string) => string, value: unknown) => {
-      params.push(value);
-      where.push(clause(`$${params.length}`));
-    };
-    if (filter.userId !== undefined) add((p) => `user_id = ${p}`, filter.userId);
-    if (filter.keyIds !== undefined) {
-      if (!filter.keyIds.length) return [];
-      add((p) => `key_id = ANY(${p}::text[])`, filter.keyIds);
-    }
-    if (filter.scope !== undefined) add((p) => `scope = ${p}`, filter.scope);
-    if (filter.since !== undefined) {
-      const since = Date.parse(filter.since);
-      if (Number.isNaN(since)) throw new TypeError(`since: not a date or time: ${filter.since}`);
-      add((p) => `created_at >= ${p}::timestamp`, ts(since));
-    }
-    const limit = Math.min(Math.max(Math.floor(filter.limit ?? 100), 1), 1000);
-    const rows = await this.sql.query(
-      `SELECT ${COLUMNS} FROM budget_alerts ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT ${limit}`,
-      params,
-    );
-    return rows.map(viewOf);
+  list(filter: BudgetAlertFilter = {}): Promise<BudgetAlertView[]> {
+    return this.store.list(filter);
   }
 
   /** Starts the periodic sweep (due retries, alerts the database did not take yet). */
@@ -334,7 +166,7 @@ export class BudgetAlerts {
     if (this.closed || this.interval) return;
     this.interval = setInterval(() => this.kick(), this.sweepMs);
     this.interval.unref();
-    if (this.webhook) this.kick();
+    if (this.sender) this.kick();
   }
 
   /**
@@ -361,23 +193,23 @@ export class BudgetAlerts {
       this.unrecorded = [];
       await this.insert(left, false).catch((err) => this.log.error(`${left.length} budget alert(s) not recorded at shutdown: the database did not take them`, { err: String(err) }));
     }
-    await this.agent?.close().catch(() => {});
+    await this.sender?.close();
   }
 
   /** Inserts the alerts; those this insert made (not another instance's) are sent. */
-  private record(candidates: Candidate[]): void {
-    const claim = !!this.webhook && !this.closed && this.inFlight.size < this.maxConcurrent;
+  private record(candidates: AlertCandidate[]): void {
+    const claim = !!this.sender && !this.closed && this.inFlight.size < this.maxConcurrent;
     const p = this.insert(candidates, claim)
       .then((rows) => {
         if (claim) for (const row of rows) this.deliver(row);
-        else if (this.webhook && rows.length) this.kick();
+        else if (this.sender && rows.length) this.kick();
       })
       .catch((err) => this.keepUnrecorded(candidates, err))
       .finally(() => this.recording.delete(p));
     this.recording.add(p);
   }
 
-  private keepUnrecorded(candidates: Candidate[], err: unknown): void {
+  private keepUnrecorded(candidates: AlertCandidate[], err: unknown): void {
     this.throttled('error', 'record', 'budget alert not recorded yet: the database did not take it; retried at the next sweep', { err: String(err) });
     if (this.closed) {
       this.log.error(`${candidates.length} budget alert(s) lost at shutdown: the database did not take them`);
@@ -391,34 +223,11 @@ export class BudgetAlerts {
     }
   }
 
-  /**
-   * INSERT … ON CONFLICT DO NOTHING: the rows returned are those this statement made, claimed
-   * (leased to this instance for the first attempt) when `claim`.
-   */
-  private async insert(candidates: Candidate[], claim: boolean): Promise<AlertRow[]> {
+  /** Records the alerts; the rows returned are those this call made, leased to this instance for their first attempt when `claim`. */
+  private insert(candidates: AlertCandidate[], claim: boolean): Promise<BudgetAlertView[]> {
     const now = this.clock.now();
-    const shared = [this.webhook ? 'pending' : 'disabled', this.webhook ? ts(now) : null, claim ? ts(now + this.leaseMs) : null];
-    const params: unknown[] = [...shared];
-    const values = candidates
-      .slice()
-      .sort((a, b) => a.threshold - b.threshold)
-      .map((c) => {
-        const fields = [c.id, c.scope, c.ownerId, c.userId, c.keyId, c.period, c.periodStart, c.threshold, c.limitNano, c.spentNano, c.createdAt];
-        const types = ['text', 'text', 'text', 'text', 'text', 'text', 'text', 'integer', 'bigint', 'bigint', 'timestamp'];
-        const refs = fields.map((v, j) => {
-          params.push(v);
-          return `$${params.length}::${types[j]}`;
-        });
-        return `(${refs.join(', ')}, $1::text, 0, $2::timestamp, $3::timestamp)`;
-      });
-    const rows = await this.sql.query(
-      `INSERT INTO budget_alerts (id, scope, owner_id, user_id, key_id, period, period_start, threshold_percent, limit_nano, spent_nano, created_at, delivery, attempts, next_attempt_at, claimed_until)
-       VALUES ${values.join(', ')}
-       ON CONFLICT (scope, owner_id, period, period_start, threshold_percent) DO NOTHING
-       RETURNING ${COLUMNS}`,
-      params,
-    );
-    return rows.map(viewOf);
+    const sent = this.sender !== null;
+    return this.store.insert(candidates, { delivery: sent ? 'pending' : 'disabled', nextAttemptAt: sent ? now : null, claimedUntil: claim ? now + this.leaseMs : null });
   }
 
   /** Runs a sweep now, or right after the one under way. */
@@ -445,35 +254,26 @@ export class BudgetAlerts {
       try {
         const rows = await this.insert(batch, false);
         if (!this.unrecorded.length) this.log.warn(`budget alerts: the database is back, waiting alert(s) recorded`);
-        if (this.webhook && rows.length) this.sweepAgain = true;
+        if (this.sender && rows.length) this.sweepAgain = true;
       } catch (err) {
         this.unrecorded.unshift(...batch);
         throw err;
       }
     }
-    if (!this.webhook || this.closed) return;
+    if (!this.sender || this.closed) return;
     const room = this.maxConcurrent - this.inFlight.size;
     if (room <= 0) return;
     const now = this.clock.now();
-    const rows = await this.sql.query(
-      `UPDATE budget_alerts SET claimed_until = $2::timestamp
-       WHERE id IN (
-         SELECT id FROM budget_alerts
-         WHERE delivery = 'pending' AND next_attempt_at <= $1::timestamp AND (claimed_until IS NULL OR claimed_until <= $1::timestamp)
-         ORDER BY next_attempt_at LIMIT ${room}
-         FOR UPDATE SKIP LOCKED)
-       RETURNING ${COLUMNS}`,
-      [ts(now), ts(now + this.leaseMs)],
-    );
-    for (const r of rows) this.deliver(viewOf(r));
+    const rows = await this.store.claimDue(now, now + this.leaseMs, room);
+    for (const r of rows) this.deliver(r);
     // A full batch: there may be more due.
     if (rows.length === room) this.sweepAgain = true;
   }
 
   /** One attempt at an alert this instance holds the lease of, and its outcome recorded. */
-  private deliver(alert: AlertRow): void {
+  private deliver(alert: BudgetAlertView): void {
     const controller = new AbortController();
-    const p = this.attempt(alert, controller.signal)
+    const p = this.sender!.send(alert, controller.signal)
       .then((outcome) => this.settle(alert, outcome))
       .catch((err) => this.throttled('error', 'settle', 'budget alert: delivery outcome not recorded; retried once its lease ends', { id: alert.id, err: String(err) }))
       .finally(() => {
@@ -484,73 +284,25 @@ export class BudgetAlerts {
     this.inFlight.set(p, controller);
   }
 
-  private async attempt(alert: AlertRow, closing: AbortSignal): Promise<Outcome> {
-    const webhook = this.webhook!;
-    const body = JSON.stringify(budgetAlertPayload(alert));
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, this.timeoutMs);
-    const onClose = () => controller.abort();
-    closing.addEventListener('abort', onClose, { once: true });
-    try {
-      const res = await request(webhook.url, {
-        method: 'POST',
-        dispatcher: this.agent!,
-        signal: controller.signal,
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'model-gateway (budget alerts)',
-          'x-gateway-event': BUDGET_ALERT_EVENT,
-          'x-gateway-delivery': alert.id,
-          // The wire's time, not the (test-replaceable) clock of the limits: receivers check it against theirs.
-          'x-gateway-signature': signBudgetAlert(webhook.secret, body, Date.now() / 1000),
-        },
-        body,
-      });
-      await res.body.dump().catch(() => {});
-      return res.statusCode >= 200 && res.statusCode < 300 ? { ok: true } : { ok: false, error: `HTTP ${res.statusCode}` };
-    } catch (err) {
-      if (closing.aborted && !timedOut) return { aborted: true };
-      return { ok: false, error: failureOf(err, timedOut, this.timeoutMs) };
-    } finally {
-      clearTimeout(timer);
-      closing.removeEventListener('abort', onClose);
-    }
-  }
-
-  private async settle(alert: AlertRow, outcome: Outcome): Promise<void> {
+  private async settle(alert: BudgetAlertView, outcome: DeliveryOutcome): Promise<void> {
     const now = this.clock.now();
     if ('aborted' in outcome) {
-      // Shutting down mid-attempt: not counted, and due at once for whichever instance sweeps next.
-      await this.sql.query(`UPDATE budget_alerts SET claimed_until = NULL WHERE id = $1 AND delivery = 'pending'`, [alert.id]);
+      await this.store.release(alert.id);
       return;
     }
     const attempts = alert.attempts + 1;
     if (outcome.ok) {
-      await this.sql.query(
-        `UPDATE budget_alerts SET delivery = 'delivered', attempts = $2, delivered_at = $3::timestamp, next_attempt_at = NULL, claimed_until = NULL, last_error = NULL
-         WHERE id = $1 AND delivery = 'pending'`,
-        [alert.id, attempts, ts(now)],
-      );
+      await this.store.delivered(alert.id, attempts, now);
       return;
     }
-    const host = this.webhook!.host;
+    const host = this.sender!.webhook.host;
     if (attempts >= this.config.max_attempts) {
-      await this.sql.query(
-        `UPDATE budget_alerts SET delivery = 'failed', attempts = $2, last_error = $3, next_attempt_at = NULL, claimed_until = NULL WHERE id = $1 AND delivery = 'pending'`,
-        [alert.id, attempts, outcome.error],
-      );
+      await this.store.failed(alert.id, attempts, outcome.error);
       this.log.error(`budget alert ${alert.id} not delivered to ${host} after ${attempts} attempt(s): ${outcome.error}; given up`, { id: alert.id, host, attempts, last_error: outcome.error });
       return;
     }
     const delay = Math.min(this.backoffMs * 2 ** (attempts - 1), this.maxBackoffMs);
-    await this.sql.query(
-      `UPDATE budget_alerts SET attempts = $2, last_error = $3, next_attempt_at = $4::timestamp, claimed_until = NULL WHERE id = $1 AND delivery = 'pending'`,
-      [alert.id, attempts, outcome.error, ts(now + delay)],
-    );
+    await this.store.retryAt(alert.id, attempts, outcome.error, now + delay);
     this.throttled('warn', 'attempt', `budget alert delivery to ${host} failed (${outcome.error}); retried with backoff`, { id: alert.id, host, attempts, retry_in_ms: delay });
     this.wakeAt(now + delay);
   }

@@ -11,13 +11,9 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { openDatabase, type Database } from '../../server/db/client.ts';
 import { BudgetAlertsConfig } from '../../server/config/schema.ts';
 import { ConfigError, parseConfig } from '../../server/boot/config.ts';
-import {
-  BudgetAlerts,
-  crossedThresholds,
-  verifyBudgetAlertSignature,
-  type BudgetAlertsOptions,
-  type BudgetObservation,
-} from '../../server/billing/budget-alerts.ts';
+import { BudgetAlerts, type BudgetAlertsOptions, type BudgetObservation } from '../../server/billing/budget-alerts.ts';
+import { crossedThresholds } from '../../server/billing/budget-alerts/thresholds.ts';
+import { verifyBudgetAlertSignature } from '../../server/billing/budget-alerts/signing.ts';
 import { nanoToUsd } from '../../server/billing/prices.ts';
 import { freshDataDir, freshPostgres, minimalConfig, startTestGateway } from '../helpers/gateway.ts';
 
