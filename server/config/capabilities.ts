@@ -16,21 +16,23 @@ type Row = {
   surface: string;
   /** The `object` of this capability's jobs, when it has jobs. */
   jobObject?: z.infer<typeof Job>['object'];
+  /** Its operation in OpenTelemetry's GenAI conventions (`gen_ai.operation.name`): theirs where they name one, else the surface. */
+  operation: string;
 };
 
 export const CAPABILITIES = {
-  chat: { unit: 'token', surface: 'chat' },
-  messages: { unit: 'token', surface: 'messages' },
-  responses: { unit: 'token', surface: 'responses' },
+  chat: { unit: 'token', surface: 'chat', operation: 'chat' },
+  messages: { unit: 'token', surface: 'messages', operation: 'chat' },
+  responses: { unit: 'token', surface: 'responses', operation: 'chat' },
   // Gemini's API as a client format (models/{model}:generateContent and its stream).
-  generate_content: { unit: 'token', surface: 'generateContent' },
-  embeddings: { unit: 'token', surface: 'embeddings' },
-  moderation: { unit: 'token', surface: 'moderations' },
-  images: { unit: 'image', surface: 'images', jobObject: 'image.generation.job' },
+  generate_content: { unit: 'token', surface: 'generateContent', operation: 'generate_content' },
+  embeddings: { unit: 'token', surface: 'embeddings', operation: 'embeddings' },
+  moderation: { unit: 'token', surface: 'moderations', operation: 'moderations' },
+  images: { unit: 'image', surface: 'images', jobObject: 'image.generation.job', operation: 'images' },
   // Submitted and polled under /v1/images/generations like images (docs/api.md, "Images and video"), but named for what it makes.
-  video: { unit: 'video_second', surface: 'video', jobObject: 'video.generation.job' },
-  speech: { unit: 'character', surface: 'speech', jobObject: 'audio.speech.job' },
-  transcription: { unit: 'audio_minute', surface: 'transcriptions', jobObject: 'audio.transcription.job' },
+  video: { unit: 'video_second', surface: 'video', jobObject: 'video.generation.job', operation: 'video' },
+  speech: { unit: 'character', surface: 'speech', jobObject: 'audio.speech.job', operation: 'speech' },
+  transcription: { unit: 'audio_minute', surface: 'transcriptions', jobObject: 'audio.transcription.job', operation: 'transcriptions' },
 } as const satisfies Record<Capability, Row>;
 
 /** The ledger's `endpoint`: the API surface a request used. */
@@ -40,4 +42,6 @@ export type BilledEndpoint = (typeof CAPABILITIES)[Capability]['surface'];
 export type JobCapability = { [C in Capability]: (typeof CAPABILITIES)[C] extends { jobObject: string } ? C : never }[Capability];
 
 export const surfaceOf = (capability: Capability): BilledEndpoint => CAPABILITIES[capability].surface;
+/** `gen_ai.operation.name` of the capability's upstream calls. */
+export const operationOf = (capability: Capability): string => CAPABILITIES[capability].operation;
 export const jobObjectOf = (capability: JobCapability) => CAPABILITIES[capability].jobObject;

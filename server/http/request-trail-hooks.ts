@@ -11,6 +11,7 @@ import { BodyCapture, captureWindow, requestText } from '../requests/capture.ts'
 import { contract } from '../../contract/index.ts';
 import type { Services } from './services.ts';
 import { recordPath } from './redact-url.ts';
+import { routeLabel } from './route-labels.ts';
 import { CLIENT_CLOSED, nodeAnswerOf } from './node-answers.ts';
 
 declare module 'fastify' {
@@ -53,6 +54,12 @@ export function trailHooks(services: Services) {
     const trail = services.trails.start(request.id, request.method, recorded.path, request.headers);
     trail.route = request.routeOptions.url ?? null;
     trail.clientRequestId = request.clientRequestId ?? null;
+    const label = routeLabel(request);
+    if (label) {
+      trail.capability = label.surface;
+      trail.format = label.format;
+      trail.operation = label.operation;
+    }
     request.trail = trail;
     reply.raw.once('close', () => finish(services, request, reply, trail));
   };

@@ -14,7 +14,6 @@ import { usageReport } from '../billing/usage-report.ts';
 import { adminUsageReport } from '../billing/admin-usage.ts';
 import { planLimits } from '../billing/plans.ts';
 import { linkBase } from '../accounts/passwords.ts';
-import { surfaceOf } from '../config/capabilities.ts';
 import { CAPABILITY_DESCRIPTORS } from '../capabilities/index.ts';
 import type { AnswerMeta, CallInfo, Inference, InferenceRoute, RouteBinding } from '../capabilities/descriptor.ts';
 import { createKey, listJobs, listKeys, revokeKey, sessionInfo, updateKey } from './dashboard-api.ts';
@@ -22,6 +21,7 @@ import { hostedFile } from './hosted-file.ts';
 import { adminRequests, ownRequests } from './request-list.ts';
 import { linkOrigin } from './link-origin.ts';
 import type { RequestFacts } from '../pipeline/concern.ts';
+import { labelOf } from './route-labels.ts';
 
 const s = initServer();
 
@@ -183,24 +183,26 @@ function bindCapabilities(services: Services): RouterImplementation<Inference> {
 type RouteInput = { request: FastifyRequest; reply: FastifyReply } & Parameters<RouteBinding<InferenceRoute>['run']>[1];
 
 function bindRoute(services: Services, name: string, binding: RouteBinding<InferenceRoute>) {
-  const label = surfaceOf(binding.capability);
-  // The gateway's own routes speak OpenAI's shape; a text format names its own.
-  const format = binding.format ?? 'openai';
+  const { pipeline } = services;
+  const label = labelOf(binding);
   const handler = async ({ request, reply, ...input }: RouteInput) => {
     const call: CallInfo = { principal: request.principal!, requestId: request.id, headers: request.headers, origin: () => linkOrigin(services, request), upload: request.upload, log: request.log };
-    const facts: RequestFacts = { requestId: request.id, principal: call.principal, route: name, capability: binding.capability, format, model: modelOf(input), headers: {} };
+    const facts: RequestFacts = { requestId: request.id, principal: call.principal, route: name, capability: binding.capability, format: label.format, model: modelOf(input), headers: {} };
+    pipeline.opened(facts);
     let answer: Awaited<ReturnType<RouteBinding<InferenceRoute>['run']>>;
     try {
-      answer = await services.pipeline.serve(facts, () => binding.run(services, input as Parameters<RouteBinding<InferenceRoute>['run']>[1], call));
+      answer = await binding.run(services, input as Parameters<RouteBinding<InferenceRoute>['run']>[1], call);
     } catch (err) {
+      pipeline.failed(facts, err);
       // What the concerns add goes with an error too (the error handler keeps the reply's headers).
       reply.headers(facts.headers);
       throw err;
     }
+    pipeline.answered(facts, answer);
     reply.headers(facts.headers);
     // A job took the stored upload: it outlives the response.
     if (binding.upload === 'blob') request.keepUpload?.();
-    return respond(services, request, reply, answer, label);
+    return respond(services, request, reply, answer, label.surface);
   };
   return binding.upload ? { hooks: { preValidation: receiveUpload(services.jobs.blobs, binding.upload) }, handler } : handler;
 }

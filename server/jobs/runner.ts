@@ -11,7 +11,7 @@ import { NOTHING, type Outcome } from '../billing/metered.ts';
 import { GatewayError, errors } from '../runtime/errors.ts';
 import type { BlobStore } from '../blobs/store.ts';
 import { UNKNOWN_KIND, type JobDone, type JobKind, type JobKinds, type JobRecheck, type JobRecord } from './kinds.ts';
-import { surfaceOf } from '../config/capabilities.ts';
+import { operationOf, surfaceOf } from '../config/capabilities.ts';
 import { jobOutputKey, maxRunMs, type JobDeps } from './deps.ts';
 import { databaseQueue, type JobQueue } from './queue.ts';
 import { jsonColumn, storedReservation } from './stored.ts';
@@ -142,6 +142,7 @@ export class JobRunner {
       trail.jobId = job.id;
       trail.model = job.model;
       trail.capability = kind ? surfaceOf(kind.capability) : null;
+      trail.operation = kind ? operationOf(kind.capability) : null;
     }
     let runEnd: { status: number; code: string | null } = { status: 200, code: null };
     const fail = (err: GatewayError, logged?: string) => {

@@ -68,10 +68,11 @@ export class RequestTrail {
   readonly startedAt = new Date();
   /** The client's own request id (validated by the HTTP layer), kept beside `id`, never instead of it. */
   clientRequestId: string | null = null;
-  /** What the capability names: the gateway model, the client's format, the surface. */
+  /** What the route names (its surface, client format and GenAI operation) and the gateway model the request names. */
   model: string | null = null;
   format: string | null = null;
   capability: string | null = null;
+  operation: string | null = null;
   stream = false;
   jobId: string | null = null;
   /** The upstream's own name for the model that answered (`gen_ai.response.model`). */

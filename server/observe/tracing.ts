@@ -63,23 +63,6 @@ const GEN_AI = {
   firstChunk: 'gen_ai.response.time_to_first_chunk',
 } as const;
 
-/** The GenAI operation of an API surface (the trail's `capability`): the conventions' names where they have one, else the surface's own. */
-const OPERATIONS: Record<string, string> = { chat: 'chat', messages: 'chat', responses: 'chat', generateContent: 'generate_content', embeddings: 'embeddings' };
-
-/** A request's API surface from its path, for a trail whose surface nobody set (refused before its route ran). */
-function surfaceOfPath(path: string): string | null {
-  if (path.endsWith('/chat/completions')) return 'chat';
-  if (path.endsWith('/messages')) return 'messages';
-  if (path.endsWith('/responses')) return 'responses';
-  if (/:(stream)?generateContent$/i.test(path)) return 'generateContent';
-  if (path.endsWith('/embeddings')) return 'embeddings';
-  if (path.endsWith('/moderations')) return 'moderations';
-  if (path.includes('/images/')) return 'images';
-  if (path.includes('/audio/speech')) return 'speech';
-  if (path.includes('/audio/transcriptions')) return 'transcriptions';
-  return null;
-}
-
 /** The path without its query string (it may hold keys: Gemini's `?key=`). */
 const pathOnly = (path: string) => {
   const q = path.indexOf('?');
@@ -159,10 +142,8 @@ export async function startTracing(env: NodeJS.ProcessEnv, trails: RequestTrails
     upstreams.set(providerId, a);
     return a;
   };
-  const operationOf = (trail: RequestTrail) => {
-    const surface = trail.capability ?? surfaceOfPath(trail.path);
-    return (surface && OPERATIONS[surface]) ?? surface ?? 'chat';
-  };
+  // The route's (or job kind's) operation, set on the trail from the matched route: an attempt runs only once a route has.
+  const operationOf = (trail: RequestTrail) => trail.operation ?? trail.capability ?? 'chat';
 
   // The trail's times on the wall clock, from one reading of it: the trail's start in ms since the
   // epoch, then its offsets added (a float add is monotonic, so their order is kept).

@@ -1,7 +1,8 @@
 // The request pipeline (docs/architecture.md "The request pipeline"): the one way a capability
 // reaches the layers below it. A capability describes its work — what it decodes, what one
-// upstream attempt does, what it answers — and asks the pipeline for each stage: `serve` (the
-// request), `admit` (the hold; its `settle`), `plan` (the candidates), `attempt` (failover). The
+// upstream attempt does, what it answers — and asks the pipeline for each stage: `opened` …
+// `answered` | `failed` (the request, run by the HTTP binding around the capability), `admit` (the
+// hold; its `settle`), `plan` (the candidates), `attempt` (failover). The
 // stages run the domain's services (billing, the router, health, the request's trail) and call the
 // hooks of the concerns assembled in concerns.ts. No capability imports billing/ or routing/:
 // `npm run check` enforces it.
@@ -87,19 +88,22 @@ export class RequestPipeline {
     for (const h of this.hooks[stage] as StageHook<S>[]) h.close?.(facts, end);
   }
 
-  /** request: the whole call, its hooks around it; `facts.headers` is what every answer carries. */
-  async serve<A extends { status: number; body: unknown }>(facts: RequestFacts, run: () => Promise<A>): Promise<A> {
+  /**
+   * request: the call begins; its end is `answered` or `failed`, once. The caller (the HTTP binding)
+   * runs the capability between them in its own frame: no promise of the pipeline's per request.
+   * `facts.headers` is what every answer carries, an error's too.
+   */
+  opened(facts: RequestFacts): void {
     this.start('request', facts);
-    let answer: A;
-    try {
-      answer = await run();
-    } catch (error) {
-      this.close('request', facts, { status: null, jobId: null, error });
-      throw error;
-    }
+  }
+
+  answered(facts: RequestFacts, answer: { status: number; body: unknown }): void {
     // A job started: its id is the record's (a 202's body is the job).
     this.close('request', facts, { status: answer.status, jobId: answer.status === 202 ? idOf(answer.body) : null, error: null });
-    return answer;
+  }
+
+  failed(facts: RequestFacts, error: unknown): void {
+    this.close('request', facts, { status: null, jobId: null, error });
   }
 
   /** The model the client named: model_not_found, with the close id the catalog suggests, when it serves none. */

@@ -1,6 +1,6 @@
-// The request stage's record: what the request log and the tracer say the call was (its capability's
-// API surface, client format and model) from the route that matched, and the job a 202 started.
-import { surfaceOf } from '../config/capabilities.ts';
+// The request stage's record: the model the request names and the job a 202 started, for the
+// request log and the tracer. (What the route is, its surface, format and operation, the HTTP
+// layer records as the request arrives: http/route-labels.ts.)
 import type { RequestTrails } from '../observe/request-trail.ts';
 import type { Concern } from './concern.ts';
 
@@ -10,8 +10,6 @@ export const recordRoute = (trails: RequestTrails): Concern => ({
     start(facts) {
       const trail = trails.get(facts.requestId);
       if (!trail) return;
-      trail.capability = surfaceOf(facts.capability);
-      trail.format = facts.format;
       trail.model = facts.model;
     },
     close(facts, end) {

@@ -179,7 +179,10 @@ describe.each(['embedded', 'postgresql'] as const)('on the %s database', (databa
       const unauth = await gw.fetch('/v1/chat/completions', { method: 'POST', key: 'mg-not-a-key', json: { model: 'exact', messages: [] } });
       expect(unauth.status).toBe(401);
       const a = await one(unauth.headers.get('x-request-id')!);
-      expect(a).toMatchObject({ status: 401, error_code: 'invalid_api_key', key: null, user_id: null, usage: null, attempts: [] });
+      // What the route is comes from the route that matched, before its credential was checked.
+      expect(a).toMatchObject({ status: 401, error_code: 'invalid_api_key', endpoint: 'chat', format: 'openai', key: null, user_id: null, usage: null, attempts: [] });
+      const messages = await gw.fetch('/v1/messages', { method: 'POST', key: 'mg-not-a-key', json: { model: 'exact', max_tokens: 8, messages: [] } });
+      expect(await one(messages.headers.get('x-request-id')!)).toMatchObject({ status: 401, endpoint: 'messages', format: 'anthropic' });
       const unknown = await chat('no-such-model');
       expect(unknown.status).toBe(400);
       const code = (await errorBody(unknown)).code;
