@@ -49,7 +49,7 @@ const ALLOWED: Record<string, { vendors: string[]; why: string }> = {
   'server/capabilities/text/index.ts': { vendors: ['gemini'], why: "client format: Gemini's routes" },
   'server/catalog/anthropic-shape.ts': { vendors: ['anthropic'], why: "client format: the catalog in Anthropic's shape" },
   'server/catalog/gemini-shape.ts': { vendors: ['gemini'], why: "client format: the catalog in Gemini's shape" },
-  'server/http/router.ts': { vendors: ['openai', 'anthropic', 'gemini'], why: "client formats: the catalog's shape per format, the format's label" },
+  'server/http/router.ts': { vendors: ['anthropic', 'gemini'], why: "client formats: the catalog's shape per format" },
   'server/http/auth-hook.ts': { vendors: ['gemini'], why: "client format: Gemini's credential scheme" },
   'server/app.ts': { vendors: ['gemini'], why: "client format: Gemini's catalog path and its credential header, never logged" },
   'server/requests/capture.ts': { vendors: ['gemini'], why: "client format: Gemini's credential header, redacted in captured bodies" },

@@ -22,6 +22,7 @@ import { RouteMethods, methodNotAllowed } from './http/method-not-allowed.ts';
 import { jsonSyntaxError } from './config/json-position.ts';
 import { MAX_JSON_DEPTH } from '../contract/common.ts';
 import { errorPage } from './http/oauth-endpoints.ts';
+import { routeOptionsOf } from './http/route-options.ts';
 import { buildRouter } from './http/router.ts';
 import { lingerAfterAnswer } from './http/lingering-close.ts';
 import { closeConnectionsWhileDraining } from './http/graceful-close.ts';
@@ -65,7 +66,7 @@ declare module 'fastify' {
 }
 
 /** What the hooks and routes set on a request (declared with Fastify's interface above and in auth-hook.ts, request-trail-hooks.ts, audio-upload.ts). */
-const REQUEST_PROPERTIES = ['errorCode', 'clientRequestId', 'refusal', 'rawContentType', 'principal', 'adminActor', 'trail', 'capture', 'recordedPath', 'upload', 'keepUpload'] as const satisfies readonly (keyof FastifyRequest)[];
+const REQUEST_PROPERTIES = ['errorCode', 'clientRequestId', 'refusal', 'rawContentType', 'principal', 'adminActor', 'trail', 'capture', 'recordedPath', 'upload', 'keepUpload', 'routeMemo'] as const satisfies readonly (keyof FastifyRequest)[];
 
 /**
  * The request's one log line: `POST /v1/chat/completions 502 all_upstreams_failed 1203 ms`, with
@@ -283,7 +284,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   // Only they and the web pages' forms: `curl -d` without a content type sends a JSON body as a
   // form, which a JSON route must refuse by its media type, not misread as a form missing `model`.
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (request, body, done) => {
-    const route = (request.routeOptions.config as { tsRestRoute?: { method: string; contentType?: string } }).tsRestRoute;
+    const route = (routeOptionsOf(request).config as { tsRestRoute?: { method: string; contentType?: string } }).tsRestRoute;
     if (route && route.method !== 'GET' && route.contentType !== 'application/x-www-form-urlencoded') {
       const hint = /^\s*[[{]/.test(body as string) ? ' (a JSON body sent as a form: with curl, add -H "Content-Type: application/json")' : '';
       return done(errors.unsupportedMediaType(`This endpoint takes application/json, not application/x-www-form-urlencoded${hint}.`), undefined);
@@ -304,13 +305,13 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
       // An API route refuses it once its record is open (http/request-trail-hooks.ts): a refused
       // request is recorded too. A page (or an unknown path) stores nothing of it and shows as
       // ever: the invalid id is left out, not echoed, not logged.
-      if ((request.routeOptions.config as { tsRestRoute?: unknown }).tsRestRoute) request.refusal = err as GatewayError;
+      if ((routeOptionsOf(request).config as { tsRestRoute?: unknown }).tsRestRoute) request.refusal = err as GatewayError;
       else request.clientRequestId = null;
     }
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched';
+    const route = routeOptionsOf(request).url ?? 'unmatched';
     services.metrics.requests.inc({ method: request.method, route, status: reply.statusCode });
     services.metrics.latency.observe({ method: request.method, route }, reply.elapsedTime / 1000);
     done();
@@ -338,7 +339,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     // (http/multipart-form.ts): let through unread to the routes that take a form; any other
     // route refuses one at once, closing the connection rather than reading a body it cannot use.
     scope.addContentTypeParser('multipart/form-data', (request, _payload, done) => {
-      const route = (request.routeOptions.config as { tsRestRoute?: { contentType?: string } }).tsRestRoute;
+      const route = (routeOptionsOf(request).config as { tsRestRoute?: { contentType?: string } }).tsRestRoute;
       if (route?.contentType === 'multipart/form-data') return done(null, undefined);
       const gw = errors.unsupportedMediaType('This endpoint takes application/json, not multipart/form-data.');
       done(new GatewayError(gw.status, gw.type, gw.code, gw.message, null, { connection: 'close' }), undefined);

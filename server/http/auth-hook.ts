@@ -4,6 +4,7 @@ import type { Principal } from '../auth/principal.ts';
 import { isAccessToken } from '../oauth/service.ts';
 import type { Services } from './services.ts';
 import { GatewayError, errors } from '../runtime/errors.ts';
+import { routeOptionsOf } from './route-options.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -16,7 +17,7 @@ declare module 'fastify' {
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 export function routeMeta(request: FastifyRequest): RouteMeta | undefined {
-  const config = request.routeOptions.config as { tsRestRoute?: { metadata?: RouteMeta } };
+  const config = routeOptionsOf(request).config as { tsRestRoute?: { metadata?: RouteMeta } };
   return config.tsRestRoute?.metadata;
 }
 

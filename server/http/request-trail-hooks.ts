@@ -12,6 +12,7 @@ import { contract } from '../../contract/index.ts';
 import type { Services } from './services.ts';
 import { recordPath } from './redact-url.ts';
 import { routeLabel } from './route-labels.ts';
+import { routeOptionsOf } from './route-options.ts';
 import { CLIENT_CLOSED, nodeAnswerOf } from './node-answers.ts';
 
 declare module 'fastify' {
@@ -52,7 +53,7 @@ export function trailHooks(services: Services) {
     request.recordedPath = recorded.path;
     if (!logged(request.method, request.url, path, recorded.secret)) return;
     const trail = services.trails.start(request.id, request.method, recorded.path, request.headers);
-    trail.route = request.routeOptions.url ?? null;
+    trail.route = routeOptionsOf(request).url ?? null;
     trail.clientRequestId = request.clientRequestId ?? null;
     const label = routeLabel(request);
     if (label) {
@@ -80,7 +81,7 @@ export function trailHooks(services: Services) {
 /** `POST <pattern>` of every inference route (the capabilities'): the calls whose bodies may be captured. */
 const INFERENCE_CALLS = new Set(Object.values(contract.inference).filter((r) => r.method === 'POST').map((r) => r.path));
 
-const isInferenceCall = (request: FastifyRequest) => request.method === 'POST' && INFERENCE_CALLS.has(request.routeOptions.url ?? '');
+const isInferenceCall = (request: FastifyRequest) => request.method === 'POST' && INFERENCE_CALLS.has(routeOptionsOf(request).url ?? '');
 
 /** Wraps write/end of this one response to keep a copy of what the client receives (up to `max` bytes). */
 function captureResponse(request: FastifyRequest, reply: FastifyReply, max: number): void {

@@ -7,14 +7,16 @@ import type { FastifyRequest } from 'fastify';
 import { contract } from '../../contract/index.ts';
 import { CAPABILITY_DESCRIPTORS } from '../capabilities/index.ts';
 import type { InferenceRoute, RouteBinding } from '../capabilities/descriptor.ts';
+import { chatFormat } from '../capabilities/text/formats.ts';
 import { operationOf, surfaceOf } from '../config/capabilities.ts';
+import { routeOptionsOf } from './route-options.ts';
 
 export type RouteLabel = { surface: string; format: string; operation: string };
 
-/** A binding's label: the gateway's own routes speak OpenAI's shape; a text format names its own. */
+/** A binding's label: a text format names its own; the gateway's other routes have the shape of the chat format's API. */
 export const labelOf = (binding: Pick<RouteBinding<InferenceRoute>, 'capability' | 'format'>): RouteLabel => ({
   surface: surfaceOf(binding.capability),
-  format: binding.format ?? 'openai',
+  format: binding.format ?? chatFormat.label,
   operation: operationOf(binding.capability),
 });
 
@@ -28,4 +30,4 @@ for (const descriptor of CAPABILITY_DESCRIPTORS) {
 }
 
 /** The matched route's label; undefined for a route no capability serves, or none matched. */
-export const routeLabel = (request: FastifyRequest): RouteLabel | undefined => LABELS.get((request.routeOptions.config as { tsRestRoute?: AppRoute } | undefined)?.tsRestRoute as AppRoute);
+export const routeLabel = (request: FastifyRequest): RouteLabel | undefined => LABELS.get((routeOptionsOf(request).config as { tsRestRoute?: AppRoute } | undefined)?.tsRestRoute as AppRoute);
