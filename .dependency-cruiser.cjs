@@ -8,7 +8,7 @@ const layers = [
   ['upstream', ['^server/upstream/']],
   ['formats', ['^server/translate/', '^server/media/', '^server/speech/', '^server/transcription/']],
   ['providers', ['^server/providers/', '^server/search/']],
-  ['domain', ['^server/routing/', '^server/requests/', '^server/billing/', '^server/jobs/', '^server/catalog/', '^server/accounts/', '^server/oauth/', '^server/boot/']],
+  ['domain', ['^server/routing/', '^server/requests/', '^server/billing/', '^server/jobs/', '^server/catalog/', '^server/client-formats/', '^server/accounts/', '^server/oauth/', '^server/boot/']],
   ['pipeline', ['^server/pipeline/']],
   ['capabilities', ['^server/capabilities/']],
   ['http', ['^server/http/', '^server/web/']],

@@ -56,7 +56,7 @@ function errorFamily(route: AppRoute, m: RouteMeta): z.ZodType | null {
   if (m.errorEnvelope === 'page') return null;
   if (m.auth === 'oauth-client' || m.auth === 'oauth-token') return OAuthErrorBody;
   if (m.errorEnvelope === 'google') return GeminiErrorBody;
-  if (m.errorEnvelope === 'anthropic-versioned') return VersionedErrorBody;
+  if (m.errorEnvelope === 'marked') return VersionedErrorBody;
   return m.errorEnvelope === 'anthropic' ? MessagesErrorBody : ErrorBody;
 }
 

@@ -16,7 +16,8 @@ import { clientRequestIdOf } from './http/client-request-id.ts';
 import { authHook, routeMeta } from './http/auth-hook.ts';
 import { GatewayError, errors, validationError } from './runtime/errors.ts';
 import { clientErrorHandler, defaultRequestTimeouts, serverTimeoutOptions, type RequestTimeouts } from './http/client-errors.ts';
-import { envelopeBeforeRouting, errorBodyIn, geminiCatalogUnderV1, oauthError, routeEnvelope, type Envelope } from './http/client-format.ts';
+import { CREDENTIAL_HEADERS } from './client-formats/index.ts';
+import { envelopeBeforeRouting, errorBodyIn, formatRewrite, oauthError, routeEnvelope, type Envelope } from './http/client-format.ts';
 import { deepestPath, nestsDeeperThan } from './http/json-depth.ts';
 import { RouteMethods, methodNotAllowed } from './http/method-not-allowed.ts';
 import { jsonSyntaxError } from './config/json-position.ts';
@@ -47,7 +48,7 @@ export type AppOptions = {
 };
 
 /** Headers never logged: credentials of every kind the gateway accepts. */
-export const redactedPaths = ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers["x-goog-api-key"]', 'req.headers.cookie'];
+export const redactedPaths = ['req.headers.authorization', ...CREDENTIAL_HEADERS.map((h) => `req.headers["${h}"]`), 'req.headers.cookie'];
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -196,7 +197,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     // `Connection: close`: a 503 would fail it, as a proxy does not retry a POST it has sent
     // (decision 0029). The closed listener and /readyz are what turn traffic away.
     return503OnClosing: false,
-    rewriteUrl: geminiCatalogUnderV1,
+    rewriteUrl: formatRewrite,
     forceCloseConnections: 'idle',
     // Headers and bodies that trickle in or stall are cut (408) rather than holding a connection
     // for ever; neither limit runs once the request is in, so answers may take as long as they need.

@@ -23,10 +23,11 @@ export type RouteMeta = {
    * `anthropic`: error bodies also carry `"type": "error"` at the top, as Anthropic's own do.
    * `page`: a browser endpoint; errors are an HTML page with the message.
    * `google`: Google's error body, `{"error": {"code", "message", "status"}}`, as Gemini's API answers.
-   * `anthropic-versioned`: `anthropic` when the request carries `anthropic-version` (Anthropic's SDKs
-   * send it: the route answers in Anthropic's shape then), the common body otherwise.
+   * `marked`: the body of the client format whose marker header the request carries (Anthropic's
+   * SDKs send `anthropic-version`: the route answers in Anthropic's shape then), the common body
+   * otherwise (server/client-formats/).
    */
-  errorEnvelope?: 'anthropic' | 'anthropic-versioned' | 'page' | 'google';
+  errorEnvelope?: 'anthropic' | 'marked' | 'page' | 'google';
   /** A path parameter that cannot be an id of this kind answers 404 with this code (`what`: "No such <what>."). */
   notFound?: { code: string; what: string };
   /**

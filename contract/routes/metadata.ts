@@ -27,7 +27,7 @@ export const metadataRoutes = c.router({
       'No authentication. Every model this gateway serves, with its endpoint, plan, multiplier and capability metadata; unknown values are null (`ModelList`). ' +
       'With `anthropic-version` (Anthropic’s SDKs), the text models in the shape of Anthropic’s Models API (`AnthropicModelList`), paged by `limit`, `after_id` and `before_id`. ' +
       'With Google’s credential (`x-goog-api-key` or `?key=`), the Gemini-shaped list of `GET /v1beta/models`.',
-    ...meta({ auth: 'none', tag: 'Models', errorEnvelope: 'anthropic-versioned' }),
+    ...meta({ auth: 'none', tag: 'Models', errorEnvelope: 'marked' }),
   },
   retrieveModel: {
     method: 'GET',
@@ -44,7 +44,7 @@ export const metadataRoutes = c.router({
     ...meta({
       auth: 'none',
       tag: 'Models',
-      errorEnvelope: 'anthropic-versioned',
+      errorEnvelope: 'marked',
       documented: { path: '/v1/models/{model}', params: z.object({ model: z.string().describe('A model id of `GET /v1/models`; it may contain slashes, sent as they are or as `%2F`.') }) },
     }),
   },

@@ -5,6 +5,8 @@ import { isAccessToken } from '../oauth/service.ts';
 import type { Services } from './services.ts';
 import { GatewayError, errors } from '../runtime/errors.ts';
 import { routeOptionsOf } from './route-options.ts';
+import { formatOfScheme } from '../client-formats/index.ts';
+import type { ClientFormatSpec } from '../client-formats/spec.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -77,31 +79,18 @@ const insufficientScope = () =>
     'www-authenticate': 'Bearer error="insufficient_scope", scope="inference"',
   });
 
-type KeyScheme = 'bearer' | 'bearer-or-x-api-key' | 'google';
+/** Where a client format's clients put their key besides `Authorization: Bearer` (client-formats/). */
+const formatKey = (request: FastifyRequest, format: ClientFormatSpec | undefined) => format?.credential?.read(request.headers, request.query);
 
-const headerValue = (v: string | string[] | undefined) => (typeof v === 'string' && v ? v : undefined);
-
-/** Gemini's clients send the key in `x-goog-api-key` (the SDKs, Gemini CLI) or as `?key=` (curl examples, REST users). */
-function googleKey(request: FastifyRequest): string | undefined {
-  const header = headerValue(request.headers['x-goog-api-key']);
-  if (header) return header;
-  const query = request.query as Record<string, unknown> | undefined;
-  return typeof query?.key === 'string' && query.key ? query.key : undefined;
-}
-
-const missingKeyMessage: Record<KeyScheme, string> = {
-  bearer: 'Missing API key. Send it as `Authorization: Bearer <API_KEY>`.',
-  'bearer-or-x-api-key': 'Missing API key. Send it as `x-api-key: <API_KEY>` or `Authorization: Bearer <API_KEY>`.',
-  google: 'Missing API key. Send it as `x-goog-api-key: <API_KEY>`, as the `key` query parameter, or as `Authorization: Bearer <API_KEY>`.',
-};
-
-/** The credential a key-authenticated route was sent; throws 401 when there is none. */
-function presentedKey(request: FastifyRequest, auth: KeyScheme): string {
-  const other = auth === 'bearer-or-x-api-key' ? headerValue(request.headers['x-api-key']) : auth === 'google' ? googleKey(request) : undefined;
-  const key = other || bearer(request);
+/**
+ * The credential a key-authenticated route was sent: in its client format's own place (`format`,
+ * the format whose scheme the route names), else `Authorization: Bearer`; throws 401 when there is none.
+ */
+function presentedKey(request: FastifyRequest, format: ClientFormatSpec | undefined): string {
+  const key = formatKey(request, format) || bearer(request);
   // An Authorization header is there but not as `Bearer <key>`: say how to write it.
   if (key === '') throw errors.unauthenticated(malformedAuthorization(request.headers.authorization!, 'API_KEY'));
-  if (!key) throw errors.unauthenticated(missingKeyMessage[auth]);
+  if (!key) throw errors.unauthenticated(format?.credential?.missing ?? 'Missing API key. Send it as `Authorization: Bearer <API_KEY>`.');
   return key;
 }
 
@@ -171,16 +160,17 @@ export function authHook(services: Services) {
     try {
       const meta = routeMeta(request);
       if (!meta) return done();
-      if (meta.auth === 'bearer' || meta.auth === 'bearer-or-x-api-key' || meta.auth === 'google') {
+      const format = formatOfScheme(meta.auth);
+      if (meta.auth === 'bearer' || format) {
         // No credential but the dashboard's cookie, on a route that takes it: the session.
         if (request.headers.authorization === undefined && services.sessions.has(request)) {
           if (meta.session) {
             session(request, meta).then(() => done(), done);
             return;
           }
-          if (request.headers['x-api-key'] === undefined && (meta.auth !== 'google' || !googleKey(request))) throw sessionNotAccepted();
+          if (request.headers['x-api-key'] === undefined && !formatKey(request, format)) throw sessionNotAccepted();
         }
-        key = presentedKey(request, meta.auth);
+        key = presentedKey(request, format);
         const known = isAccessToken(key) ? undefined : services.keys.cached(key);
         if (known === null) throw invalidKey();
         if (known) {

@@ -6,10 +6,9 @@ import type { Services } from './services.ts';
 import { authorizeEndpoint, metadataEndpoint, revokeEndpoint, tokenEndpoint, userinfoEndpoint } from './oauth-endpoints.ts';
 import { receiveUpload } from './audio-upload.ts';
 import { modelStatus } from '../catalog/health-report.ts';
-import { geminiModelById, geminiModelList } from '../catalog/gemini-shape.ts';
-import { anthropicModelById, anthropicModelList } from '../catalog/anthropic-shape.ts';
+import { geminiModelById, geminiModelList } from '../client-formats/gemini/catalog.ts';
+import { formatMarkedBy } from '../client-formats/index.ts';
 import { errors } from '../runtime/errors.ts';
-import { anthropicVersioned } from './client-format.ts';
 import { usageReport } from '../billing/usage-report.ts';
 import { adminUsageReport } from '../billing/admin-usage.ts';
 import { planLimits } from '../billing/plans.ts';
@@ -40,14 +39,15 @@ export function buildRouter(services: Services) {
   return s.router(contract, {
     inference: bindCapabilities(services),
     metadata: {
-      // Anthropic's SDKs send anthropic-version: the catalog answers them in the shape of Anthropic's Models API.
-      listModels: async ({ query, request }) => ({
-        status: 200,
-        body: anthropicVersioned(request) ? anthropicModelList(catalog.entries, query) : { object: 'list', data: catalog.entries },
-      }),
+      // A format's clients marked by their header (Anthropic's SDKs send anthropic-version) read the catalog in its shape.
+      listModels: async ({ query, request }) => {
+        const shape = formatMarkedBy((name) => request.headers[name] !== undefined)?.catalog;
+        return { status: 200, body: shape ? shape.list(catalog.entries, query) : { object: 'list', data: catalog.entries } };
+      },
       retrieveModel: async ({ params, request }) => {
         const id = params['*'];
-        if (anthropicVersioned(request)) return { status: 200, body: anthropicModelById((m) => catalog.entry(m), (m) => catalog.suggest(m), id) };
+        const shape = formatMarkedBy((name) => request.headers[name] !== undefined)?.catalog;
+        if (shape) return { status: 200, body: shape.get((m) => catalog.entry(m), (m) => catalog.suggest(m), id) };
         const entry = catalog.entry(id);
         if (!entry) throw errors.modelNotFound(id, catalog.suggest(id), 404);
         return { status: 200, body: entry };

@@ -2,6 +2,9 @@
 // format it passes through untranslated, and one `decode` from the validated body to the canonical
 // request, the built-in tools asked for, and the codec that writes this request's answers.
 import type { FormatLabel } from '../../pipeline/concern.ts';
+import { anthropicClientFormat } from '../../client-formats/anthropic/index.ts';
+import { geminiClientFormat } from '../../client-formats/gemini/index.ts';
+import { openaiClientFormat } from '../../client-formats/openai/index.ts';
 import type { z } from 'zod';
 import { chatStrippedFields, type ChatCompletionRequest } from '../../../contract/chat.ts';
 import type { MessagesInput } from '../../../contract/messages.ts';
@@ -82,7 +85,7 @@ const without = (body: JsonObject, fields: readonly string[], extra: JsonObject)
 
 /** Chat completions. The usage chunk is asked of a native upstream always, for billing, and shown only to a client that asked. */
 export const chatFormat: ClientFormat<z.infer<typeof ChatCompletionRequest>> = {
-  label: 'openai',
+  label: openaiClientFormat.name,
   endpoint: 'chat',
   native: 'openai-chat',
   async decode(body) {
@@ -120,7 +123,7 @@ export const chatFormat: ClientFormat<z.infer<typeof ChatCompletionRequest>> = {
 
 /** Messages. Anthropic's version and beta flags reach an Anthropic upstream. */
 export const messagesFormat: ClientFormat<MessagesInput> = {
-  label: 'anthropic',
+  label: anthropicClientFormat.name,
   endpoint: 'messages',
   native: 'anthropic',
   tokenCount: (inputTokens) => ({ input_tokens: inputTokens }),
@@ -150,7 +153,7 @@ export const messagesFormat: ClientFormat<MessagesInput> = {
 
 /** Responses. Items named by `item_reference` are looked up first; a translated answer's items are remembered for later ones. */
 export const responsesFormat: ClientFormat<ResponsesRequest> = {
-  label: 'openai',
+  label: openaiClientFormat.name,
   endpoint: 'responses',
   native: 'openai-responses',
   tokenCount: (inputTokens) => ({ object: 'response.input_tokens', input_tokens: inputTokens }),
@@ -199,7 +202,7 @@ export type GeminiCall = { model: string; body: GeminiGenerateContentInput; stre
 
 /** Gemini's API. A Gemini upstream gets the body as sent (the model is in its URL); its frames go out as they came. */
 export const geminiFormat: ClientFormat<GeminiCall> = {
-  label: 'gemini',
+  label: geminiClientFormat.name,
   endpoint: 'generate_content',
   native: 'gemini',
   tokenCount: (inputTokens) => ({ totalTokens: inputTokens }),

@@ -4,7 +4,7 @@
 import { GeminiCountTokensRequest, GeminiGenerateContentRequest } from '../../../contract/gemini.ts';
 import { GeminiModelMethod } from '../../../contract/routes/gemini.ts';
 import { isModelIdShaped } from '../../../contract/common.ts';
-import { withoutModelsPrefix } from '../../catalog/gemini-shape.ts';
+import { withoutModelsPrefix } from '../../client-formats/gemini/catalog.ts';
 import { errors, validationError } from '../../runtime/errors.ts';
 import { geminiCountTokensInput } from '../../translate/gemini.ts';
 import type { CallInfo } from '../descriptor.ts';

@@ -2,9 +2,9 @@
 // `anthropic-version`), for Anthropic's SDKs: the text models only, since they are what the
 // Messages API serves, in catalog order, paged by model id as Anthropic pages.
 import type { z } from 'zod';
-import type { AnthropicModelInfo, AnthropicModelList, CatalogEntry, ModelListQuery } from '../../contract/models.ts';
-import { TEXT_CAPABILITIES } from '../providers/capabilities.ts';
-import { errors } from '../runtime/errors.ts';
+import type { AnthropicModelInfo, AnthropicModelList, CatalogEntry, ModelListQuery } from '../../../contract/models.ts';
+import { TEXT_CAPABILITIES } from '../../providers/capabilities.ts';
+import { errors } from '../../runtime/errors.ts';
 
 const DEFAULT_PAGE = 20;
 

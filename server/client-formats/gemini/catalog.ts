@@ -1,11 +1,11 @@
 // The catalog in Gemini's shape (`GET /v1beta/models`), for Google's SDKs and Gemini CLI: the text
 // models only, since they are what the Gemini-format methods serve. Unknown limits are left out
 // rather than written as 0, as the catalog never claims a value it does not know.
-import type { GeminiModel, GeminiModelList } from '../../contract/gemini.ts';
-import type { CatalogEntry } from '../../contract/models.ts';
-import { GeminiModelMethod } from '../../contract/routes/gemini.ts';
-import { TEXT_CAPABILITIES } from '../providers/capabilities.ts';
-import { errors } from '../runtime/errors.ts';
+import type { GeminiModel, GeminiModelList } from '../../../contract/gemini.ts';
+import type { CatalogEntry } from '../../../contract/models.ts';
+import { GeminiModelMethod } from '../../../contract/routes/gemini.ts';
+import { TEXT_CAPABILITIES } from '../../providers/capabilities.ts';
+import { errors } from '../../runtime/errors.ts';
 
 /** `models/` as Google's clients may prefix an id, and the path parameter may still carry. */
 export const withoutModelsPrefix = (id: string) => (id.startsWith('models/') ? id.slice('models/'.length) : id);
