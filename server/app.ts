@@ -17,6 +17,7 @@ import { authHook, routeMeta } from './http/auth-hook.ts';
 import { GatewayError, errors, validationError } from './runtime/errors.ts';
 import { clientErrorHandler, defaultRequestTimeouts, serverTimeoutOptions, type RequestTimeouts } from './http/client-errors.ts';
 import { CREDENTIAL_HEADERS } from './client-formats/index.ts';
+import { hasHeaderIn } from './client-formats/spec.ts';
 import { envelopeBeforeRouting, errorBodyIn, formatRewrite, oauthError, routeEnvelope, type Envelope } from './http/client-format.ts';
 import { deepestPath, nestsDeeperThan } from './http/json-depth.ts';
 import { RouteMethods, methodNotAllowed } from './http/method-not-allowed.ts';
@@ -154,7 +155,7 @@ function toGatewayError(err: FastifyError | GatewayError, bodyLimit?: number): G
  * the part-7 body, with Anthropic's `"type": "error"` envelope where the route says so.
  */
 function sendError(request: FastifyRequest, reply: FastifyReply, gw: GatewayError): FastifyReply {
-  return sendErrorIn(request, reply, routeEnvelope(routeMeta(request), (name) => request.headers[name] !== undefined), gw);
+  return sendErrorIn(request, reply, routeEnvelope(routeMeta(request), hasHeaderIn(request.headers)), gw);
 }
 
 /** `gw` in `envelope`'s body. */
@@ -168,7 +169,7 @@ function sendErrorIn(request: FastifyRequest, reply: FastifyReply, envelope: Env
 }
 
 /** The error body of a request no route has taken, from its method, URL and headers. */
-const envelopeOf = (request: FastifyRequest) => envelopeBeforeRouting(request.method, request.url, (name) => request.headers[name] !== undefined);
+const envelopeOf = (request: FastifyRequest) => envelopeBeforeRouting(request.method, request.url, hasHeaderIn(request.headers));
 
 /** The path of a request as named in an error: short and printable, or not at all. */
 function echoPath(url: string): string | null {

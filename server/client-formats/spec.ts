@@ -19,6 +19,12 @@ export type FormatEnvelope = Exclude<NonNullable<RouteMeta['errorEnvelope']>, 'p
 /** Whether the request carries a header (lower-case name). */
 export type HasHeader = (name: string) => boolean;
 
+/** `HasHeader` over a request's headers. */
+export const hasHeaderIn =
+  (headers: IncomingHttpHeaders): HasHeader =>
+  (name) =>
+    headers[name] !== undefined;
+
 type Body200<R extends AppRoute> = Extract<ServerInferResponses<R>, { status: 200 }>['body'];
 
 export type ClientFormatSpec = {

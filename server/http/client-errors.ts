@@ -7,6 +7,7 @@ import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { envMs } from '../stores/index.ts';
 import { GatewayError } from '../runtime/errors.ts';
+import { hasHeaderIn } from '../client-formats/spec.ts';
 import { envelopeBeforeRouting, errorBodyIn } from './client-format.ts';
 import { noteNodeAnswer } from './node-answers.ts';
 
@@ -80,7 +81,7 @@ function requestOf(err: { rawPacket?: unknown }, socket: Socket): KnownRequest |
   const inPacket = Buffer.isBuffer(err.rawPacket) ? requestAtStart(err.rawPacket) : undefined;
   if (inPacket) return inPacket;
   const req = responseOn(socket)?.req;
-  if (req?.url) return { method: req.method, url: req.url, has: (name) => req.headers[name] !== undefined };
+  if (req?.url) return { method: req.method, url: req.url, has: hasHeaderIn(req.headers) };
   const url = (socket as Socket & { parser?: { _url?: unknown } | null }).parser?._url;
   return typeof url === 'string' && url ? { url, has: () => false } : undefined;
 }

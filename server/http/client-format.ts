@@ -7,7 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import { contract, type RouteMeta } from '../../contract/index.ts';
 import { walk } from '../../contract/openapi.ts';
 import { formatMarkedBy, formatOfEnvelope, formatOfPath, rewrittenUrl } from '../client-formats/index.ts';
-import type { FormatEnvelope, HasHeader } from '../client-formats/spec.ts';
+import { hasHeaderIn, type FormatEnvelope, type HasHeader } from '../client-formats/spec.ts';
 import type { GatewayError } from '../runtime/errors.ts';
 import { pathPattern } from './method-not-allowed.ts';
 
@@ -15,7 +15,7 @@ import { pathPattern } from './method-not-allowed.ts';
 export type Envelope = 'common' | FormatEnvelope | 'oauth' | 'page';
 
 /** Fastify's `rewriteUrl`: a path of another format a format's clients read, rewritten to its own (Google's SDKs read the catalog under /v1). */
-export const formatRewrite = (req: IncomingMessage): string => rewrittenUrl(req.method, req.url ?? '/', (name) => req.headers[name] !== undefined);
+export const formatRewrite = (req: IncomingMessage): string => rewrittenUrl(req.method, req.url ?? '/', hasHeaderIn(req.headers));
 
 /** The error body of a route (its metadata), for a request carrying the headers `has` says. */
 export function routeEnvelope(meta: RouteMeta | undefined, has: HasHeader): Envelope {

@@ -7,16 +7,16 @@ import type { FastifyRequest } from 'fastify';
 import { contract } from '../../contract/index.ts';
 import { CAPABILITY_DESCRIPTORS } from '../capabilities/index.ts';
 import type { InferenceRoute, RouteBinding } from '../capabilities/descriptor.ts';
-import { chatFormat } from '../capabilities/text/formats.ts';
+import { DEFAULT_CLIENT_FORMAT } from '../client-formats/index.ts';
 import { operationOf, surfaceOf } from '../config/capabilities.ts';
 import { routeOptionsOf } from './route-options.ts';
 
 export type RouteLabel = { surface: string; format: string; operation: string };
 
-/** A binding's label: a text format names its own; the gateway's other routes have the shape of the chat format's API. */
+/** A binding's label: a text format names its own; the gateway's other routes speak its own shape (DEFAULT_CLIENT_FORMAT). */
 export const labelOf = (binding: Pick<RouteBinding<InferenceRoute>, 'capability' | 'format'>): RouteLabel => ({
   surface: surfaceOf(binding.capability),
-  format: binding.format ?? chatFormat.label,
+  format: binding.format ?? DEFAULT_CLIENT_FORMAT.name,
   operation: operationOf(binding.capability),
 });
 

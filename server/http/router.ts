@@ -8,6 +8,7 @@ import { receiveUpload } from './audio-upload.ts';
 import { modelStatus } from '../catalog/health-report.ts';
 import { geminiModelById, geminiModelList } from '../client-formats/gemini/catalog.ts';
 import { formatMarkedBy } from '../client-formats/index.ts';
+import { hasHeaderIn } from '../client-formats/spec.ts';
 import { errors } from '../runtime/errors.ts';
 import { usageReport } from '../billing/usage-report.ts';
 import { adminUsageReport } from '../billing/admin-usage.ts';
@@ -41,12 +42,12 @@ export function buildRouter(services: Services) {
     metadata: {
       // A format's clients marked by their header (Anthropic's SDKs send anthropic-version) read the catalog in its shape.
       listModels: async ({ query, request }) => {
-        const shape = formatMarkedBy((name) => request.headers[name] !== undefined)?.catalog;
+        const shape = formatMarkedBy(hasHeaderIn(request.headers))?.catalog;
         return { status: 200, body: shape ? shape.list(catalog.entries, query) : { object: 'list', data: catalog.entries } };
       },
       retrieveModel: async ({ params, request }) => {
         const id = params['*'];
-        const shape = formatMarkedBy((name) => request.headers[name] !== undefined)?.catalog;
+        const shape = formatMarkedBy(hasHeaderIn(request.headers))?.catalog;
         if (shape) return { status: 200, body: shape.get((m) => catalog.entry(m), (m) => catalog.suggest(m), id) };
         const entry = catalog.entry(id);
         if (!entry) throw errors.modelNotFound(id, catalog.suggest(id), 404);

@@ -60,8 +60,6 @@ export type StageTypes = {
 
 export type Stage = keyof StageTypes;
 
-export const STAGES: readonly Stage[] = ['request', 'admit', 'plan', 'attempt', 'settle'];
-
 export type StageHook<S extends Stage> = {
   start?(facts: StageTypes[S]['start']): void;
   close?(facts: StageTypes[S]['start'], end: StageTypes[S]['end']): void;

@@ -20,7 +20,7 @@ import { knownModel, route, type Target } from '../routing/targets.ts';
 import type { Metrics } from '../runtime/metrics.ts';
 import type * as C from '../translate/canonical.ts';
 import { affinityKey } from './affinity.ts';
-import { STAGES, type Concern, type RequestFacts, type Stage, type StageHook, type StageTypes } from './concern.ts';
+import type { Concern, RequestFacts, Stage, StageHook, StageTypes } from './concern.ts';
 
 /** What the pipeline's stages run with: handed in by the composition root (main.ts). */
 export type PipelineDeps = {
@@ -68,16 +68,12 @@ const idOf = (body: unknown) => (body && typeof body === 'object' && typeof (bod
 
 export class RequestPipeline {
   private readonly hooks: Hooks;
-  /** The concerns assembled, in the order their hooks run. */
-  readonly concerns: readonly string[];
 
   constructor(
     private readonly deps: PipelineDeps,
     concerns: readonly Concern[],
   ) {
     this.hooks = hooksOf(concerns);
-    this.concerns = concerns.map((c) => c.name);
-    for (const stage of STAGES) if (!(stage in this.hooks)) throw new Error(`the pipeline has no stage '${stage}'`);
   }
 
   private start<S extends Stage>(stage: S, facts: StageTypes[S]['start']) {
